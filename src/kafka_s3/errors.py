@@ -1,0 +1,99 @@
+"""One error hierarchy for the whole project.
+
+Every error a user can cause or meet carries enough context (config key, object key, topic/partition/offset) to be
+acted on without a traceback; the CLI prints ``str(error)`` on one line and exits with ``error.exit_code``.
+"""
+
+from __future__ import annotations
+
+
+class KafkaS3Error(Exception):
+    """Base of every error kafka-s3 raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(KafkaS3Error):
+    """A configuration value is missing, malformed or not allowed."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        self.key = key
+
+
+class StoreError(KafkaS3Error):
+    """The object store refused or failed an operation (after retries)."""
+
+    exit_code = 3
+
+
+class ObjectExistsError(StoreError):
+    """A conditional create found an object already present under that key."""
+
+    def __init__(self, key: str):
+        super().__init__(f"object already exists: {key}")
+        self.object_key = key
+
+
+class BucketNotFoundError(StoreError):
+    """The configured bucket does not exist; buckets are never created implicitly."""
+
+
+class StoreAccessDeniedError(StoreError):
+    """Credentials were refused (wrong key/secret, missing permission)."""
+
+
+class KafkaError(KafkaS3Error):
+    """The Kafka cluster refused or failed an operation."""
+
+    exit_code = 4
+
+
+class FormatError(KafkaS3Error):
+    """An object's bytes cannot be decoded by its format (corrupt, truncated, wrong codec)."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, object_key: str | None = None, position: str | None = None):
+        where = ""
+        if object_key:
+            where = f" in {object_key}"
+            if position:
+                where += f" at {position}"
+        super().__init__(f"{message}{where}")
+        self.object_key = object_key
+        self.position = position
+
+
+class ConversionError(KafkaS3Error):
+    """A record cannot be converted by the configured converter (e.g. invalid JSON value).
+
+    ``row`` is the index of the offending row in the converted column; callers that know offsets re-raise with
+    topic/partition/offset in the message.
+    """
+
+    exit_code = 5
+
+    def __init__(self, message: str, row: int | None = None):
+        super().__init__(message)
+        self.row = row
+
+
+class PartitionerError(KafkaS3Error):
+    """A record cannot be given a directory (missing field, null timestamp...)."""
+
+    exit_code = 5
+
+
+class LayoutError(KafkaS3Error):
+    """An object name inside the layout does not parse."""
+
+    exit_code = 5
+
+
+class PlanError(KafkaS3Error):
+    """A backup or restore cannot start safely (target partitions, missing topics, feedback loop...)."""
+
+    exit_code = 6

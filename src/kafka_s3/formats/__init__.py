@@ -1,0 +1,25 @@
+"""Object formats: one module per format, each with a writer (records -> bytes) and a reader (bytes -> records)."""
+
+from ..registry import Registry
+
+REGISTRY: Registry = Registry("format", "format.class")
+REGISTRY.register(
+    "json",
+    "kafka_s3.formats.json:JsonFormat",
+    aliases=("io.confluent.connect.s3.format.json.JsonFormat", "JsonFormat"),
+)
+REGISTRY.register(
+    "bytearray",
+    "kafka_s3.formats.bytearray:ByteArrayFormat",
+    aliases=("io.confluent.connect.s3.format.bytearray.ByteArrayFormat", "ByteArrayFormat", "bytes"),
+)
+REGISTRY.register(
+    "avro",
+    "kafka_s3.formats.avro:AvroFormat",
+    aliases=("io.confluent.connect.s3.format.avro.AvroFormat", "AvroFormat"),
+)
+REGISTRY.register(
+    "parquet",
+    "kafka_s3.formats.parquet:ParquetFormat",
+    aliases=("io.confluent.connect.s3.format.parquet.ParquetFormat", "ParquetFormat"),
+)

@@ -73,8 +73,13 @@ class Store(ABC):
         """
 
     @abstractmethod
-    def create(self, key: str, metadata: Mapping[str, str] | None = None, content_type: str | None = None) -> Upload:
-        """Start a conditional, streaming creation of ``key``."""
+    def create(
+        self,
+        key: str,
+        metadata: Mapping[str, str] | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> Upload:
+        """Start a conditional, streaming creation of ``key`` with user ``metadata`` and object ``tags``."""
 
     def put(self, key: str, data: bytes, metadata: Mapping[str, str] | None = None) -> ObjectInfo:
         """Create a small object in one call (conditional, like ``create``)."""

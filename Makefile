@@ -1,0 +1,40 @@
+# kafka-s3 — every target sets up what it needs (a fresh machine only needs python3, java 17 and make).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+PYTEST_ARGS ?=
+
+.PHONY: venv services-up services-down demo test test-unit chaos bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,test]'
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+venv: $(STAMP)
+
+services-up: venv
+	$(PY) -m kafka_s3.dev.services up
+
+services-down:
+	@if [ -x $(PY) ]; then $(PY) -m kafka_s3.dev.services down; fi
+
+demo: services-up
+	$(PY) -m kafka_s3.dev.demo
+
+test: venv
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-unit: venv
+	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+chaos: venv
+	KAFKA_S3_CHAOS_TRIALS=20 $(PY) -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
+
+bench: services-up
+	$(PY) bench/run.py $(BENCH_ARGS)
+
+clean: services-down
+	rm -rf .services bench/results/*.tmp

@@ -1,0 +1,235 @@
+"""``kafka-s3``: the command line. User errors print one line and a non-zero exit code (tracebacks with --debug)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Sequence
+
+from . import logs
+from .config.model import Config, ConfigDef
+from .errors import ConfigError, KafkaS3Error
+
+log = logging.getLogger("kafka_s3.cli")
+
+SOURCE_CLASSES = ("io.confluent.connect.s3.source.S3SourceConnector", "S3SourceConnector")
+
+
+# ---------------------------------------------------------------------------------------------------- config helpers
+def _overrides(pairs: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError(f"--set expects key=value, got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def load_config(path: str, definition: ConfigDef, overrides: Sequence[str] = ()) -> Config:
+    from .config.loader import load
+
+    config = load(definition, path, _overrides(overrides))
+    logs.register_secrets(config.secret_values())
+    for warning in config.warnings:
+        log.warning("%s", warning)
+    return config
+
+
+def _definition_for(path: str, forced: str | None) -> ConfigDef:
+    from .config.loader import read_raw
+    from .config.sink import SINK
+    from .config.source import SOURCE
+
+    if forced == "sink":
+        return SINK
+    if forced == "source":
+        return SOURCE
+    return SOURCE if read_raw(path).get("connector.class", "") in SOURCE_CLASSES else SINK
+
+
+# ---------------------------------------------------------------------------------------------------- commands
+def cmd_config_show(args) -> int:
+    definition = _definition_for(args.config, args.connector)
+    config = load_config(args.config, definition, args.set)
+    rows = config.as_rows()
+    if args.json:
+        print(json.dumps({k: v for k, v, _ in rows}, indent=2))
+        return 0
+    width = max(len(k) for k, _, _ in rows)
+    for key, value, is_default in rows:
+        print(f"{key:<{width}}  {value}{'  (default)' if is_default else ''}")
+    return 0
+
+
+def cmd_config_validate(args) -> int:
+    from .kafka.settings import check_client_settings, client_settings
+
+    definition = _definition_for(args.config, args.connector)
+    config = load_config(args.config, definition, args.set)
+    for role in ("consumer", "producer", "admin"):
+        try:
+            settings = client_settings(config, role, warn=role == "consumer")  # type: ignore[arg-type]
+        except ConfigError as exc:
+            if exc.key == "bootstrap.servers":
+                continue  # validation does not need a cluster
+            raise
+        check_client_settings(settings, role)  # type: ignore[arg-type]
+    _check_plugins(config, definition)
+    print(f"{args.config}: valid {definition.name} configuration"
+          + (f" ({len(config.warnings)} warning{'s' if len(config.warnings) != 1 else ''})" if config.warnings else ""))
+    return 0
+
+
+def _check_plugins(config: Config, definition: ConfigDef) -> None:
+    """Instantiate the configured plugins so cross-setting problems surface at validation time."""
+    if "flush.size" in definition.props:
+        from .writer import BackupPlugins
+
+        BackupPlugins.from_config(config)
+
+
+def cmd_backup(args) -> int:
+    from .backup import Backup
+    from .config.sink import SINK
+
+    config = load_config(args.config, SINK, args.set)
+    backup = Backup(config, master=args.master)
+    if args.once:
+        from .progress import BackupProgress
+
+        with BackupProgress(backup, enabled=not args.no_progress) as progress:
+            summary = backup.run_once()
+        progress.print_summary(summary)
+        return 0
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("following %s; Ctrl-C stops after the current cycle", ", ".join(sorted(backup.topics())))
+    backup.follow(stop)
+    return 0
+
+
+def cmd_status(args) -> int:
+    from .config.sink import SINK
+    from .status import backup_status, render_status
+
+    config = load_config(args.config, SINK, args.set)
+    rows = backup_status(config)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(render_status(rows))
+    return 0
+
+
+def cmd_bucket_create(args) -> int:
+    from .config.sink import SINK
+    from .stores import StoreSpec
+
+    raw = {"name": "bucket", "topics": "-", "flush.size": "1", "format.class": "json", "s3.bucket.name": args.name}
+    if args.config:
+        from .config.loader import interpolate, read_raw
+
+        raw = {**interpolate(read_raw(args.config)), "s3.bucket.name": args.name}
+    raw.update(_overrides(args.set))
+    config = SINK.parse(raw)
+    store = StoreSpec.from_config(config).open()
+    store.create_bucket()
+    print(f"created bucket {args.name} at {store.url}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafka-s3",
+        description="Back Kafka topics up to S3-compatible storage and restore them, on Spark.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser, master: bool = False) -> None:
+        p.add_argument("--config", "-c", required=True, help=".properties or Connect REST JSON file")
+        p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a property (repeatable)")
+        if master:
+            p.add_argument("--master", help="Spark master URL (default local[*]; e.g. spark://host:7077)")
+
+    backup = sub.add_parser("backup", help="back topics up to the object store")
+    common(backup, master=True)
+    mode = backup.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="back up to the current end of the topics, then exit")
+    mode.add_argument("--follow", action="store_true", help="run forever in cycles (default)")
+    backup.add_argument("--no-progress", action="store_true", help="no progress bar")
+    backup.set_defaults(func=cmd_backup)
+
+    status = sub.add_parser("status", help="per partition: committed offset, end offset, lag, last object")
+    common(status)
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_status)
+
+    config = sub.add_parser("config", help="inspect a configuration")
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    for name, func, help_text in (
+        ("show", cmd_config_show, "print the resolved configuration (defaults marked, secrets hidden)"),
+        ("validate", cmd_config_validate, "check a configuration without running anything"),
+    ):
+        p = config_sub.add_parser(name, help=help_text)
+        common(p)
+        p.add_argument("--connector", choices=["sink", "source"], help="force the connector type")
+        if name == "show":
+            p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
+
+    bucket = sub.add_parser("bucket", help="bucket helpers")
+    bucket_sub = bucket.add_subparsers(dest="bucket_command", required=True)
+    create = bucket_sub.add_parser("create", help="create a bucket (backups never create buckets themselves)")
+    create.add_argument("name")
+    create.add_argument("--config", "-c", help="take the store settings from this file")
+    create.add_argument("--set", action="append", metavar="KEY=VALUE")
+    create.set_defaults(func=cmd_bucket_create)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logs.setup(verbose=not args.quiet, debug=args.debug)
+    if args.quiet:
+        logging.getLogger("kafka_s3").setLevel(logging.WARNING)
+    try:
+        return args.func(args)
+    except KafkaS3Error as exc:
+        if args.debug:
+            raise
+        print(f"kafka-s3: error: {logs.redact(str(exc))}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("kafka-s3: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # Spark/py4j wrap task failures; show their root message on one line
+        if args.debug:
+            raise
+        print(f"kafka-s3: error: {logs.redact(_root_message(exc))}", file=sys.stderr)
+        return 1
+
+
+def _root_message(exc: BaseException) -> str:
+    text = str(exc)
+    for marker in ("kafka_s3.errors.", "KafkaS3Error: "):
+        if marker in text:
+            tail = text.split(marker)[-1]
+            return tail.splitlines()[0]
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[0][:500] if lines else type(exc).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The one place a SparkSession is built.
+
+Defaults are those measured to matter on small machines (NOTES.md): workers run this very Python (so they have
+pyarrow and kafka-s3), the UI and console progress are off, logs are quiet, and `spark.*` keys from the connector
+configuration are applied last so operators can tune anything.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import resources
+from typing import Mapping
+
+DEFAULT_MASTER = "local[*]"
+
+# JVM flags that halve session start-up on small machines; worth it for short jobs and tests.
+FAST_START_JVM_FLAGS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+
+
+def _log4j_config() -> str:
+    return str(resources.files("kafka_s3.spark").joinpath("log4j2.properties"))
+
+
+def build_session(
+    master: str | None = None,
+    app_name: str = "kafka-s3",
+    conf: Mapping[str, str] | None = None,
+    fast_start: bool | None = None,
+):
+    """Get or create the SparkSession for a kafka-s3 job.
+
+    ``master`` defaults to ``$KAFKA_S3_SPARK_MASTER`` then ``local[*]``; ``conf`` holds extra ``spark.*`` settings;
+    ``fast_start`` adds JVM flags that trade peak JIT performance for a faster start (default: on for local masters,
+    overridable with ``$KAFKA_S3_SPARK_FAST_START=0/1``).
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    master = master or os.environ.get("KAFKA_S3_SPARK_MASTER") or DEFAULT_MASTER
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if fast_start is None:
+        fast_start = os.environ.get("KAFKA_S3_SPARK_FAST_START", "1" if master.startswith("local") else "0") == "1"
+
+    from pyspark.sql import SparkSession
+
+    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_config()}"
+    if fast_start:
+        java_opts += " " + FAST_START_JVM_FLAGS
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.log.structuredLogging.enabled": "false",
+        "spark.python.worker.reuse": "true",
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+        "spark.pyspark.python": os.environ["PYSPARK_PYTHON"],
+        "spark.executorEnv.PYSPARK_PYTHON": os.environ["PYSPARK_PYTHON"],
+        # Tasks are idempotent (deterministic names, conditional creates), so Spark may retry them freely.
+        "spark.task.maxFailures": "4",
+    }
+    if master.startswith("local") and "," not in master:
+        master = master[:-1] + ",4]" if master.endswith("]") else master  # local[N,F]: let Spark retry tasks
+    settings.update(conf or {})
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session
+
+
+def spark_settings(config_values: Mapping[str, str]) -> dict[str, str]:
+    """The ``spark.*`` keys of a connector configuration (passed through to the session)."""
+    return {k: str(v) for k, v in config_values.items() if k.startswith("spark.")}

@@ -1,0 +1,108 @@
+"""The one retry mechanism of the S3 store, with Confluent's semantics (see its "Automatic Retries").
+
+botocore's own retries are disabled (``total_max_attempts=1``) so that ``s3.part.retries`` and
+``s3.retry.backoff.ms`` mean exactly what they mean in Confluent's connector: retry ``n`` waits a random time in
+``[0, s3.retry.backoff.ms * 2^(n-1)]`` (full jitter spreads out the retries of many tasks), capped at 24 hours.
+Only failures that a later attempt can cure are retried: 5xx, throttling, connection errors, resets and timeouts.
+A 4xx (403, 404, 412...) is an answer, not an accident, and is raised at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import random as _random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, TypeVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
+from botocore.exceptions import HTTPClientError, IncompleteReadError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MAX_BACKOFF_MS = 24 * 60 * 60 * 1000
+#: 2**40 ms is decades: beyond that exponent every bound is the cap, and huge powers are never computed.
+_MAX_EXPONENT = 40
+
+#: Error codes S3 (or a compatible store) answers when it wants the client to slow down or try again.
+TRANSIENT_CODES = frozenset(
+    {
+        "SlowDown",
+        "Throttling",
+        "ThrottlingException",
+        "TooManyRequestsException",
+        "RequestLimitExceeded",
+        "RequestThrottled",
+        "RequestTimeout",  # 400: the store gave up waiting for our bytes; sending them again can succeed
+    }
+)
+
+
+def http_status(exc: ClientError) -> int:
+    return int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+
+
+def error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code") or "")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures worth another attempt; never for a 4xx answer other than throttling and timeouts."""
+    if isinstance(exc, ClientError):
+        status = http_status(exc)
+        return status >= 500 or status == 429 or error_code(exc) in TRANSIENT_CODES
+    if isinstance(exc, (BotoConnectionError, HTTPClientError, IncompleteReadError)):
+        return True  # connection refused/reset/closed, read and connect timeouts, truncated bodies
+    if isinstance(exc, BotoCoreError):
+        return False  # e.g. no credentials, invalid parameters
+    return isinstance(exc, (ConnectionError, TimeoutError))  # raw socket errors while streaming a body
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line description of a store failure, for logs and error messages (never contains credentials)."""
+    if isinstance(exc, ClientError):
+        message = exc.response.get("Error", {}).get("Message") or ""
+        return f"HTTP {http_status(exc)} {error_code(exc)}" + (f": {message}" if message else "")
+    return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """``retries`` further attempts after the first, with Confluent's exponential full-jitter backoff."""
+
+    retries: int
+    backoff_ms: int
+    random: Callable[[], float] = field(default=_random.random, repr=False)
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+
+    def max_backoff_ms(self, retry: int) -> int:
+        """Upper bound of the wait before retry number ``retry`` (1-based)."""
+        return min(self.backoff_ms * 2 ** min(retry - 1, _MAX_EXPONENT), MAX_BACKOFF_MS)
+
+    def backoff_seconds(self, retry: int) -> float:
+        return self.random() * self.max_backoff_ms(retry) / 1000.0
+
+    def run(self, operation: str, key: str, attempt: Callable[[], T]) -> T:
+        """Call ``attempt`` until it succeeds, fails for good, or the retries are spent (the last error is raised)."""
+        retry = 0
+        while True:
+            try:
+                return attempt()
+            except Exception as exc:
+                if retry >= self.retries or not is_transient(exc):
+                    raise
+                retry += 1
+                delay = self.backoff_seconds(retry)
+                log.warning(
+                    "%s %s failed (%s); retry %d of %d in %.3f s",
+                    operation,
+                    key,
+                    describe(exc),
+                    retry,
+                    self.retries,
+                    delay,
+                )
+                self.sleep(delay)

@@ -1,0 +1,514 @@
+"""Backing up one topic-partition: ordered record batches in, committed chunks of objects out.
+
+This is Confluent's TopicPartitionWriter re-thought for Arrow batches: converters, the partitioner and the rotation
+rules run on whole batches; rows are grouped per encoded partition and streamed to the format writers, which write
+straight into conditional uploads. A chunk commits as manifest-then-files (see :mod:`kafka_s3.manifest`), so a
+crash at any point followed by a re-run converges on the same objects.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .config.model import Config
+from .converters.base import Converted, Converter, Logical
+from .errors import ConversionError, KafkaS3Error, ObjectExistsError
+from .formats.base import FileContext, Format, FormatWriter
+from .layout import Layout
+from .manifest import FileEntry, Manifest, ManifestStore
+from .partitioners.base import Partitioner
+from .rotation import RotationPolicy, Rotator
+from .stores.base import Store, Upload
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MANIFEST_DIR = "_kafka-s3"
+
+
+class DataError(KafkaS3Error):
+    """A record the configuration cannot back up (null value under behavior.on.null.values=fail...)."""
+
+    exit_code = 5
+
+
+class ChunkConflict(KafkaS3Error):
+    """The bucket already holds a different cut of these offsets; the existing manifest wins."""
+
+    def __init__(self, existing: Manifest):
+        super().__init__(
+            f"{existing.topic}[{existing.partition}]: the bucket already has a chunk of offsets "
+            f"{existing.start}..{existing.end}; re-creating it as it is"
+        )
+        self.existing = existing
+
+
+@dataclass
+class BackupPlugins:
+    """Everything configured once per process: converters, partitioner, formats, rotation policy, layout."""
+
+    config: Config
+    layout: Layout
+    value_converter: Converter
+    key_converter: Converter
+    partitioner: Partitioner
+    value_format: Format
+    keys_format: Format | None
+    headers_format: Format | None
+    policy: RotationPolicy
+    envelope: bool
+    null_behavior: str
+    manifest_root: str
+    tagging: bool
+    extra_tags: dict[str, str]
+
+    @classmethod
+    def from_config(cls, config: Config) -> "BackupPlugins":
+        from . import converters, formats, partitioners
+
+        value_converter = converters.REGISTRY.resolve(config["value.converter"])(
+            config.with_prefix("value.converter."), False
+        )
+        key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
+        envelope = config["store.envelope"]
+        value_format = formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope)
+        keys_format = (
+            formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter)
+            if config["store.kafka.keys"]
+            else None
+        )
+        headers_format = (
+            formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers")
+            if config["store.kafka.headers"]
+            else None
+        )
+        layout = Layout.from_config(config)
+        extra_tags = {}
+        for pair in config["s3.object.tagging.extra"]:
+            k, _, v = pair.partition(":")
+            extra_tags[k.strip()] = v.strip()
+        return cls(
+            config=config,
+            layout=layout,
+            value_converter=value_converter,
+            key_converter=key_converter,
+            partitioner=partitioners.REGISTRY.resolve(config["partitioner.class"])(config),
+            value_format=value_format,
+            keys_format=keys_format,
+            headers_format=headers_format,
+            policy=RotationPolicy.from_config(config),
+            envelope=envelope,
+            null_behavior=config["behavior.on.null.values"],
+            manifest_root=layout.join(layout.topics_dir, DEFAULT_MANIFEST_DIR),
+            tagging=config["s3.object.tagging"],
+            extra_tags=extra_tags,
+        )
+
+    @property
+    def needs_values(self) -> bool:
+        return not self.envelope or getattr(self.partitioner, "uses_values", False)
+
+
+# ------------------------------------------------------------------------------------------------ converted values
+class Values:
+    """Converted values of one batch (possibly several schema runs), addressable by row."""
+
+    def __init__(self, converted: Converted | None, n: int):
+        self.converted = converted
+        self.n = n
+        runs = converted.runs if converted else []
+        self.starts = np.array([start for start, _ in runs], dtype=np.int64)
+
+    @property
+    def single(self) -> Logical | None:
+        if self.converted and len(self.converted.runs) == 1:
+            return self.converted.runs[0][1]
+        return None
+
+    def run_codes(self) -> tuple[np.ndarray | None, list[str] | None]:
+        """Per-row schema codes (``None`` with a single schema) and the schema fingerprints."""
+        if not self.converted:
+            return None, None
+        names = [(v.schema.fingerprint if v.schema else v.kind) for _, v in self.converted.runs]
+        if len(names) == 1:
+            return None, names
+        codes = np.zeros(self.n, dtype=np.int64)
+        for idx, (start, _) in enumerate(self.converted.runs):
+            codes[start:] = idx
+        return codes, names
+
+    def slice(self, start: int, stop: int) -> Logical | None:
+        if self.converted is None:
+            return None
+        single = self.single
+        if single is not None:
+            return single.slice(start, stop - start)
+        return self.take(np.arange(start, stop))
+
+    def take(self, rows: np.ndarray) -> Logical | None:
+        if self.converted is None:
+            return None
+        single = self.single
+        if single is not None:
+            return single.take(pa.array(rows))
+        run_of = np.searchsorted(self.starts, rows, side="right") - 1
+        pieces = []
+        kind = schema = None
+        for run in np.unique(run_of):
+            start, logical = self.converted.runs[run]
+            piece = logical.take(pa.array(rows[run_of == run] - start))
+            kind, schema = logical.kind, logical.schema
+            pieces.append(piece.array)
+        return Logical(kind, pa.concat_arrays(pieces), schema)  # type: ignore[arg-type]
+
+    def encode_with(self, partitioner: Partitioner, batch: pa.RecordBatch, now_ms: int) -> pa.Array:
+        """Encoded partitions, calling the partitioner once per schema run."""
+        if self.converted is None or self.single is not None:
+            dummy = self.single if self.single is not None else Logical("bytes", batch.column("value"))
+            return partitioner.encode(batch, dummy, now_ms)
+        parts = []
+        bounds = [start for start, _ in self.converted.runs] + [self.n]
+        for (start, logical), stop in zip(self.converted.runs, bounds[1:]):
+            parts.append(partitioner.encode(batch.slice(start, stop - start), logical, now_ms))
+        return pa.concat_arrays(parts)
+
+    def timestamps_with(self, partitioner: Partitioner, batch: pa.RecordBatch, now_ms: int) -> np.ndarray | None:
+        if self.converted is None or self.single is not None:
+            dummy = self.single if self.single is not None else Logical("bytes", batch.column("value"))
+            return partitioner.timestamps(batch, dummy, now_ms)
+        parts = []
+        bounds = [start for start, _ in self.converted.runs] + [self.n]
+        for (start, logical), stop in zip(self.converted.runs, bounds[1:]):
+            ts = partitioner.timestamps(batch.slice(start, stop - start), logical, now_ms)
+            if ts is None:
+                return None
+            parts.append(ts)
+        return np.concatenate(parts)
+
+
+# ------------------------------------------------------------------------------------------------ open files
+@dataclass
+class Sidecar:
+    kind: str
+    key: str
+    upload: Upload
+    writer: FormatWriter
+
+
+@dataclass
+class OpenFile:
+    """One object being written for an encoded partition of the open chunk."""
+
+    encoded: str
+    key: str
+    directory: str
+    first_offset: int
+    last_offset: int = -1
+    records: int = 0
+    upload: Upload | None = None  # None when the object is already in the bucket (replayed chunk)
+    writer: FormatWriter | None = None
+    sidecars: list[Sidecar] = field(default_factory=list)
+
+    def abort(self) -> None:
+        for upload in [self.upload] + [s.upload for s in self.sidecars]:
+            if upload is not None:
+                try:
+                    upload.abort()
+                except Exception:  # aborting is best effort: an abandoned multipart upload only costs storage
+                    log.warning("could not abort the upload of %s", self.key, exc_info=True)
+
+
+def _record_sizes(batch: pa.RecordBatch) -> np.ndarray:
+    """Bytes of key + value + header keys/values per record (what rotate.size.bytes counts)."""
+    sizes = pc.fill_null(pc.binary_length(batch.column("key")), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    sizes += pc.fill_null(pc.binary_length(batch.column("value")), 0).to_numpy(zero_copy_only=False)
+    headers = batch.column("headers")
+    counts = pc.fill_null(pc.list_value_length(headers), 0).to_numpy(zero_copy_only=False)
+    if counts.any():
+        flat = pc.list_flatten(headers)
+        per_header = (
+            pc.fill_null(pc.binary_length(flat.field("key").cast(pa.binary())), 0).to_numpy(zero_copy_only=False)
+            + pc.fill_null(pc.binary_length(flat.field("value")), 0).to_numpy(zero_copy_only=False)
+        )
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        summed = np.add.reduceat(per_header, np.minimum(starts, max(len(per_header) - 1, 0))) if len(per_header) else 0
+        sizes += np.where(counts > 0, summed, 0)
+    return sizes
+
+
+class PartitionBackup:
+    """Writes one topic-partition's records into chunks of objects, following the rotation rules.
+
+    ``forced_end``: the first chunk must end exactly at that offset (re-creating a chunk the bucket already has).
+    ``recover``: look for existing manifests at each new chunk until one is missing (after a crash, the committed
+    chunks form a prefix of what this run will write; replaying them skips the uploads already done).
+    """
+
+    def __init__(
+        self,
+        plugins: BackupPlugins,
+        store: Store,
+        topic: str,
+        partition: int,
+        *,
+        forced_end: int | None = None,
+        recover: bool = True,
+        clock: Callable[[], float] = time.time,
+    ):
+        self.plugins = plugins
+        self.store = store
+        self.topic = topic
+        self.partition = partition
+        self.clock = clock
+        self.manifests = ManifestStore(store, plugins.manifest_root, plugins.layout.directory_delim)
+        self.recovering = recover
+        self.replaying: Manifest | None = None
+        self.rotator = Rotator(plugins.policy, forced_end, on_open=self._on_chunk_open)
+        self.open: dict[str, OpenFile] = {}
+        self.chunk_start: int | None = None
+        self.chunk_first_timestamp: int | None = None
+        self.committed: list[Manifest] = []
+        self.records_in = 0
+        self.replayed_files = 0
+
+    @property
+    def where(self) -> str:
+        return f"{self.topic}[{self.partition}]"
+
+    # ------------------------------------------------------------------------------------------------ input
+    def write(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows == 0:
+            return
+        plugins = self.plugins
+        self.records_in += batch.num_rows
+        now_ms = int(self.clock() * 1000)
+        if not plugins.envelope:
+            batch = self._handle_nulls(batch)
+            if batch.num_rows == 0:
+                return
+        offsets = batch.column("offset").to_numpy()
+        values = Values(self._convert(plugins.value_converter, batch, "value") if plugins.needs_values else None,
+                        batch.num_rows)
+        keys = Values(
+            self._convert(plugins.key_converter, batch, "key") if plugins.keys_format is not None else None,
+            batch.num_rows,
+        )
+        encoded = values.encode_with(plugins.partitioner, batch, now_ms)
+        timestamps = (
+            values.timestamps_with(plugins.partitioner, batch, now_ms) if plugins.policy.rotate_interval_ms > 0 else None
+        )
+        dictionary_array = pc.dictionary_encode(encoded)
+        codes = dictionary_array.indices.to_numpy(zero_copy_only=False)
+        dictionary = dictionary_array.dictionary.to_pylist()
+        sizes = _record_sizes(batch) if plugins.policy.rotate_size_bytes > 0 else np.zeros(0, dtype=np.int64)
+        schema_codes, schema_names = values.run_codes()
+        segments = self.rotator.split(
+            offsets, codes, dictionary, timestamps, sizes, schema_codes, schema_names, now_ms
+        )
+        for segment in segments:
+            if segment.end > segment.start:
+                self._write_rows(batch, values, keys, offsets, codes, dictionary, segment.start, segment.end)
+            if segment.close:
+                self._commit_chunk()
+
+    def _handle_nulls(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        nulls = batch.column("value").is_null()
+        if not pc.any(nulls).as_py():
+            return batch
+        behavior = self.plugins.null_behavior
+        if behavior == "fail":
+            first = batch.column("offset")[pc.index(nulls, True).as_py()].as_py()
+            raise DataError(
+                f"{self.where} offset {first}: null value (tombstone) with behavior.on.null.values=fail; set "
+                "behavior.on.null.values=ignore or write, or store.envelope=true to keep tombstones"
+            )
+        if behavior == "ignore":
+            return batch.filter(pc.invert(nulls))
+        return batch
+
+    def _convert(self, converter: Converter, batch: pa.RecordBatch, column: str) -> Converted:
+        try:
+            return converter.to_logical(self.topic, batch.column(column))
+        except ConversionError as exc:
+            offset = batch.column("offset")[exc.row].as_py() if exc.row is not None else "?"
+            raise ConversionError(f"{self.where} offset {offset}: cannot convert the record {column}: {exc}") from None
+
+    def _on_chunk_open(self, first_offset: int) -> int | None:
+        self.chunk_start = first_offset
+        if not self.recovering:
+            return None
+        existing = self.manifests.get(self.topic, self.partition, first_offset)
+        if existing is None:
+            self.recovering = False
+            return None
+        self.replaying = existing
+        return existing.end
+
+    def _write_rows(self, batch, values: Values, keys: Values, offsets, codes, dictionary, start, stop) -> None:
+        if self.chunk_start is None:
+            self.chunk_start = int(offsets[start])
+        if self.chunk_first_timestamp is None:
+            ts = batch.column("timestamp")[start].value
+            self.chunk_first_timestamp = None if ts is None else ts // 1000
+        segment_codes = codes[start:stop]
+        if segment_codes.min() == segment_codes.max():
+            self._append(dictionary[segment_codes[0]], batch.slice(start, stop - start), values.slice(start, stop),
+                         keys.slice(start, stop), offsets[start], offsets[stop - 1], stop - start)
+            return
+        order = np.argsort(segment_codes, kind="stable")
+        sorted_codes = segment_codes[order]
+        bounds = np.flatnonzero(np.diff(sorted_codes)) + 1
+        groups = np.split(order, bounds)
+        # Open files in order of each encoded partition's first record, as Confluent does.
+        groups.sort(key=lambda g: g[0])
+        for group in groups:
+            rows = group + start
+            taken = pa.array(rows)
+            self._append(
+                dictionary[segment_codes[group[0]]],
+                batch.take(taken),
+                values.take(rows),
+                keys.take(rows),
+                offsets[rows[0]],
+                offsets[rows[-1]],
+                len(rows),
+            )
+
+    def _append(self, encoded, records, values, keys, first, last, count) -> None:
+        file = self.open.get(encoded)
+        if file is None:
+            file = self._open_file(encoded, int(first))
+            self.open[encoded] = file
+        file.records += count
+        file.last_offset = int(last)
+        if file.writer is None:
+            return  # already in the bucket
+        file.writer.write(records, None if self.plugins.envelope else values)
+        for sidecar in file.sidecars:
+            sidecar.writer.write(records, keys if sidecar.kind == "keys" else None)
+
+    def _open_file(self, encoded: str, first_offset: int) -> OpenFile:
+        plugins = self.plugins
+        directory = plugins.partitioner.path(self.topic, encoded)
+        key = plugins.layout.object_key(
+            directory, self.topic, self.partition, first_offset, plugins.value_format.extension
+        )
+        file = OpenFile(encoded, key, directory, first_offset)
+        if self.replaying is not None and self.store.head(key) is not None:
+            self.replayed_files += 1
+            return file
+        ctx = FileContext(self.topic, self.partition, first_offset, key)
+        file.upload = self.store.create(key)
+        file.writer = plugins.value_format.writer(file.upload, ctx)
+        for kind, fmt in (("keys", plugins.keys_format), ("headers", plugins.headers_format)):
+            if fmt is None:
+                continue
+            side_key = plugins.layout.sidecar_key(key, plugins.value_format.extension, kind, fmt.extension)
+            upload = self.store.create(side_key)
+            file.sidecars.append(Sidecar(kind, side_key, upload, fmt.writer(upload, FileContext(
+                self.topic, self.partition, first_offset, side_key))))
+        return file
+
+    # ------------------------------------------------------------------------------------------------ commit
+    def _commit_chunk(self) -> None:
+        files = list(self.open.values())
+        replaying, self.replaying = self.replaying, None
+        self.open = {}
+        self.chunk_start = None
+        self.chunk_first_timestamp = None
+        if not files:
+            return
+        entries = []
+        for f in files:
+            if f.writer is not None:
+                f.writer.close()
+                for s in f.sidecars:
+                    s.writer.close()
+            size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
+            entries.append(FileEntry(f.key, "data", f.records, f.first_offset, f.last_offset, size, f.directory))
+            for s in f.sidecars:
+                entries.append(FileEntry(s.key, s.kind, f.records, f.first_offset, f.last_offset,
+                                         s.upload.bytes_written, f.directory))
+        manifest = Manifest(
+            self.topic,
+            self.partition,
+            start=min(f.first_offset for f in files),
+            end=max(f.last_offset for f in files),
+            files=tuple(entries),
+        )
+        if replaying is not None:
+            stored = replaying
+            if not stored.same_cut(manifest):
+                log.warning(
+                    "%s: re-created chunk %d..%d ends at %d now (records removed from Kafka since?); keeping the "
+                    "bucket's objects", self.where, stored.start, stored.end, manifest.end)
+        else:
+            stored = self.manifests.create(manifest)
+            if not stored.same_cut(manifest):
+                for f in files:
+                    f.abort()
+                raise ChunkConflict(stored)
+        for f in files:
+            for upload in [s.upload for s in f.sidecars] + [f.upload]:
+                if upload is None:
+                    continue
+                try:
+                    upload.commit()
+                except ObjectExistsError:
+                    # Same manifest, same records: the object there is byte-identical (deterministic writers).
+                    self.replayed_files += 1
+            if self.plugins.tagging and f.upload is not None:
+                self._tag(f)
+        self.committed.append(stored)
+
+    def _existing_size(self, manifest: Manifest | None, key: str) -> int:
+        if manifest is not None:
+            for entry in manifest.files:
+                if entry.key == key:
+                    return entry.bytes
+        info = self.store.head(key)
+        return info.size if info else 0
+
+    def _tag(self, f: OpenFile) -> None:
+        tags = {"startOffset": str(f.first_offset), "endOffset": str(f.last_offset), "recordCount": str(f.records)}
+        tags.update(self.plugins.extra_tags)
+        self.store.put_tags(f.key, tags)
+
+    # ------------------------------------------------------------------------------------------------ end
+    def abort_open(self) -> None:
+        for f in self.open.values():
+            f.abort()
+        self.open = {}
+
+    def finish(self, read_until: int, flush_open: bool) -> dict[str, Any]:
+        """End of input: commit the open chunk when asked (``--once``) or when a scheduled rotation is due;
+        otherwise discard it (the next cycle re-reads it from its first offset). Returns the task's result."""
+        open_start = self.chunk_start if self.open else None
+        open_records = sum(f.records for f in self.open.values())
+        open_first_ts = self.chunk_first_timestamp
+        if self.open and (flush_open or self.rotator.close_if_due(int(self.clock() * 1000))):
+            self._commit_chunk()
+            open_start = None
+            open_records = 0
+        else:
+            self.abort_open()
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "read_until": read_until,
+            "committed_offset": open_start if open_start is not None else read_until,
+            "chunks": [
+                {"start": m.start, "end": m.end, "files": [f.__dict__ for f in m.files]} for m in self.committed
+            ],
+            "open_chunk": None
+            if open_start is None
+            else {"start": open_start, "records": open_records, "first_timestamp": open_first_ts},
+            "records_in": self.records_in,
+            "replayed_files": self.replayed_files,
+        }

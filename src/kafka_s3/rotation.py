@@ -210,13 +210,15 @@ class Rotator:
                 if hit is not None:
                     end, close, time_rotation = hit, True, True
             # Schema change: commit *before* a record whose schema differs from its file's.
-            if schemas is not None and schema_names is not None:
-                hit = self._schema_change(i, end, partitions, dictionary, schemas, schema_names)
-                if hit is not None:
-                    end, close, time_rotation = hit, True, False
-            elif schema_names:
-                for code in np.unique(partitions[i:end]):
-                    st.schemas.setdefault(dictionary[code], schema_names[0])
+            if schema_names:
+                if schemas is None and all(v == schema_names[0] for v in st.schemas.values()):
+                    for code in np.unique(partitions[i:end]):  # one schema everywhere: nothing can change
+                        st.schemas.setdefault(dictionary[code], schema_names[0])
+                else:
+                    row_schemas = schemas if schemas is not None else np.zeros(n, dtype=np.int64)
+                    hit = self._schema_change(i, end, partitions, dictionary, row_schemas, schema_names)
+                    if hit is not None:
+                        end, close, time_rotation = hit, True, False
             segments.append(Segment(i, end, close))
             st.count += end - i
             if policy.rotate_size_bytes > 0:

@@ -68,7 +68,15 @@ def build_session(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
+    register_data_sources(session)
     return session
+
+
+def register_data_sources(session) -> None:
+    """Make ``spark.read.format("kafka-s3-topic")`` (Kafka) and ``"kafka-s3"`` (a backup) available."""
+    from .kafka_source import KafkaTopicDataSource
+
+    session.dataSource.register(KafkaTopicDataSource)
 
 
 def spark_settings(config_values: Mapping[str, str]) -> dict[str, str]:

@@ -84,7 +84,7 @@ def _no_retries(**options: Any) -> BotoConfig:
     return BotoConfig(retries={"total_max_attempts": 1}, **options)
 
 
-def _session(spec: StoreSpec) -> boto3.Session:
+def boto3_session(spec: StoreSpec) -> boto3.Session:
     """Static keys when configured, else boto3's default chain; assumed role on top of either when configured."""
     static = boto3.Session(
         aws_access_key_id=spec.access_key_id, aws_secret_access_key=spec.secret_access_key, region_name=spec.region
@@ -133,7 +133,7 @@ class S3Store(Store):
         self.spec = spec
         self.url = f"s3://{spec.bucket}"
         self.endpoint = spec.endpoint_url or f"AWS S3 ({spec.region})"
-        self._session = _session(spec)
+        self._session = boto3_session(spec)
         self._client = self._session.client("s3", endpoint_url=spec.endpoint_url, config=client_config(spec))
         self._retry = RetryPolicy(spec.part_retries, spec.retry_backoff_ms)
         self._write_args, self._sse_c = _encryption_args(spec)

@@ -150,19 +150,21 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         started = time.monotonic()
         rule = proxy._take_rule(self.command, path, query)
-        if rule is not None and rule.action == "reset":
-            self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self.server.resets.add(self.request)
-            self.close_connection = True
-        elif rule is not None and rule.action == "status":
-            self._send_error_xml(rule, path)
-        else:
-            if rule is not None:
-                time.sleep(rule.seconds)
-            self._forward(body)
+        if rule is not None and rule.action == "delay":
+            time.sleep(rule.seconds)
+        answer = None if rule is not None and rule.action != "delay" else self._ask_upstream(body)
+        # recorded before answering, so a client that got its answer always finds its request recorded
         headers = {name.lower(): value for name, value in self.headers.items()}
         fault = rule.action if rule is not None else None
         proxy._record(SeenRequest(self.command, path, query, headers, started, time.monotonic(), fault))
+        if answer is not None:
+            self._relay(*answer)
+        elif rule is not None and rule.action == "reset":
+            self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.server.resets.add(self.request)
+            self.close_connection = True
+        elif rule is not None:
+            self._send_error_xml(rule, path)
 
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _handle
 
@@ -179,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(payload)
 
-    def _forward(self, body: bytes) -> None:
+    def _ask_upstream(self, body: bytes) -> tuple[http.client.HTTPResponse, bytes]:
         upstream = http.client.HTTPConnection(*self.server.proxy._upstream, timeout=120)
         try:
             upstream.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
@@ -188,16 +190,18 @@ class _Handler(BaseHTTPRequestHandler):
                     upstream.putheader(name, value)
             upstream.endheaders(body or None)
             response = upstream.getresponse()
-            payload = response.read()
-            self.send_response(response.status, response.reason)
-            for name, value in response.getheaders():
-                if name.lower() not in HOP_BY_HOP | WRITTEN_BY_US:
-                    self.send_header(name, value)
-            # a HEAD answer carries the object's length without its bytes
-            length = response.getheader("Content-Length") if self.command == "HEAD" else str(len(payload))
-            self.send_header("Content-Length", length or "0")
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(payload)
+            return response, response.read()
         finally:
             upstream.close()
+
+    def _relay(self, response: http.client.HTTPResponse, payload: bytes) -> None:
+        self.send_response(response.status, response.reason)
+        for name, value in response.getheaders():
+            if name.lower() not in HOP_BY_HOP | WRITTEN_BY_US:
+                self.send_header(name, value)
+        # a HEAD answer carries the object's length without its bytes
+        length = response.getheader("Content-Length") if self.command == "HEAD" else str(len(payload))
+        self.send_header("Content-Length", length or "0")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)

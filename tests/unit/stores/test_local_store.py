@@ -12,7 +12,7 @@ from kafka_s3.stores.spec import StoreSpec
 
 
 def visible_files(directory):
-    return sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file())
+    return sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*") if not p.name.startswith("."))
 
 
 def test_put_then_get_round_trips_bytes_and_reports_size(local_store):

@@ -1,0 +1,609 @@
+"""Kafka Connect's data model, as JsonConverter writes it (a schema and a payload), mapped to Avro and Arrow.
+
+One module owns every translation of Connect data so they cannot drift apart:
+
+- Connect JSON schema -> :class:`ConnectSchema` -> Avro schema (the way Confluent's ``AvroData`` maps it, without
+  ``connect.*`` metadata) and Arrow type;
+- Avro schema (from a backup file) -> :class:`ConnectSchema`, so a restore can rebuild Connect envelopes;
+- Connect JSON payload -> Python values that ``pyarrow.array`` accepts (:func:`payload_decoder`), and Arrow values ->
+  JSON-ready Python values (:func:`payload_values` with :func:`json_default`), which both JsonConverter and JsonFormat
+  render exactly as Connect's JsonConverter renders them.
+"""
+
+from __future__ import annotations
+
+import binascii
+import datetime as dt
+import hashlib
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import orjson
+import pyarrow as pa
+
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+DATE = "org.apache.kafka.connect.data.Date"
+TIME = "org.apache.kafka.connect.data.Time"
+TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
+LOGICAL_BASE_TYPES = {DECIMAL: "bytes", DATE: "int32", TIME: "int32", TIMESTAMP: "int64"}
+
+DECIMAL_SCALE = "scale"
+DECIMAL_PRECISION = "connect.decimal.precision"
+DEFAULT_DECIMAL_PRECISION = 64  # AvroData's CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT
+MAX_ARROW_DECIMAL_PRECISION = 76
+
+AVRO_NAMESPACE = "io.confluent.connect.avro"
+DEFAULT_RECORD_NAME = "ConnectDefault"
+MAP_ENTRY_NAME = "MapEntry"
+
+PRIMITIVE_ARROW = {
+    "int8": pa.int8(),
+    "int16": pa.int16(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+    "string": pa.string(),
+    "bytes": pa.binary(),
+}
+PRIMITIVE_AVRO = {
+    "int8": "int",
+    "int16": "int",
+    "int32": "int",
+    "int64": "long",
+    "float": "float",
+    "double": "double",
+    "boolean": "boolean",
+    "string": "string",
+    "bytes": "bytes",
+}
+AVRO_PRIMITIVE_CONNECT = {
+    "int": "int32",
+    "long": "int64",
+    "float": "float",
+    "double": "double",
+    "boolean": "boolean",
+    "string": "string",
+    "bytes": "bytes",
+    "enum": "string",
+    "fixed": "bytes",
+}
+CONTAINER_TYPES = ("array", "map", "struct")
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH_DAY = dt.date(1970, 1, 1)
+
+
+class SchemaError(ValueError):
+    """A Connect or Avro schema that cannot be mapped (the caller adds the row or the object key)."""
+
+
+def fingerprint(schema: Any) -> str:
+    """A stable identity of a schema: SHA-256 of its JSON with sorted keys."""
+    return hashlib.sha256(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+@dataclass(frozen=True)
+class ConnectSchema:
+    """One Connect schema node (``org.apache.kafka.connect.data.Schema``).
+
+    ``default`` is kept in payload form (as the Connect JSON schema carries it); ``fields`` are ``(name, schema)``
+    pairs in order.
+    """
+
+    type: str
+    optional: bool = False
+    name: str | None = None
+    version: int | None = None
+    doc: str | None = None
+    parameters: Mapping[str, str] | None = None
+    default: Any = None
+    fields: tuple[tuple[str, "ConnectSchema"], ...] = ()
+    items: "ConnectSchema | None" = None
+    keys: "ConnectSchema | None" = None
+    values: "ConnectSchema | None" = None
+
+    @property
+    def logical(self) -> str | None:
+        """The logical type name (Decimal, Date, Time, Timestamp) when this schema is one."""
+        return self.name if LOGICAL_BASE_TYPES.get(self.name or "") == self.type else None
+
+    @property
+    def decimal_precision_scale(self) -> tuple[int, int]:
+        params = self.parameters or {}
+        return int(params.get(DECIMAL_PRECISION, DEFAULT_DECIMAL_PRECISION)), int(params.get(DECIMAL_SCALE, 0))
+
+    # ------------------------------------------------------------------------------------------------ Connect JSON
+    @classmethod
+    def from_json(cls, obj: Any) -> "ConnectSchema":
+        """Parse the ``schema`` of a JsonConverter envelope."""
+        if not isinstance(obj, dict):
+            raise SchemaError(f"a Connect schema must be a JSON object, got {_describe(obj)}")
+        typ = obj.get("type")
+        if typ not in PRIMITIVE_ARROW and typ not in CONTAINER_TYPES:
+            raise SchemaError(f"unknown Connect schema type {typ!r}")
+        version = obj.get("version")
+        if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
+            raise SchemaError(f"schema version must be an integer, got {_describe(version)}")
+        parameters = obj.get("parameters")
+        if parameters is not None and not (
+            isinstance(parameters, dict) and all(isinstance(v, str) for v in parameters.values())
+        ):
+            raise SchemaError("schema parameters must be an object of strings")
+        optional = obj.get("optional", False)
+        if not isinstance(optional, bool):
+            raise SchemaError(f"'optional' must be true or false, got {_describe(optional)}")
+        for key in ("name", "doc"):
+            if obj.get(key) is not None and not isinstance(obj[key], str):
+                raise SchemaError(f"schema {key} must be a string, got {_describe(obj[key])}")
+        fields: tuple[tuple[str, ConnectSchema], ...] = ()
+        items = keys = values = None
+        if typ == "struct":
+            raw_fields = obj.get("fields")
+            if not isinstance(raw_fields, list):
+                raise SchemaError("a struct schema needs a 'fields' array")
+            fields = tuple((_field_name(f), cls.from_json(f)) for f in raw_fields)
+            names = [name for name, _ in fields]
+            if len(set(names)) != len(names):
+                raise SchemaError(f"struct schema has duplicate field names: {names}")
+        elif typ == "array":
+            items = cls.from_json(obj.get("items"))
+        elif typ == "map":
+            keys, values = cls.from_json(obj.get("keys")), cls.from_json(obj.get("values"))
+        schema = cls(
+            typ,
+            optional,
+            obj.get("name"),
+            version,
+            obj.get("doc"),
+            dict(parameters) if parameters is not None else None,
+            obj.get("default"),
+            fields,
+            items,
+            keys,
+            values,
+        )
+        if schema.logical == DECIMAL:
+            precision, scale = _checked_decimal(schema)
+            if not 0 <= scale <= precision <= MAX_ARROW_DECIMAL_PRECISION:
+                raise SchemaError(f"Decimal precision {precision} and scale {scale} are not supported")
+        return schema
+
+    def to_json(self) -> dict[str, Any]:
+        """The schema as Connect's JsonConverter writes it (same key order)."""
+        out: dict[str, Any] = {"type": self.type}
+        if self.type == "struct":
+            out["fields"] = [{**s.to_json(), "field": name} for name, s in self.fields]
+        elif self.type == "array":
+            out["items"] = self.items.to_json()
+        elif self.type == "map":
+            out["keys"] = self.keys.to_json()
+            out["values"] = self.values.to_json()
+        out["optional"] = self.optional
+        for key in ("name", "version", "doc", "parameters", "default"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+    # ------------------------------------------------------------------------------------------------------- Arrow
+    def to_arrow(self) -> pa.DataType:
+        """The Arrow type of values (nullability of nested fields follows ``optional``)."""
+        logical = self.logical
+        if logical == DECIMAL:
+            precision, scale = self.decimal_precision_scale
+            return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+        if logical == DATE:
+            return pa.date32()
+        if logical == TIME:
+            return pa.time32("ms")
+        if logical == TIMESTAMP:
+            return pa.timestamp("ms", tz="UTC")
+        if self.type == "array":
+            return pa.list_(pa.field("item", self.items.to_arrow(), nullable=self.items.optional))
+        if self.type == "map":
+            value_field = pa.field("value", self.values.to_arrow(), nullable=self.values.optional)
+            return pa.map_(self.keys.to_arrow(), value_field)
+        if self.type == "struct":
+            return pa.struct([pa.field(name, s.to_arrow(), nullable=s.optional) for name, s in self.fields])
+        return PRIMITIVE_ARROW[self.type]
+
+    # -------------------------------------------------------------------------------------------------------- Avro
+    def to_avro(self) -> Any:
+        """The Avro schema Confluent's AvroData derives (``connect.meta.data=false``)."""
+        return _AvroSchemaBuilder().build(self)
+
+    @classmethod
+    def from_avro(cls, avro: Any, arrow: pa.DataType | None = None) -> "ConnectSchema":
+        """The Connect schema of Avro data, as AvroData reads it back.
+
+        Avro has no int8/int16: ``arrow`` (the values' Arrow type, when known) restores those widths.
+        """
+        return _from_avro(avro, arrow, {}, None)
+
+
+def _describe(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _field_name(field: Any) -> str:
+    name = field.get("field") if isinstance(field, dict) else None
+    if not isinstance(name, str):
+        raise SchemaError("every struct field needs a 'field' name")
+    return name
+
+
+def _checked_decimal(schema: ConnectSchema) -> tuple[int, int]:
+    try:
+        return schema.decimal_precision_scale
+    except ValueError:
+        raise SchemaError(f"Decimal parameters must be integers, got {schema.parameters}") from None
+
+
+# ----------------------------------------------------------------------------------------------------- to Avro
+class _AvroSchemaBuilder:
+    """Builds one Avro schema; a struct met twice becomes a reference to its first definition, as in AvroData."""
+
+    def __init__(self) -> None:
+        self._records: list[tuple[ConnectSchema, str]] = []  # (struct without optionality, Avro full name)
+        self._default_names = 0
+        self._map_entry_names = 0
+
+    def build(self, schema: ConnectSchema) -> Any:
+        base = self._base(schema)
+        if not schema.optional:
+            return base
+        # Avro unions take their default from the first branch: a non-null default puts the type first.
+        return [base, "null"] if schema.default is not None else ["null", base]
+
+    def _base(self, s: ConnectSchema) -> Any:
+        logical = s.logical
+        if logical == DECIMAL:
+            precision, scale = s.decimal_precision_scale
+            return {"type": "bytes", "logicalType": "decimal", "precision": precision, "scale": scale}
+        if logical == DATE:
+            return {"type": "int", "logicalType": "date"}
+        if logical == TIME:
+            return {"type": "int", "logicalType": "time-millis"}
+        if logical == TIMESTAMP:
+            return {"type": "long", "logicalType": "timestamp-millis"}
+        if s.type == "array":
+            return {"type": "array", "items": self.build(s.items)}
+        if s.type == "map":
+            if s.keys.type == "string" and not s.keys.optional:
+                return {"type": "map", "values": self.build(s.values)}
+            entry = ConnectSchema("struct", fields=(("key", s.keys), ("value", s.values)), name=s.name)
+            return {"type": "array", "items": self._record(entry, MAP_ENTRY_NAME)}
+        if s.type == "struct":
+            return self._record(s, DEFAULT_RECORD_NAME)
+        return PRIMITIVE_AVRO[s.type]
+
+    def _record(self, s: ConnectSchema, default_name: str) -> Any:
+        identity = replace(s, optional=False, default=None)
+        for seen, full_name in self._records:
+            if seen == identity:
+                return full_name
+        if s.name:
+            namespace, _, name = s.name.rpartition(".")
+        else:
+            # Unnamed structs share AvroData's default name; later distinct ones get a numbered name so the
+            # schema stays valid Avro (Avro forbids two different definitions of one name).
+            namespace, name = AVRO_NAMESPACE, default_name + self._next_suffix(default_name)
+        full_name = f"{namespace}.{name}" if namespace else name
+        if any(existing == full_name for _, existing in self._records):
+            raise SchemaError(f"two different structs are both named {full_name}; Avro needs distinct names")
+        self._records.append((identity, full_name))
+        record: dict[str, Any] = {"type": "record", "name": name}
+        if namespace:
+            record["namespace"] = namespace
+        if s.doc:
+            record["doc"] = s.doc
+        record["fields"] = [self._field(name, fs) for name, fs in s.fields]
+        return record
+
+    def _next_suffix(self, default_name: str) -> str:
+        if default_name == MAP_ENTRY_NAME:
+            self._map_entry_names += 1
+            count = self._map_entry_names
+        else:
+            self._default_names += 1
+            count = self._default_names
+        return "" if count == 1 else str(count)
+
+    def _field(self, name: str, s: ConnectSchema) -> dict[str, Any]:
+        field: dict[str, Any] = {"name": name, "type": self.build(s)}
+        if s.doc:
+            field["doc"] = s.doc
+        if s.default is not None:
+            field["default"] = _avro_default(s, s.default)
+        elif s.optional:
+            field["default"] = None
+        return field
+
+
+def _avro_default(s: ConnectSchema, value: Any) -> Any:
+    """A payload-form default as Avro's JSON default (bytes as ISO-8859-1 text, non-string maps as entries)."""
+    if value is None:
+        return None
+    if s.logical == DECIMAL or s.type == "bytes":
+        raw = _decimal_payload_bytes(value, s) if s.logical == DECIMAL else _b64decode(value)
+        return raw.decode("latin-1")
+    if s.type == "array":
+        return [_avro_default(s.items, v) for v in value]
+    if s.type == "map":
+        if s.keys.type == "string" and not s.keys.optional:
+            return {k: _avro_default(s.values, v) for k, v in value.items()}
+        return [{"key": _avro_default(s.keys, k), "value": _avro_default(s.values, v)} for k, v in value]
+    if s.type == "struct":
+        return {name: _avro_default(fs, value.get(name, fs.default)) for name, fs in s.fields}
+    return value
+
+
+# --------------------------------------------------------------------------------------------------- from Avro
+def _from_avro(avro: Any, arrow: pa.DataType | None, named: dict[str, ConnectSchema], namespace: str | None):
+    if isinstance(avro, list):
+        branches = [b for b in avro if b != "null"]
+        if len(branches) != 1 or len(avro) != 2:
+            raise SchemaError(f"Avro union {orjson.dumps(avro).decode()} has no Connect equivalent")
+        return replace(_from_avro(branches[0], arrow, named, namespace), optional=True)
+    if isinstance(avro, str):
+        if avro in AVRO_PRIMITIVE_CONNECT:
+            return _with_arrow_width(ConnectSchema(AVRO_PRIMITIVE_CONNECT[avro]), arrow)
+        full_name = avro if "." in avro or namespace is None else f"{namespace}.{avro}"
+        for candidate in (full_name, avro):
+            if candidate in named:
+                return named[candidate]
+        raise SchemaError(f"unknown Avro type {avro!r}")
+    if not isinstance(avro, dict):
+        raise SchemaError(f"not an Avro schema: {avro!r}")
+    typ = avro.get("type")
+    logical = avro.get("logicalType")
+    if logical is not None:
+        return _logical_from_avro(avro, logical)
+    if typ == "record":
+        return _record_from_avro(avro, arrow, named, namespace)
+    if typ == "array":
+        if arrow is not None and pa.types.is_map(arrow):  # Connect maps with non-string keys
+            item_arrow = pa.struct([("key", arrow.key_type), ("value", arrow.item_type)])
+        else:
+            item_arrow = arrow.value_type if arrow is not None and pa.types.is_list(arrow) else None
+        items = _from_avro(avro["items"], item_arrow, named, namespace)
+        if _is_map_entry(items):
+            (_, key), (_, value) = items.fields
+            return ConnectSchema("map", keys=key, values=value)
+        return ConnectSchema("array", items=items)
+    if typ == "map":
+        value_arrow = arrow.item_type if arrow is not None and pa.types.is_map(arrow) else None
+        return ConnectSchema("map", keys=ConnectSchema("string"), values=_from_avro(avro["values"], value_arrow, named, namespace))
+    if typ in AVRO_PRIMITIVE_CONNECT:
+        return _with_arrow_width(ConnectSchema(AVRO_PRIMITIVE_CONNECT[typ]), arrow)
+    return _from_avro(typ, arrow, named, namespace)
+
+
+def _with_arrow_width(schema: ConnectSchema, arrow: pa.DataType | None) -> ConnectSchema:
+    if schema.type == "int32" and arrow is not None and arrow in (pa.int8(), pa.int16()):
+        return replace(schema, type=str(arrow))
+    return schema
+
+
+def _logical_from_avro(avro: dict, logical: str) -> ConnectSchema:
+    base = avro.get("type")
+    if logical == "decimal" and base in ("bytes", "fixed"):
+        params = {DECIMAL_SCALE: str(avro.get("scale", 0)), DECIMAL_PRECISION: str(avro["precision"])}
+        return ConnectSchema("bytes", name=DECIMAL, version=1, parameters=params)
+    if logical == "date" and base == "int":
+        return ConnectSchema("int32", name=DATE, version=1)
+    if logical == "time-millis" and base == "int":
+        return ConnectSchema("int32", name=TIME, version=1)
+    if logical == "timestamp-millis" and base == "long":
+        return ConnectSchema("int64", name=TIMESTAMP, version=1)
+    raise SchemaError(f"Avro logical type {logical!r} on {base!r} is not supported")
+
+
+def _record_from_avro(avro: dict, arrow: pa.DataType | None, named: dict, namespace: str | None) -> ConnectSchema:
+    name = avro["name"]
+    record_namespace = avro.get("namespace", namespace) if "." not in name else name.rpartition(".")[0]
+    full_name = name if "." in name or not record_namespace else f"{record_namespace}.{name}"
+    fields = []
+    for field in avro["fields"]:
+        field_arrow = None
+        if arrow is not None and pa.types.is_struct(arrow) and arrow.get_field_index(field["name"]) >= 0:
+            field_arrow = arrow.field(field["name"]).type
+        fs = _from_avro(field["type"], field_arrow, named, record_namespace)
+        if field.get("doc"):
+            fs = replace(fs, doc=field["doc"])
+        fields.append((field["name"], fs))
+    connect_name = None if full_name.startswith(f"{AVRO_NAMESPACE}.{DEFAULT_RECORD_NAME}") else full_name
+    schema = ConnectSchema("struct", name=connect_name, doc=avro.get("doc"), fields=tuple(fields))
+    named[full_name] = schema
+    return schema
+
+
+def _is_map_entry(schema: ConnectSchema) -> bool:
+    """AvroData writes a map with non-string keys as an array of ``io.confluent.connect.avro.MapEntry`` records."""
+    return (
+        schema.type == "struct"
+        and (schema.name or "").startswith(f"{AVRO_NAMESPACE}.{MAP_ENTRY_NAME}")
+        and [name for name, _ in schema.fields] == ["key", "value"]
+    )
+
+
+# ------------------------------------------------------------------------------------- payloads: JSON -> Arrow
+Decoder = Callable[[Any], Any]
+
+
+def payload_decoder(schema: ConnectSchema) -> Decoder | None:
+    """A function turning a Connect JSON payload into a value ``pa.array(..., schema.to_arrow())`` accepts.
+
+    ``None`` when the payload is already acceptable as is (numbers, strings, nested objects of those), which keeps
+    the common case free of per-record Python work. Defaults replace missing or null values, as JsonConverter does.
+    """
+    inner = _value_decoder(schema)
+    if schema.default is None:
+        return None if inner is None else (lambda v: None if v is None else inner(v))
+    default = schema.default if inner is None else inner(schema.default)
+    if inner is None:
+        return lambda v: default if v is None else v
+    return lambda v: default if v is None else inner(v)
+
+
+def _value_decoder(s: ConnectSchema) -> Decoder | None:
+    if s.logical == DECIMAL:
+        scale = s.decimal_precision_scale[1]
+        return lambda v: _decimal_from_payload(v, scale)
+    if s.type == "bytes":
+        return _b64decode
+    if s.type == "array":
+        item = payload_decoder(s.items)
+        return None if item is None else (lambda v: [item(x) for x in v])
+    if s.type == "map":
+        key, value = payload_decoder(s.keys), payload_decoder(s.values)
+        if s.keys.type == "string":  # a JSON object, which pyarrow takes as a map as is
+            return None if value is None else (lambda v: {k: value(x) for k, x in v.items()})
+        key, value = key or _identity, value or _identity
+        return lambda v: [(key(k), value(x)) for k, x in v]  # [[key, value], ...] pairs
+    if s.type == "struct":
+        decoders = [(name, d) for name, d in ((name, payload_decoder(fs)) for name, fs in s.fields) if d is not None]
+        if not decoders:
+            return None
+        return lambda v: {**v, **{name: d(v.get(name)) for name, d in decoders}}
+    return None
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _b64decode(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a base64 string, got {_describe(value)}")
+    return binascii.a2b_base64(value, strict_mode=True)
+
+
+def _decimal_from_payload(value: Any, scale: int) -> Decimal:
+    if isinstance(value, str):
+        unscaled = int.from_bytes(_b64decode(value), "big", signed=True)
+        return Decimal(unscaled).scaleb(-scale)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):  # JsonConverter decimal.format=NUMERIC
+        return Decimal(repr(value))
+    raise TypeError(f"expected a Decimal (base64 string or number), got {_describe(value)}")
+
+
+def _decimal_payload_bytes(value: Any, s: ConnectSchema) -> bytes:
+    return decimal_bytes(_decimal_from_payload(value, s.decimal_precision_scale[1]))
+
+
+# ------------------------------------------------------------------------------------- payloads: Arrow -> JSON
+def payload_values(array: pa.Array) -> list:
+    """Arrow values as Python objects that ``orjson.dumps(..., default=json_default)`` renders as Connect does.
+
+    Maps with string keys become JSON objects, other maps ``[[key, value], ...]`` pairs (JsonConverter's forms).
+    """
+    if not _has_map(array.type, string_keys=False):
+        return array.to_pylist(maps_as_pydicts="strict")
+    values = array.to_pylist()
+    fix = _string_map_fixer(array.type)
+    return values if fix is None else [fix(v) for v in values]
+
+
+def _children(t: pa.DataType) -> list[pa.DataType]:
+    if pa.types.is_map(t):
+        return [t.key_type, t.item_type]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [t.value_type]
+    if pa.types.is_struct(t):
+        return [f.type for f in t]
+    return []
+
+
+def _has_map(t: pa.DataType, string_keys: bool) -> bool:
+    if pa.types.is_map(t) and pa.types.is_string(t.key_type) == string_keys:
+        return True
+    return any(_has_map(c, string_keys) for c in _children(t))
+
+
+def _string_map_fixer(t: pa.DataType) -> Decoder | None:
+    if not _has_map(t, string_keys=True):
+        return None
+    if pa.types.is_map(t):
+        key, value = _string_map_fixer(t.key_type) or _identity, _string_map_fixer(t.item_type) or _identity
+        as_object = pa.types.is_string(t.key_type)
+        if as_object:
+            return lambda v: None if v is None else {k: value(x) for k, x in v}
+        return lambda v: None if v is None else [(key(k), value(x)) for k, x in v]
+    if pa.types.is_struct(t):
+        fixers = [(f.name, fx) for f in t if (fx := _string_map_fixer(f.type)) is not None]
+        return lambda v: None if v is None else {**v, **{name: fx(v[name]) for name, fx in fixers}}
+    item = _string_map_fixer(t.value_type)
+    return lambda v: None if v is None else [item(x) for x in v]
+
+
+def json_default(value: Any) -> Any:
+    """orjson fallback for what JSON lacks, rendered as Connect's JsonConverter does.
+
+    bytes -> base64; Decimal -> base64 of the unscaled two's-complement bytes (``decimal.format=BASE64``);
+    Timestamp -> epoch milliseconds; Date -> days since the epoch; Time -> milliseconds since midnight.
+    Use with ``option=orjson.OPT_PASSTHROUGH_DATETIME`` so dates and times reach this function.
+    """
+    if isinstance(value, bytes):
+        return binascii.b2a_base64(value, newline=False).decode("ascii")
+    if isinstance(value, Decimal):
+        return binascii.b2a_base64(decimal_bytes(value), newline=False).decode("ascii")
+    if isinstance(value, dt.datetime):
+        return (value - EPOCH) // dt.timedelta(milliseconds=1)
+    if isinstance(value, dt.date):
+        return (value - EPOCH_DAY).days
+    if isinstance(value, dt.time):
+        return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
+    raise TypeError(f"cannot render {type(value).__name__} as JSON")
+
+
+JSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME
+
+
+def decimal_bytes(value: Decimal) -> bytes:
+    """The unscaled value as Java's ``BigInteger.toByteArray()``: minimal big-endian two's complement."""
+    sign, digits, exponent = value.as_tuple()
+    unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    if isinstance(exponent, int) and exponent > 0:
+        unscaled *= 10**exponent
+    length = (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1
+    return unscaled.to_bytes(length, "big", signed=True)
+
+
+# ------------------------------------------------------------------------------------------- required values
+def first_null_violation(array: pa.Array, optional: bool) -> tuple[int, str] | None:
+    """``(row, path)`` of the first null where the schema does not allow one, or ``None``.
+
+    Arrow keeps non-nullable field flags but never enforces them; Connect (and Avro, Parquet) refuse such nulls.
+    """
+    found = [(int(np.argmax(mask)), path) for mask, path in _violations(array, optional, "") if mask.any()]
+    return min(found) if found else None
+
+
+def _violations(array: pa.Array, nullable: bool, path: str) -> list[tuple[np.ndarray, str]]:
+    out: list[tuple[np.ndarray, str]] = []
+    valid = np.asarray(array.is_valid())
+    if not nullable and array.null_count:
+        out.append((~valid, path or "value"))
+    t = array.type
+    if pa.types.is_struct(t):
+        for i, field in enumerate(t):
+            child_path = f"{path}.{field.name}" if path else field.name
+            out += [(mask & valid, p) for mask, p in _violations(array.field(i), field.nullable, child_path)]
+    elif pa.types.is_map(t) or pa.types.is_list(t):
+        offsets = np.asarray(array.offsets)
+        start, stop = int(offsets[0]), int(offsets[-1])
+        parents = np.repeat(np.arange(len(array)), np.diff(offsets))
+        if pa.types.is_map(t):
+            children = [(array.items, t.item_field.nullable, f"{path}[value]")]
+        else:
+            children = [(array.values, t.value_field.nullable, f"{path}[]")]
+        for child, child_nullable, child_path in children:
+            for mask, p in _violations(child.slice(start, stop - start), child_nullable, child_path):
+                rows = np.zeros(len(array), dtype=bool)
+                rows[parents[mask]] = True
+                out.append((rows & valid, p))
+    return out

@@ -1,0 +1,124 @@
+"""A Spark standalone cluster on loopback (one master, one worker) from pyspark's own distribution.
+
+Used by the tests and the README's cluster example: ``python -m kafka_s3.dev.spark_cluster up|down``. The master
+URL is printed and written to ``.services/spark-master``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .services import _alive, _port_open, state_dir
+
+DEFAULT_PORT = 37077
+
+
+@dataclass
+class Cluster:
+    master_url: str
+    master_pid: int
+    worker_pid: int
+    ui_port: int
+
+
+def _spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def _start(role_class: str, args: list[str], log: Path) -> int:
+    env = dict(os.environ)
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env["SPARK_HOME"] = str(_spark_home())
+    cmd = [str(_spark_home() / "bin" / "spark-class"), role_class, *args]
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    return proc.pid
+
+
+def _workers_alive(ui_port: int) -> int:
+    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as response:
+        info = json.load(response)
+    return sum(1 for w in info.get("workers", []) if w.get("state") == "ALIVE")
+
+
+def up(port: int = DEFAULT_PORT, cores: int = 2, memory: str = "2g") -> Cluster:
+    base = state_dir() / "spark"
+    base.mkdir(parents=True, exist_ok=True)
+    ui_port = port + 1
+    pid_file = base / "pids.json"
+    if pid_file.exists():
+        pids = json.loads(pid_file.read_text())
+        if _alive(pids["master"]) and _alive(pids["worker"]) and _port_open(port):
+            return Cluster(f"spark://127.0.0.1:{port}", pids["master"], pids["worker"], ui_port)
+        down()
+    master = _start(
+        "org.apache.spark.deploy.master.Master",
+        ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui_port)],
+        base / "master.log",
+    )
+    deadline = time.monotonic() + 60
+    while not _port_open(port) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    worker = _start(
+        "org.apache.spark.deploy.worker.Worker",
+        [f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--webui-port", str(port + 2), "--cores", str(cores),
+         "--memory", memory, "--work-dir", str(base / "work")],
+        base / "worker.log",
+    )
+    pid_file.write_text(json.dumps({"master": master, "worker": worker}))
+    while time.monotonic() < deadline:
+        try:
+            if _workers_alive(ui_port) >= 1:
+                url = f"spark://127.0.0.1:{port}"
+                (state_dir() / "spark-master").write_text(url + "\n")
+                return Cluster(url, master, worker, ui_port)
+        except OSError:
+            pass
+        time.sleep(0.5)
+    down()
+    raise RuntimeError(f"Spark standalone cluster did not start; see {base}/master.log and worker.log")
+
+
+def down() -> None:
+    pid_file = state_dir() / "spark" / "pids.json"
+    if not pid_file.exists():
+        return
+    pids = json.loads(pid_file.read_text())
+    for pid in (pids.get("worker"), pids.get("master")):
+        if _alive(pid):
+            os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while any(_alive(p) for p in pids.values()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in pids.values():
+        if _alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+    pid_file.unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kafka_s3.dev.spark_cluster")
+    parser.add_argument("command", choices=["up", "down"])
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    args = parser.parse_args(argv)
+    if args.command == "up":
+        print(up(args.port).master_url)
+    else:
+        down()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

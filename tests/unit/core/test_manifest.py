@@ -1,0 +1,30 @@
+"""Chunk manifests: deterministic bytes, round trip, conditional creation returning the existing cut."""
+
+from __future__ import annotations
+
+from kafka_s3.manifest import FileEntry, Manifest, ManifestStore
+from kafka_s3.stores.local import LocalStore
+
+
+def _manifest(start=0, end=2):
+    return Manifest("t", 0, start, end, (FileEntry("topics/t/partition=0/t+0+0000000000.json", "data", 3, start, end, 30),))
+
+
+def test_bytes_are_deterministic_and_round_trip():
+    m = _manifest()
+    assert m.to_bytes() == _manifest().to_bytes()
+    assert Manifest.from_bytes(m.to_bytes()) == m
+    assert m.records == 3
+
+
+def test_create_returns_existing_cut(tmp_path):
+    (tmp_path / "b").mkdir()
+    store = LocalStore(f"file://{tmp_path}", "b")
+    manifests = ManifestStore(store, "topics/_kafka-s3")
+    assert manifests.create(_manifest(0, 2)) == _manifest(0, 2)
+    existing = manifests.create(_manifest(0, 5))
+    assert existing.end == 2 and not existing.same_cut(_manifest(0, 5))
+    manifests.create(_manifest(3, 5))
+    assert manifests.latest("t", 0).start == 3
+    assert manifests.latest("t", 1) is None
+    assert manifests.get("t", 0, 3).end == 5

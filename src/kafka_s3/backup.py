@@ -81,7 +81,7 @@ class Backup:
     """A configured backup. ``run_once`` backs up to the high watermarks seen at its start; ``follow`` never ends."""
 
     def __init__(self, config: Config, spark=None, master: str | None = None, on_cycle: Callable | None = None):
-        from .stores import StoreSpec
+        from .stores.spec import StoreSpec
 
         self.config = config
         self.group = group_id(config)

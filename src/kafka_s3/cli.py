@@ -116,6 +116,37 @@ def cmd_backup(args) -> int:
     return 0
 
 
+def cmd_restore(args) -> int:
+    from .config.source import SOURCE
+    from .restore import Restore, RestoreOptions, describe_plan, parse_offsets, parse_time
+
+    config = load_config(args.config, SOURCE, args.set)
+    options = RestoreOptions(
+        topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
+        from_timestamp=parse_time(args.from_timestamp) if args.from_timestamp else None,
+        until_timestamp=parse_time(args.until_timestamp) if args.until_timestamp else None,
+        from_offsets=parse_offsets(args.from_offset, "--from-offset"),
+        until_offsets=parse_offsets(args.until_offset, "--until-offset"),
+    )
+    restore = Restore(config, options, master=args.master)
+    if args.dry_run:
+        plan_set = restore.plan()
+        restore.check_targets(plan_set, create=False)
+        print(describe_plan(plan_set))
+        return 0
+    if args.follow:
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        restore.follow(stop)
+        return 0
+    from .progress import print_restore_summary
+
+    summary = restore.run()
+    print_restore_summary(summary)
+    return 0
+
+
 def cmd_status(args) -> int:
     from .config.sink import SINK
     from .status import backup_status, render_status
@@ -131,7 +162,7 @@ def cmd_status(args) -> int:
 
 def cmd_bucket_create(args) -> int:
     from .config.sink import SINK
-    from .stores import StoreSpec
+    from .stores.spec import StoreSpec
 
     raw = {"name": "bucket", "topics": "-", "flush.size": "1", "format.class": "json", "s3.bucket.name": args.name}
     if args.config:
@@ -169,6 +200,17 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--follow", action="store_true", help="run forever in cycles (default)")
     backup.add_argument("--no-progress", action="store_true", help="no progress bar")
     backup.set_defaults(func=cmd_backup)
+
+    restore = sub.add_parser("restore", help="restore backed-up topics into Kafka")
+    common(restore, master=True)
+    restore.add_argument("--follow", action="store_true", help="keep restoring objects written later")
+    restore.add_argument("--dry-run", action="store_true", help="print the plan and the target checks, produce nothing")
+    restore.add_argument("--topics", help="restore only these source topics (comma-separated)")
+    restore.add_argument("--from-timestamp", help="only records at or after this time (epoch ms or ISO-8601)")
+    restore.add_argument("--until-timestamp", help="only records before this time (epoch ms or ISO-8601)")
+    restore.add_argument("--from-offset", help="PARTITION:OFFSET[,...] (or TOPIC:PARTITION:OFFSET): first offset")
+    restore.add_argument("--until-offset", help="PARTITION:OFFSET[,...]: stop before this offset")
+    restore.set_defaults(func=cmd_restore)
 
     status = sub.add_parser("status", help="per partition: committed offset, end offset, lag, last object")
     common(status)

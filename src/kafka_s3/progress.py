@@ -97,3 +97,23 @@ class BackupProgress:
             f"{summary.records} records in {summary.objects} objects ({summary.bytes / 1e6:.1f} MB), "
             f"{len(summary.cycles)} cycle(s)"
         )
+
+
+def print_restore_summary(summary) -> None:
+    table = Table(title="restore summary")
+    for column in ("source", "target", "objects", "records", "source offsets", "target offsets"):
+        table.add_column(column)
+    for r in summary.results:
+        table.add_row(
+            f"{r['source_topic']}[{r['source_partition']}]",
+            f"{r['target_topic']}[{r['target_partition']}]",
+            str(r["objects"]),
+            str(r["records"]),
+            f"{r['first_source_offset']}..{r['last_source_offset']}" if r["records"] else "-",
+            f"{r['first_target_offset']}..{r['last_target_offset']}" if r["records"] else "-",
+        )
+    console = Console()
+    console.print(table)
+    for problem in summary.problems:
+        console.print(f"[yellow]skipped[/yellow] {problem.key} at {problem.position}: {problem.message}")
+    console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")

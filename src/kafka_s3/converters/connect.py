@@ -382,6 +382,23 @@ def _from_avro(avro: Any, arrow: pa.DataType | None, named: dict[str, ConnectSch
     return _from_avro(typ, arrow, named, namespace)
 
 
+def _payload_default(s: ConnectSchema, value: Any) -> Any:
+    """The inverse of :func:`_avro_default`: an Avro JSON default in Connect's payload form."""
+    if value is None:
+        return None
+    if s.logical == DECIMAL or s.type == "bytes":
+        return binascii.b2a_base64(value.encode("latin-1"), newline=False).decode("ascii")
+    if s.type == "array":
+        return [_payload_default(s.items, v) for v in value]
+    if s.type == "map":
+        if s.keys.type == "string" and not s.keys.optional:
+            return {k: _payload_default(s.values, v) for k, v in value.items()}
+        return [[_payload_default(s.keys, e["key"]), _payload_default(s.values, e["value"])] for e in value]
+    if s.type == "struct":
+        return {name: _payload_default(fs, value.get(name)) for name, fs in s.fields}
+    return value
+
+
 def _with_arrow_width(schema: ConnectSchema, arrow: pa.DataType | None) -> ConnectSchema:
     if schema.type == "int32" and arrow is not None and arrow in (pa.int8(), pa.int16()):
         return replace(schema, type=str(arrow))
@@ -414,6 +431,8 @@ def _record_from_avro(avro: dict, arrow: pa.DataType | None, named: dict, namesp
         fs = _from_avro(field["type"], field_arrow, named, record_namespace)
         if field.get("doc"):
             fs = replace(fs, doc=field["doc"])
+        if field.get("default") is not None:
+            fs = replace(fs, default=_payload_default(fs, field["default"]))
         fields.append((field["name"], fs))
     connect_name = None if full_name.startswith(f"{AVRO_NAMESPACE}.{DEFAULT_RECORD_NAME}") else full_name
     schema = ConnectSchema("struct", name=connect_name, doc=avro.get("doc"), fields=tuple(fields))

@@ -64,8 +64,10 @@ def is_transient(exc: BaseException) -> bool:
 def describe(exc: BaseException) -> str:
     """A one-line description of a store failure, for logs and error messages (never contains credentials)."""
     if isinstance(exc, ClientError):
+        status, code = http_status(exc), error_code(exc)
         message = exc.response.get("Error", {}).get("Message") or ""
-        return f"HTTP {http_status(exc)} {error_code(exc)}" + (f": {message}" if message else "")
+        named = f"HTTP {status}" if code in ("", str(status)) else f"HTTP {status} {code}"  # HEAD answers have no code
+        return named + (f": {message}" if message else "")
     return f"{type(exc).__name__}: {exc}"
 
 

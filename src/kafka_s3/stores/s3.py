@@ -313,7 +313,7 @@ class S3Store(Store):
     # ------------------------------------------------------------------------------------ errors and retries
     def _call(self, operation: str, key: str, attempt: Callable[[], T]) -> T:
         try:
-            return self._retry.run(operation, key, attempt)
+            return self._retry.run(operation, f"{self.url}/{key}" if key else self.url, attempt)
         except (ClientError, BotoCoreError, OSError) as exc:
             raise self._error(operation, key, exc) from exc
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from partitioner_helpers import bytes_values, partitioner
 
@@ -35,6 +35,7 @@ def test_partition_fields_and_path():
     assert default.path("orders", "partition=3") == "orders#partition=3"
 
 
+@settings(deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=2**31 - 1), min_size=1, max_size=50))
 def test_encoding_parses_back_to_the_partition(partitions):
     records = make_batch([{"offset": row, "partition": p} for row, p in enumerate(partitions)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from partitioner_helpers import batch, bytes_values, json_values, partitioner, sink_config, struct_values
 
@@ -78,9 +78,10 @@ def test_float_fields_are_refused_as_confluent_does(values):
 
 
 def test_struct_field_missing_from_the_schema_names_the_field_and_record():
+    records = batch(2, topic="orders", partition=4, first_offset=40)
+
     with pytest.raises(PartitionerError) as error:
-        field_partitioner("customer.city").encode(batch(2, topic="orders", partition=4, first_offset=40),
-                                                  struct_values(ORDERS, ORDER), now_ms=0)
+        field_partitioner("customer.city").encode(records, struct_values(ORDERS, ORDER), now_ms=0)
 
     assert "'customer.city' does not exist" in str(error.value)
     assert "topic=orders partition=4 offset=40" in str(error.value)
@@ -142,6 +143,7 @@ partition_values = st.one_of(
 )
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(partition_values, partition_values), min_size=1, max_size=20))
 def test_json_encoding_parses_back_to_the_values(rows):
     values = json_values([{"a": first, "b": {"c": second}} for first, second in rows])
@@ -156,6 +158,7 @@ def test_json_encoding_parses_back_to_the_values(rows):
     ]
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(st.integers(-(2**31), 2**31 - 1), st.booleans()), min_size=1, max_size=20))
 def test_struct_encoding_parses_back_to_the_values(rows):
     arrow_type = pa.struct([pa.field("n", pa.int32()), pa.field("flag", pa.bool_())])

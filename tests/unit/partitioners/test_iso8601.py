@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_s3.partitioners.iso8601 import parse_millis
@@ -75,6 +75,7 @@ def test_rejects_what_joda_rejects(text):
         parse_millis(text)
 
 
+@settings(deadline=None)
 @given(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)), st.integers(-18 * 60, 18 * 60))
 def test_round_trips_python_isoformat(moment, offset_minutes):
     zone = timezone(timedelta(minutes=offset_minutes))

@@ -190,7 +190,7 @@ def test_record_field_null_struct_field_names_the_record():
 
 
 def test_record_field_refuses_raw_bytes():
-    with pytest.raises(PartitionerError, match="timestamp.field reads fields of record values, but the values are bytes"):
+    with pytest.raises(PartitionerError, match="timestamp.field reads fields of record values, but the values are"):
         extractor("RecordField").extract(batch(1), bytes_values(1), now_ms=0)
 
 

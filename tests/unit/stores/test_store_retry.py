@@ -152,3 +152,9 @@ def test_server_errors_throttling_and_connection_failures_are_transient(error):
 def test_describe_names_status_code_and_message():
     assert describe(client_error(503, "SlowDown")) == "HTTP 503 SlowDown: told so"
     assert describe(ConnectionResetError("reset")) == "ConnectionResetError: reset"
+
+
+def test_describe_skips_the_code_of_bodiless_answers():
+    bodiless = ClientError({"Error": {"Code": "403", "Message": "Forbidden"}, "ResponseMetadata": {"HTTPStatusCode": 403}}, "HeadBucket")
+
+    assert describe(bodiless) == "HTTP 403: Forbidden"

@@ -1,0 +1,109 @@
+"""Compression: whole-object streams (``s3.compression.type`` for JSON and ByteArray) and Avro container blocks.
+
+Streams are compressed and decompressed as data flows, never holding an object. Output is deterministic: the gzip
+header carries no file name and a zero modification time, and every codec's output depends only on its input.
+"""
+
+from __future__ import annotations
+
+import bz2
+import lzma
+import zlib
+from typing import BinaryIO, Callable, Iterator
+
+import cramjam
+from backports import zstd
+
+from ..config.model import Config
+from ..errors import ConfigError, FormatError
+
+SUFFIXES = {"none": "", "gzip": ".gz", "zstd": ".zst"}
+LEVEL_KEY = "s3.compression.level"
+DEFAULT_LEVEL = -1
+READ_CHUNK = 1024 * 1024
+
+
+def stream_settings(config: Config) -> tuple[str, int]:
+    """``(s3.compression.type, s3.compression.level)``, the level checked against the chosen algorithm."""
+    compression, level = config["s3.compression.type"], config[LEVEL_KEY]
+    if compression == "gzip" and level > 9:
+        raise ConfigError(f"{LEVEL_KEY}={level} is out of range for gzip: use -1 (default) or 0-9", key=LEVEL_KEY)
+    if compression == "zstd" and level == 0:
+        raise ConfigError(f"{LEVEL_KEY}=0 is out of range for zstd: use -1 (default) or 1-22", key=LEVEL_KEY)
+    return compression, level
+
+
+class CompressingSink:
+    """Compresses what is written into ``sink``; :meth:`finish` ends the compressed stream but leaves the sink open."""
+
+    def __init__(self, sink: BinaryIO, compression: str, level: int = DEFAULT_LEVEL):
+        self._sink = sink
+        if compression == "gzip":
+            # wbits=31: a gzip wrapper written by zlib itself, with mtime 0 and no file name.
+            self._compressor = zlib.compressobj(level, zlib.DEFLATED, 31)
+        elif compression == "zstd":
+            self._compressor = zstd.ZstdCompressor(level=None if level == DEFAULT_LEVEL else level)
+        else:
+            self._compressor = None
+
+    def write(self, data: bytes | memoryview) -> None:
+        out = self._compressor.compress(data) if self._compressor is not None else data
+        if out:
+            self._sink.write(out)
+
+    def finish(self) -> None:
+        if self._compressor is not None:
+            self._sink.write(self._compressor.flush())
+
+
+def decompressed(source: BinaryIO, compression: str, object_key: str) -> Iterator[bytes]:
+    """The object's bytes, decompressed as read. Corrupt or truncated data raises FormatError naming the byte."""
+    raw = iter(lambda: source.read(READ_CHUNK), b"")
+    if compression == "gzip":
+        return _inflate(raw, lambda: zlib.decompressobj(31), zlib.error, "gzip", object_key)
+    if compression == "zstd":
+        return _inflate(raw, zstd.ZstdDecompressor, zstd.ZstdError, "zstd", object_key)
+    return raw
+
+
+def _inflate(raw: Iterator[bytes], new: Callable, error: type, name: str, object_key: str) -> Iterator[bytes]:
+    """Decompress one or more concatenated members/frames (as ``gzip -d`` and ``zstd -d`` accept)."""
+    decompressor = None
+    offset = 0  # compressed bytes consumed before the current chunk
+    for chunk in raw:
+        data = chunk
+        while data:
+            if decompressor is None:
+                decompressor = new()
+            try:
+                out = decompressor.decompress(data)
+            except error as exc:
+                raise FormatError(f"corrupt {name} data ({exc})", object_key, f"byte {offset}") from None
+            if out:
+                yield out
+            if not decompressor.eof:
+                break
+            data, decompressor = decompressor.unused_data, None
+        offset += len(chunk)
+    if decompressor is not None:
+        raise FormatError(f"truncated {name} data: the stream ends inside a compressed block", object_key, f"byte {offset}")
+
+
+def avro_block_compressor(codec: str) -> Callable[[bytes], bytes]:
+    """The compression of one Avro container block, as the Avro specification defines each codec."""
+    if codec == "deflate":
+        return _raw_deflate
+    if codec == "snappy":
+        return lambda data: bytes(cramjam.snappy.compress_raw(data)) + zlib.crc32(data).to_bytes(4, "big")
+    if codec == "bzip2":
+        return bz2.compress
+    if codec == "xz":
+        return lzma.compress
+    if codec == "zstandard":
+        return zstd.compress
+    return bytes
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)  # raw deflate: no zlib header
+    return compressor.compress(data) + compressor.flush()

@@ -1,0 +1,60 @@
+"""Rows <-> byte streams: joining encoded rows, splitting streams on a separator, and grouping rows by size.
+
+Grouping (Avro blocks, Parquet row groups) is decided by row sizes only, never by how records happened to be
+batched, so a re-run that batches differently still writes the identical object.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+LARGE_BINARY = pa.large_binary()
+
+
+def joined(rows: pa.Array, separator: bytes = b"") -> memoryview:
+    """Every row's bytes followed by ``separator``, as one contiguous buffer (no copy without a separator)."""
+    rows = rows.cast(LARGE_BINARY)
+    if separator:
+        rows = pc.binary_join_element_wise(rows, pa.scalar(separator, LARGE_BINARY), pa.scalar(b"", LARGE_BINARY))
+    if len(rows) == 0:
+        return memoryview(b"")
+    offsets = rows.offsets
+    data = rows.buffers()[2]
+    return memoryview(data)[offsets[0].as_py() : offsets[-1].as_py()]
+
+
+def split(chunks: Iterable[bytes], separator: bytes) -> Iterator[bytes]:
+    """Records of a stream where a separator follows each record; a tail without one is a record too."""
+    tail = b""
+    for chunk in chunks:
+        parts = (tail + chunk).split(separator)
+        tail = parts.pop()
+        yield from parts
+    if tail:
+        yield tail
+
+
+class SizeGrouper:
+    """Cuts a stream of rows into groups of at least ``threshold`` bytes, across batch boundaries."""
+
+    def __init__(self, threshold: int):
+        self.threshold = threshold
+        self.pending = 0  # bytes of rows already given but not yet in a complete group
+
+    def cuts(self, sizes: np.ndarray) -> list[int]:
+        """Exclusive end rows (within this batch) of the groups this batch completes."""
+        ends: list[int] = []
+        cumulative = np.cumsum(sizes, dtype=np.int64)
+        done = 0  # cumulative bytes of this batch at the last cut
+        while True:
+            target = done + self.threshold - self.pending
+            row = int(np.searchsorted(cumulative, target, side="left"))
+            if row >= len(sizes):
+                self.pending += int(cumulative[-1]) - done if len(sizes) else 0
+                return ends
+            ends.append(row + 1)
+            done, self.pending = int(cumulative[row]), 0

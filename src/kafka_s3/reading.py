@@ -1,0 +1,329 @@
+"""Reading a backup: discover its objects, and stream each source partition's records back in offset order.
+
+Shared by the restore and by the ``kafka-s3`` DataFrame reader. Discovery follows Confluent's source: only keys
+under ``topics.dir`` count, keys with another extension are ignored, a key with the format's extension whose name
+does not follow the layout is an error (or skipped under ``behavior.on.error=ignore|log``). Within a source
+partition, objects are read by start offset across every directory; when a partition's objects sit in several
+directories (field or time partitioners) and carry offsets (envelope), overlapping objects are merged by offset so
+the order is exact.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .config.model import Config
+from .errors import FormatError, LayoutError
+from .formats.base import FileContext, Format
+from .layout import Layout, ObjectName
+from .records import RECORD_SCHEMA
+from .stores.base import Store
+from .writer import DEFAULT_MANIFEST_DIR
+
+log = logging.getLogger(__name__)
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class BackupObject:
+    """One data object and its sidecars."""
+
+    name: ObjectName
+    size: int
+    keys_key: str | None = None
+    headers_key: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.name.key
+
+    @property
+    def start(self) -> int:
+        return self.name.start_offset
+
+
+@dataclass
+class SourcePartition:
+    topic: str
+    partition: int
+    objects: list[BackupObject] = field(default_factory=list)
+
+    @property
+    def directories(self) -> set[str]:
+        return {o.name.directory for o in self.objects}
+
+    @property
+    def bytes(self) -> int:
+        return sum(o.size for o in self.objects)
+
+
+@dataclass
+class Problem:
+    """A skipped object or record (``behavior.on.error=ignore|log``), or a gap worth reporting."""
+
+    key: str
+    position: str
+    message: str
+
+
+@dataclass
+class ReadPlugins:
+    """The formats a backup was written with, from its configuration."""
+
+    config: Config
+    layout: Layout
+    value_format: Format
+    keys_format: Format
+    headers_format: Format
+    envelope: bool
+
+    @classmethod
+    def from_config(cls, config: Config) -> "ReadPlugins":
+        from . import converters, formats
+
+        value_converter = converters.REGISTRY.resolve(config["value.converter"])(
+            config.with_prefix("value.converter."), False
+        )
+        key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
+        envelope = config["store.envelope"]
+        return cls(
+            config=config,
+            layout=Layout.from_config(config),
+            value_format=formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope),
+            keys_format=formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter),
+            headers_format=formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers"),
+            envelope=envelope,
+        )
+
+    def extensions(self) -> dict[str, str]:
+        data = self.value_format.extension
+        return {
+            data: "data",
+            ".keys" + self.keys_format.extension: "keys",
+            ".headers" + self.headers_format.extension: "headers",
+        }
+
+
+# ---------------------------------------------------------------------------------------------------- discovery
+def discover(
+    store: Store,
+    plugins: ReadPlugins,
+    topics: Iterable[str] | None = None,
+    on_error: str = "fail",
+    problems: list[Problem] | None = None,
+) -> dict[TP, SourcePartition]:
+    """Every source partition's objects, sorted by start offset. Listing runs in parallel, one prefix per topic."""
+    layout = plugins.layout
+    manifest_prefix = layout.topic_prefix(DEFAULT_MANIFEST_DIR)
+    prefixes = [layout.topic_prefix(t) for t in topics] if topics else [layout.topic_prefix()]
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(prefixes)))) as pool:
+        listings = list(pool.map(lambda prefix: list(store.list(prefix)), prefixes))
+    extensions = plugins.extensions()
+    data: list[tuple[ObjectName, int]] = []
+    sidecars: dict[tuple[str, str], str] = {}
+    for info in (i for listing in listings for i in listing):
+        if info.key.startswith(manifest_prefix):
+            continue
+        try:
+            name = layout.parse(info.key, extensions)  # type: ignore[arg-type]
+        except LayoutError as exc:
+            if on_error == "fail":
+                raise
+            _note(problems, on_error, Problem(info.key, "name", str(exc)))
+            continue
+        if name is None:
+            continue
+        base = name.key[: len(name.key) - len(name.extension)]
+        if name.kind == "data":
+            data.append((name, info.size))
+        else:
+            sidecars[(base, name.kind)] = name.key
+    partitions: dict[TP, SourcePartition] = {}
+    for name, size in data:
+        base = name.key[: len(name.key) - len(name.extension)]
+        tp = (name.topic, name.partition)
+        partitions.setdefault(tp, SourcePartition(*tp)).objects.append(
+            BackupObject(name, size, sidecars.get((base, "keys")), sidecars.get((base, "headers")))
+        )
+    for part in partitions.values():
+        part.objects.sort(key=lambda o: (o.start, o.key))
+    return dict(sorted(partitions.items()))
+
+
+def _note(problems: list[Problem] | None, on_error: str, problem: Problem) -> None:
+    if problems is not None:
+        problems.append(problem)
+    if on_error == "log":
+        log.warning("skipped %s at %s: %s", problem.key, problem.position, problem.message)
+
+
+# ---------------------------------------------------------------------------------------------------- reading
+@dataclass(frozen=True)
+class Bounds:
+    """Offsets ``[from_offset, until_offset)`` and timestamps ``[from_timestamp, until_timestamp)`` (ms)."""
+
+    from_offset: int | None = None
+    until_offset: int | None = None
+    from_timestamp: int | None = None
+    until_timestamp: int | None = None
+
+    @property
+    def by_time(self) -> bool:
+        return self.from_timestamp is not None or self.until_timestamp is not None
+
+    def mask(self, batch: pa.RecordBatch) -> pa.Array | None:
+        conditions = []
+        offsets = batch.column("offset")
+        if self.from_offset is not None:
+            conditions.append(pc.greater_equal(offsets, self.from_offset))
+        if self.until_offset is not None:
+            conditions.append(pc.less(offsets, self.until_offset))
+        if self.by_time:
+            ts = pc.divide(batch.column("timestamp").cast(pa.int64()), 1000)
+            if self.from_timestamp is not None:
+                conditions.append(pc.fill_null(pc.greater_equal(ts, self.from_timestamp), False))
+            if self.until_timestamp is not None:
+                conditions.append(pc.fill_null(pc.less(ts, self.until_timestamp), False))
+        if not conditions:
+            return None
+        mask = conditions[0]
+        for c in conditions[1:]:
+            mask = pc.and_(mask, c)
+        return mask
+
+
+def _read_all(fmt: Format, store: Store, key: str, ctx: FileContext) -> pa.Table:
+    with store.open(key) as source:
+        return pa.Table.from_batches(list(fmt.read(source, ctx)), schema=RECORD_SCHEMA)
+
+
+def read_object(store: Store, plugins: ReadPlugins, obj: BackupObject) -> Iterator[pa.RecordBatch]:
+    """One object's records, with topic/partition, offsets (stored, or derived from the start offset), and keys and
+    headers from sidecars when present."""
+    name = obj.name
+    ctx = FileContext(name.topic, name.partition, name.start_offset, name.key)
+    keys = _read_all(plugins.keys_format, store, obj.keys_key, ctx) if obj.keys_key else None
+    headers = _read_all(plugins.headers_format, store, obj.headers_key, ctx) if obj.headers_key else None
+    row = 0
+    with store.open(name.key) as source:
+        for batch in plugins.value_format.read(source, ctx):
+            n = batch.num_rows
+            if n == 0:
+                continue
+            columns = {c: batch.column(c) for c in RECORD_SCHEMA.names}
+            columns["topic"] = pa.array([name.topic] * n, pa.string())
+            columns["partition"] = pa.array(np.full(n, name.partition, dtype=np.int32))
+            if not plugins.envelope:
+                columns["offset"] = pa.array(np.arange(name.start_offset + row, name.start_offset + row + n))
+                if keys is not None:
+                    columns["key"] = _aligned(keys, "key", row, n, obj.keys_key)
+                if headers is not None:
+                    columns["headers"] = _aligned(headers, "headers", row, n, obj.headers_key)
+                if pc.all(pc.is_null(columns["timestampType"])).as_py():
+                    columns["timestampType"] = pa.array(np.full(n, -1, dtype=np.int32))
+            row += n
+            yield pa.RecordBatch.from_arrays([columns[c] for c in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
+    for table, key in ((keys, obj.keys_key), (headers, obj.headers_key)):
+        if table is not None and table.num_rows != row:
+            raise FormatError(f"sidecar has {table.num_rows} records but the data object has {row}", object_key=key)
+
+
+def _aligned(table: pa.Table, column: str, row: int, n: int, key: str | None) -> pa.Array:
+    if row + n > table.num_rows:
+        raise FormatError(f"sidecar has {table.num_rows} records, fewer than its data object", object_key=key)
+    return table.column(column).slice(row, n).combine_chunks()
+
+
+def read_partition(
+    store: Store,
+    plugins: ReadPlugins,
+    part: SourcePartition,
+    bounds: Bounds = Bounds(),
+    resume_from: int | None = None,
+    on_error: str = "fail",
+    problems: list[Problem] | None = None,
+    on_object: Callable[[BackupObject], None] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """A source partition's records in offset order, filtered to ``bounds`` and to offsets >= ``resume_from``."""
+    lower = max(x for x in (bounds.from_offset, resume_from, -1) if x is not None)
+    objects = part.objects
+    if len(part.directories) <= 1:
+        # Objects of one directory never overlap: object i holds offsets [start_i, start_i+1).
+        nexts = [o.start for o in objects[1:]] + [None]
+        selected = [o for o, nxt in zip(objects, nexts) if nxt is None or nxt > lower]
+        if bounds.until_offset is not None:
+            selected = [o for o in selected if o.start < bounds.until_offset]
+        groups = [[o] for o in selected]
+    else:
+        if not plugins.envelope:
+            log.warning(
+                "%s[%d]: objects in %d directories without stored offsets: restored in object order, which is not "
+                "the original order across directories (store.envelope=true keeps it exact)",
+                part.topic, part.partition, len(part.directories))
+            groups = [[o] for o in objects]
+        else:
+            groups = [objects]
+    for group in groups:
+        batches = _read_group(store, plugins, group, on_error, problems, on_object)
+        for batch in batches:
+            effective = Bounds(lower if lower >= 0 else None, bounds.until_offset, bounds.from_timestamp,
+                               bounds.until_timestamp)
+            mask = effective.mask(batch)
+            if mask is not None:
+                batch = batch.filter(mask)
+            if batch.num_rows:
+                yield batch
+
+
+def _read_group(store, plugins, group, on_error, problems, on_object) -> Iterator[pa.RecordBatch]:
+    """One object streamed, or several envelope objects merged by offset (buffered one overlap set at a time)."""
+    if len(group) == 1:
+        yield from _guarded(store, plugins, group[0], on_error, problems, on_object)
+        return
+    pending: list[pa.RecordBatch] = []
+    pending_max = -1
+    for obj in group:
+        if pending and obj.start > pending_max:
+            yield from _sorted(pending)
+            pending, pending_max = [], -1
+        for batch in _guarded(store, plugins, obj, on_error, problems, on_object):
+            pending.append(batch)
+            pending_max = max(pending_max, pc.max(batch.column("offset")).as_py())
+    if pending:
+        yield from _sorted(pending)
+
+
+def _sorted(batches: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    table = pa.Table.from_batches(batches, schema=RECORD_SCHEMA)
+    table = table.take(pc.sort_indices(table, [("offset", "ascending")]))
+    yield from table.to_batches(max_chunksize=65536)
+
+
+def _guarded(store, plugins, obj, on_error, problems, on_object) -> Iterator[pa.RecordBatch]:
+    if on_object is not None:
+        on_object(obj)
+    try:
+        yield from read_object(store, plugins, obj)
+    except FormatError as exc:
+        if on_error == "fail":
+            raise
+        _note(problems, on_error, Problem(obj.key, exc.position or "object", str(exc)))
+
+
+def offset_gaps(offsets: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Missing offset ranges ``(first, last)`` between consecutive ``(first, last)`` spans (for reports)."""
+    gaps = []
+    previous = None
+    for first, last in sorted(offsets):
+        if previous is not None and first > previous + 1:
+            gaps.append((previous + 1, first - 1))
+        previous = last if previous is None else max(previous, last)
+    return gaps

@@ -1,0 +1,305 @@
+"""The restore pipeline's driver: discover, plan per source partition, check targets, run one Spark job, report.
+
+Every check that can fail is done before the first record is produced: target topics exist (or are created with
+``topic.creation.enable``) with enough partitions, restoring into a backup's own non-empty source topic is refused
+(the feedback loop Confluent warns about) unless allowed, and the bucket and its objects are reachable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from .config.model import Config
+from .errors import ConfigError, KafkaError, KafkaS3Error, PlanError
+from .kafka.admin import TP, Admin
+from .kafka.settings import client_settings
+from .reading import Bounds, Problem, ReadPlugins, SourcePartition, discover
+from .spark.restore_task import RESULT_SCHEMA, RestorePlan, restore_task
+from .transforms import topic_router
+
+log = logging.getLogger("kafka_s3.restore")
+
+
+class RestoreFailed(KafkaS3Error):
+    exit_code = 5
+
+
+def parse_time(text: str) -> int:
+    """Epoch milliseconds from an integer or an ISO-8601 timestamp (UTC when no offset is given)."""
+    text = text.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"not a timestamp: {text!r} (use epoch ms or ISO-8601 like 2024-05-01T12:00:00Z)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def parse_offsets(text: str | None, option: str) -> dict[tuple[str | None, int], int]:
+    """``P:O,...`` or ``TOPIC:P:O,...`` → {(topic or None, partition): offset}."""
+    out: dict[tuple[str | None, int], int] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        parts = item.rsplit(":", 2)
+        try:
+            if len(parts) == 3:
+                out[(parts[0], int(parts[1]))] = int(parts[2])
+            elif len(parts) == 2:
+                out[(None, int(parts[0]))] = int(parts[1])
+            else:
+                raise ValueError
+        except ValueError:
+            raise ConfigError(f"{option}: expected PARTITION:OFFSET or TOPIC:PARTITION:OFFSET, got {item!r}") from None
+    return out
+
+
+@dataclass
+class RestoreOptions:
+    topics: list[str] | None = None
+    from_timestamp: int | None = None
+    until_timestamp: int | None = None
+    from_offsets: dict = field(default_factory=dict)
+    until_offsets: dict = field(default_factory=dict)
+
+    def bounds(self, tp: TP) -> Bounds:
+        def pick(table):
+            return table.get(tp, table.get((None, tp[1])))
+
+        return Bounds(pick(self.from_offsets), pick(self.until_offsets), self.from_timestamp, self.until_timestamp)
+
+
+@dataclass
+class RestorePlanSet:
+    partitions: dict[TP, SourcePartition]
+    targets: dict[str, str]  # source topic -> target topic
+    plans: list[RestorePlan]
+    problems: list[Problem]
+    created_topics: list[str] = field(default_factory=list)
+    target_partitions: dict[str, int | None] = field(default_factory=dict)
+
+
+@dataclass
+class RestoreSummary:
+    results: list[dict] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def records(self) -> int:
+        return sum(r["records"] for r in self.results)
+
+
+class Restore:
+    def __init__(self, config: Config, options: RestoreOptions | None = None, spark=None, master: str | None = None):
+        from .stores.spec import StoreSpec
+
+        self.config = config
+        self.options = options or RestoreOptions()
+        self.store_spec = StoreSpec.from_config(config)
+        self.store = self.store_spec.open()
+        self.plugins = ReadPlugins.from_config(config)
+        self.route = topic_router(config)
+        self.admin = Admin(client_settings(config, "admin", warn=False))
+        self.producer_settings = client_settings(config, "producer")
+        self.consumer_settings = client_settings(config, "consumer", warn=False)
+        self._spark = spark
+        self.master = master
+        self.raw_config = {k: str(v) for k, v in config.originals.items()}
+        self.progress_base = f"kafka-s3-restore-{config['name']}"
+        self._exactly_once: bool | None = None
+
+    @property
+    def spark(self):
+        if self._spark is None:
+            from .spark.session import build_session, spark_settings
+
+            self._spark = build_session(self.master, "kafka-s3 restore", spark_settings(self.config.extras))
+        return self._spark
+
+    # ------------------------------------------------------------------------------------------------ planning
+    def exactly_once(self) -> bool:
+        """Whether to use transactions: required / requested (probe the broker) / disabled."""
+        if self._exactly_once is None:
+            mode = self.config["exactly.once.support"]
+            if mode == "disabled":
+                self._exactly_once = False
+            else:
+                supported, reason = self._probe_transactions()
+                if not supported and mode == "required":
+                    raise PlanError(f"exactly.once.support=required but the Kafka cluster refused transactions: {reason}")
+                if not supported:
+                    log.warning("the Kafka cluster does not support transactions (%s): restoring at least once", reason)
+                self._exactly_once = supported
+        return self._exactly_once
+
+    def _probe_transactions(self) -> tuple[bool, str]:
+        from confluent_kafka import KafkaException, Producer
+
+        producer = Producer({**self.producer_settings, "transactional.id": f"{self.progress_base}-probe"})
+        try:
+            producer.init_transactions(30)
+            return True, ""
+        except KafkaException as exc:
+            return False, str(exc.args[0] if exc.args else exc)
+
+    def plan(self, only_new_after: dict[TP, int] | None = None) -> RestorePlanSet:
+        self.store.check()
+        problems: list[Problem] = []
+        topics = self.options.topics or self.config["topics"] or None
+        partitions = discover(self.store, self.plugins, topics, self.config["behavior.on.error"], problems)
+        if topics:
+            missing = [t for t in topics if not any(tp[0] == t for tp in partitions)]
+            if missing:
+                log.warning("no backed-up objects found for topic(s): %s", ", ".join(missing))
+        targets = {tp[0]: self.route(tp[0]) for tp in partitions}
+        exactly_once = self.exactly_once() if partitions else False
+        plans = []
+        for tp, part in partitions.items():
+            objects = part.objects
+            if only_new_after is not None and tp in only_new_after:
+                objects = [o for o in objects if o.start >= only_new_after[tp]]
+                if not objects:
+                    continue
+            plans.append(
+                RestorePlan(
+                    source_topic=tp[0],
+                    source_partition=tp[1],
+                    target_topic=targets[tp[0]],
+                    objects=tuple(objects),
+                    bounds=self.options.bounds(tp),
+                    exactly_once=exactly_once,
+                    transactional_id=f"{self.progress_base}-{tp[0]}-{tp[1]}",
+                    progress_group=f"{self.progress_base}-{tp[0]}",
+                )
+            )
+        if self.options.from_timestamp is not None or self.options.until_timestamp is not None:
+            if not self.plugins.envelope:
+                raise ConfigError(
+                    "--from-timestamp/--until-timestamp need record timestamps, which only store.envelope=true "
+                    "backups keep", key="store.envelope")
+        return RestorePlanSet(partitions, targets, plans, problems)
+
+    def check_targets(self, plan_set: RestorePlanSet, create: bool = True) -> None:
+        """Every target topic exists with enough partitions, before anything is produced.
+
+        ``create=False`` (dry runs) only records what exists, raising nothing and creating nothing.
+        """
+        existing = self.admin.topics()
+        needed: dict[str, int] = {}
+        for plan in plan_set.plans:
+            needed[plan.target_topic] = max(needed.get(plan.target_topic, 0), plan.target_partition + 1)
+        for target, count in sorted(needed.items()):
+            have = existing.get(target)
+            plan_set.target_partitions[target] = have
+            if not create:
+                continue
+            if have is None:
+                if not self.config["topic.creation.enable"]:
+                    raise PlanError(
+                        f"target topic {target!r} does not exist; create it with at least {count} partitions, or set "
+                        "topic.creation.enable=true")
+                replication = int(self.config.extras.get("topic.creation.default.replication.factor", "-1"))
+                self.admin.create_topic(target, count, replication)
+                plan_set.created_topics.append(target)
+                plan_set.target_partitions[target] = count
+                log.info("created topic %s with %d partitions", target, count)
+            elif have < count:
+                raise PlanError(
+                    f"target topic {target!r} has {have} partitions but the backup holds partition {count - 1}: add "
+                    f"partitions (kafka-topics --alter --partitions {count}) or restore to another topic; nothing "
+                    "was produced")
+        if create:
+            self._check_feedback_loop(plan_set, existing)
+
+    def _check_feedback_loop(self, plan_set: RestorePlanSet, existing: dict[str, int]) -> None:
+        if self.config["restore.allow.same.topic"]:
+            return
+        for source, target in sorted(plan_set.targets.items()):
+            if source != target or target not in existing:
+                continue
+            tps = [(target, p) for p in range(existing[target])]
+            ends = self.admin.end_offsets(tps, read_committed=False)
+            if not any(ends.values()):
+                continue
+            progress = self.admin.group_offsets(f"{self.progress_base}-{source}", tps)
+            if any(v is not None for v in progress.values()):
+                continue  # resuming this very restore
+            raise PlanError(
+                f"restoring into {target!r}, the topic the backup came from, which is not empty: that duplicates its "
+                "records (and feeds a running backup back into itself). Rename the target with transforms (RegexRouter) "
+                "or topic.rename, or set restore.allow.same.topic=true")
+
+    # ------------------------------------------------------------------------------------------------ running
+    def run(self, plan_set: RestorePlanSet | None = None) -> RestoreSummary:
+        started = time.monotonic()
+        plan_set = plan_set or self.plan()
+        self.check_targets(plan_set)
+        summary = RestoreSummary(problems=list(plan_set.problems))
+        plans = plan_set.plans
+        if plans:
+            summary.results = self._run_job(plans)
+        for result in summary.results:
+            summary.problems.extend(Problem(**p) for p in result["problems"])
+        summary.seconds = time.monotonic() - started
+        for r in summary.results:
+            log.info(
+                "restored %s[%d] -> %s[%d]: %d records from %d objects, source offsets %s..%s, target offsets %s..%s",
+                r["source_topic"], r["source_partition"], r["target_topic"], r["target_partition"], r["records"],
+                r["objects"], r["first_source_offset"], r["last_source_offset"], r["first_target_offset"],
+                r["last_target_offset"])
+        errors = [f"{r['source_topic']}[{r['source_partition']}]: {r['error']}" for r in summary.results if r["error"]]
+        if errors:
+            raise RestoreFailed("; ".join(errors))
+        return summary
+
+    def _run_job(self, plans: list[RestorePlan]) -> list[dict]:
+        cap = self.config["tasks.max"]
+        slots = min(len(plans), cap) if cap > 0 else len(plans)
+        spark = self.spark
+        spark.sparkContext.setJobDescription(f"kafka-s3 restore ({len(plans)} partitions)")
+        task = restore_task(plans, self.raw_config, self.store_spec, self.producer_settings, self.consumer_settings,
+                            slots)
+        rows = spark.range(0, slots, 1, slots).mapInArrow(task, RESULT_SCHEMA).collect()
+        return sorted((json.loads(r.result) for r in rows), key=lambda r: (r["source_topic"], r["source_partition"]))
+
+    def follow(self, stop: threading.Event | None = None) -> None:
+        """Restore, then keep restoring objects that appear later (including new time-period directories)."""
+        stop = stop or threading.Event()
+        interval = self.config["s3.poll.interval.ms"] / 1000
+        while not stop.is_set():
+            summary = self.run()
+            if summary.records:
+                log.info("restored %d records; next listing in %.0fs", summary.records, interval)
+            stop.wait(interval)
+
+
+def describe_plan(plan_set: RestorePlanSet) -> str:
+    """The ``--dry-run`` report."""
+    lines = []
+    for plan in plan_set.plans:
+        part = plan_set.partitions[(plan.source_topic, plan.source_partition)]
+        objects = list(plan.objects)
+        first = objects[0].start if objects else None
+        have = plan_set.target_partitions.get(plan.target_topic)
+        check = "missing (will be created)" if have is None else (
+            "ok" if have > plan.target_partition else f"TOO FEW PARTITIONS ({have})")
+        lines.append(
+            f"{plan.source_topic}[{plan.source_partition}] -> {plan.target_topic}[{plan.target_partition}]: "
+            f"{len(objects)} objects, {part.bytes / 1e6:.2f} MB, first offset {first}, "
+            f"{len(part.directories)} director{'y' if len(part.directories) == 1 else 'ies'}; target: {check}"
+        )
+    for problem in plan_set.problems:
+        lines.append(f"skipped {problem.key}: {problem.message}")
+    if not lines:
+        lines.append("nothing to restore")
+    return "\n".join(lines)

@@ -510,5 +510,5 @@ PASSTHROUGH = (
     "ssl.",
     "client.",
     "topic.creation.",
-    "s3.object.tagging.",
+    "spark.",
 )

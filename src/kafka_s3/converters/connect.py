@@ -514,6 +514,16 @@ def _decimal_payload_bytes(value: Any, s: ConnectSchema) -> bytes:
     return decimal_bytes(_decimal_from_payload(value, s.decimal_precision_scale[1]))
 
 
+def first_unconvertible(values: list, convert: Callable[[list], Any]) -> int:
+    """Index of the first value ``convert([value])`` rejects: pyarrow's errors do not say which row failed."""
+    for row, value in enumerate(values):
+        try:
+            convert([value])
+        except (ValueError, TypeError, OverflowError):  # pyarrow's ArrowInvalid/ArrowTypeError derive from these
+            return row
+    return 0
+
+
 # ------------------------------------------------------------------------------------- payloads: Arrow -> JSON
 def payload_values(array: pa.Array) -> list:
     """Arrow values as Python objects that ``orjson.dumps(..., default=json_default)`` renders as Connect does.

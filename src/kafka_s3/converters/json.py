@@ -22,6 +22,7 @@ from .connect import (
     SchemaError,
     fingerprint,
     first_null_violation,
+    first_unconvertible,
     json_default,
     payload_decoder,
     payload_values,
@@ -197,20 +198,10 @@ def _run(typed: _TypedSchema | None, payloads: list[Any], start: int, topic: str
     try:
         array = pa.array(payloads, arrow)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-        raise ConversionError(
-            f"value of topic {topic} does not match its schema: {exc}", row=start + _first_unconvertible(payloads, arrow)
-        ) from None
+        row = start + first_unconvertible(payloads, lambda values: pa.array(values, arrow))
+        raise ConversionError(f"value of topic {topic} does not match its schema: {exc}", row=row) from None
     violation = first_null_violation(array, optional=True)  # top-level nulls are tombstones, checked in _decode
     if violation is not None:
         row, path = violation
         raise ConversionError(f"value of topic {topic} has a null {path} but the field is not optional", row=start + row)
     return Logical("struct", array, typed.value_schema)
-
-
-def _first_unconvertible(payloads: list[Any], arrow: pa.DataType) -> int:
-    for row, payload in enumerate(payloads):
-        try:
-            pa.array([payload], arrow)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            return row
-    return 0

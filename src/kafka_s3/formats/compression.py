@@ -9,13 +9,18 @@ from __future__ import annotations
 import bz2
 import lzma
 import zlib
-from typing import BinaryIO, Callable, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
 
 import cramjam
+import pyarrow as pa
 from backports import zstd
 
-from ..config.model import Config
 from ..errors import ConfigError, FormatError
+from .base import FormatWriter
+
+if TYPE_CHECKING:
+    from ..config.model import Config
+    from ..converters.base import Logical
 
 SUFFIXES = {"none": "", "gzip": ".gz", "zstd": ".zst"}
 LEVEL_KEY = "s3.compression.level"
@@ -23,7 +28,7 @@ DEFAULT_LEVEL = -1
 READ_CHUNK = 1024 * 1024
 
 
-def stream_settings(config: Config) -> tuple[str, int]:
+def stream_settings(config: "Config") -> tuple[str, int]:
     """``(s3.compression.type, s3.compression.level)``, the level checked against the chosen algorithm."""
     compression, level = config["s3.compression.type"], config[LEVEL_KEY]
     if compression == "gzip" and level > 9:
@@ -101,9 +106,24 @@ def avro_block_compressor(codec: str) -> Callable[[bytes], bytes]:
         return lzma.compress
     if codec == "zstandard":
         return zstd.compress
-    return bytes
+    return lambda data: data
 
 
 def _raw_deflate(data: bytes) -> bytes:
     compressor = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)  # raw deflate: no zlib header
     return compressor.compress(data) + compressor.flush()
+
+
+class StreamWriter(FormatWriter):
+    """A writer for formats whose objects are a (compressed) stream of rendered batches: JSON and ByteArray."""
+
+    def __init__(self, sink: BinaryIO, compression: str, level: int, render: Callable[..., bytes | memoryview]):
+        self._out = CompressingSink(sink, compression, level)
+        self._render = render
+
+    def write(self, records: pa.RecordBatch, values: "Logical | None") -> None:
+        if len(records):
+            self._out.write(self._render(records, values))
+
+    def close(self) -> None:
+        self._out.finish()

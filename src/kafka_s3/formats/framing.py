@@ -22,9 +22,14 @@ def joined(rows: pa.Array, separator: bytes = b"") -> memoryview:
         rows = pc.binary_join_element_wise(rows, pa.scalar(separator, LARGE_BINARY), pa.scalar(b"", LARGE_BINARY))
     if len(rows) == 0:
         return memoryview(b"")
-    offsets = rows.offsets
-    data = rows.buffers()[2]
-    return memoryview(data)[offsets[0].as_py() : offsets[-1].as_py()]
+    offsets = binary_offsets(rows)
+    return memoryview(rows.buffers()[2])[offsets[0] : offsets[-1]]
+
+
+def binary_offsets(rows: pa.Array) -> np.ndarray:
+    """Where each row of a ``large_binary`` array starts in its data buffer (plus the end of the last row)."""
+    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)
+    return offsets[rows.offset : rows.offset + len(rows) + 1]
 
 
 def split(chunks: Iterable[bytes], separator: bytes) -> Iterator[bytes]:

@@ -24,6 +24,9 @@ class Partitioner(ABC):
     name: str = ""
     #: True when the directory of a record depends only on the record (not on the wall clock): exactly-once holds.
     deterministic: bool = True
+    #: True when directories depend on the record value (field, RecordField time): values are converted even in
+    #: envelope mode, which otherwise stores raw bytes without converting them.
+    uses_values: bool = False
 
     def __init__(self, config: "Config"):
         self.config = config

@@ -33,6 +33,7 @@ class FieldPartitioner(Partitioner):
     """Directory ``f1=v1<directory.delim>f2=v2`` from the ``partition.field.name`` fields (dots for nested fields)."""
 
     name = "field"
+    uses_values = True
 
     def __init__(self, config: Config):
         super().__init__(config)

@@ -10,7 +10,6 @@ the width (numbers) or the style (text), every other character is literal text, 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Iterator
 
@@ -23,30 +22,35 @@ Formatter = Callable[[datetime], str]
 """Renders one zone-aware datetime (the instant in the partitioner's time zone) as directory text."""
 
 
-@dataclass(frozen=True)
-class _Names:
-    """The text a locale gives to calendar fields (Java's DateFormatSymbols)."""
-
-    months: tuple[str, ...]
-    months_short: tuple[str, ...]
-    days: tuple[str, ...]  # Monday first, as ISO day numbers
-    days_short: tuple[str, ...]
-    halfdays: tuple[str, str]
-    era: str  # years 1-9999 are all in the common era
-
-
-_ENGLISH = _Names(
-    months=(
-        "January", "February", "March", "April", "May", "June",
-        "July", "August", "September", "October", "November", "December",
-    ),
-    months_short=("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"),
-    days=("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
-    days_short=("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"),
-    halfdays=("AM", "PM"),
-    era="AD",
+# English calendar text (Java's DateFormatSymbols for "en"); Joda numbers days from Monday.
+MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
 )
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+ERA = "AD"  # every year from 1 to 9999
 
+# Numeric fields: zero-padded to the letter count, never truncated.
+_NUMBERS: dict[str, Callable[[datetime], int]] = {
+    "C": lambda moment: moment.year // 100,  # century of era
+    "w": lambda moment: moment.isocalendar()[1],  # ISO week of the week-based year
+    "e": lambda moment: moment.isoweekday(),  # 1 = Monday
+    "D": lambda moment: moment.timetuple().tm_yday,
+    "M": lambda moment: moment.month,  # MMM and longer are names
+    "d": lambda moment: moment.day,
+    "K": lambda moment: moment.hour % 12,  # 0-11
+    "h": lambda moment: moment.hour % 12 or 12,  # 1-12
+    "H": lambda moment: moment.hour,  # 0-23
+    "k": lambda moment: moment.hour or 24,  # 1-24
+    "m": lambda moment: moment.minute,
+    "s": lambda moment: moment.second,
+}
+# Year fields: like numbers, except that a count of 2 prints the last two digits.
+_YEARS: dict[str, Callable[[datetime], int]] = {
+    "y": lambda moment: moment.year,
+    "Y": lambda moment: moment.year,  # year of era: the same for years 1-9999
+    "x": lambda moment: moment.isocalendar()[0],  # ISO week-based year
+}
 
 
 def compile_pattern(pattern: str, locale: str) -> Formatter:
@@ -131,11 +135,8 @@ def _number(getter: Callable[[datetime], int], width: int) -> Formatter:
     return lambda moment: _padded(getter(moment), width)
 
 
-def _year(getter: Callable[[datetime], int], count: int) -> Formatter:
-    """``yy`` prints the last two digits (Joda's two-digit year); other counts the whole year, zero-padded."""
-    if count == 2:
-        return lambda moment: _padded(abs(getter(moment)) % 100, 2)
-    return _number(getter, count)
+def _two_digits(getter: Callable[[datetime], int]) -> Formatter:
+    return lambda moment: _padded(abs(getter(moment)) % 100, 2)
 
 
 def _offset(moment: datetime, separator: str) -> str:
@@ -152,45 +153,21 @@ def _fraction(moment: datetime, count: int) -> str:
 
 
 def _field(pattern: str, letter: str, count: int, position: int) -> Formatter:
-    names = _ENGLISH
-    if letter == "G":
-        return _literal(names.era)
-    if letter == "C":
-        return _number(lambda moment: moment.year // 100, count)
-    if letter in "yY":
-        return _year(lambda moment: moment.year, count)
-    if letter == "x":
-        return _year(lambda moment: moment.isocalendar()[0], count)
-    if letter == "w":
-        return _number(lambda moment: moment.isocalendar()[1], count)
-    if letter == "e":
-        return _number(lambda moment: moment.isoweekday(), count)
+    """The formatter of one run of a pattern letter, as Joda's ``DateTimeFormat.parsePatternTo`` builds it."""
+    if letter == "M" and count >= 3:
+        months = MONTHS if count >= 4 else tuple(month[:3] for month in MONTHS)
+        return lambda moment: months[moment.month - 1]
+    if letter in _NUMBERS:
+        return _number(_NUMBERS[letter], count)
+    if letter in _YEARS:
+        return _two_digits(_YEARS[letter]) if count == 2 else _number(_YEARS[letter], count)
     if letter == "E":
-        days = names.days if count >= 4 else names.days_short
+        days = DAYS if count >= 4 else tuple(day[:3] for day in DAYS)
         return lambda moment: days[moment.weekday()]
-    if letter == "D":
-        return _number(lambda moment: moment.timetuple().tm_yday, count)
-    if letter == "M":
-        if count >= 3:
-            months = names.months if count >= 4 else names.months_short
-            return lambda moment: months[moment.month - 1]
-        return _number(lambda moment: moment.month, count)
-    if letter == "d":
-        return _number(lambda moment: moment.day, count)
+    if letter == "G":
+        return _literal(ERA)
     if letter == "a":
-        return lambda moment: names.halfdays[moment.hour >= 12]
-    if letter == "K":
-        return _number(lambda moment: moment.hour % 12, count)
-    if letter == "h":
-        return _number(lambda moment: moment.hour % 12 or 12, count)
-    if letter == "H":
-        return _number(lambda moment: moment.hour, count)
-    if letter == "k":
-        return _number(lambda moment: moment.hour or 24, count)
-    if letter == "m":
-        return _number(lambda moment: moment.minute, count)
-    if letter == "s":
-        return _number(lambda moment: moment.second, count)
+        return lambda moment: "PM" if moment.hour >= 12 else "AM"
     if letter == "S":
         return lambda moment: _fraction(moment, count)
     if letter == "z":

@@ -48,6 +48,7 @@ class TimeBasedPartitioner(Partitioner):
         self.formatter = compile_pattern(self.path_format, locale)
         self.extractor: TimestampExtractor = EXTRACTORS.resolve(config.get(EXTRACTOR_KEY) or "Wallclock")(config)
         self.deterministic = self.extractor.deterministic
+        self.uses_values = self.extractor.uses_values
 
     def _layout(self, config: Config) -> tuple[int, str]:
         """``(partition duration, path format)`` from the config; a trailing directory delimiter is dropped."""
@@ -70,7 +71,7 @@ class TimeBasedPartitioner(Partitioner):
         outside = (instants < MIN_INSTANT_MS) | (instants > MAX_INSTANT_MS)
         if outside.any():
             row = int(np.argmax(outside))
-            raise record_error(records, row, f"time {instants[row]} ms is outside the years 1-9999 kafka-s3 partitions")
+            raise record_error(records, row, f"time {instants[row]} ms is not within the years 1-9999")
         local = instants + utc_offsets_ms(self.zone, instants)
         # Joda floors with Java's integer division, which truncates toward zero (before 1970 it rounds up): kept, so
         # that such records get Confluent's directories too.

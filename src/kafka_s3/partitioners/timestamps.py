@@ -40,6 +40,8 @@ class TimestampExtractor(ABC):
 
     #: False when the time does not come from the record, so a re-run can partition records differently.
     deterministic: bool = True
+    #: True when the time comes from the record value.
+    uses_values: bool = False
 
     def __init__(self, config: Config):
         self.config = config
@@ -73,6 +75,8 @@ class RecordTimestampExtractor(TimestampExtractor):
 
 class RecordFieldTimestampExtractor(TimestampExtractor):
     """A field of the value (``timestamp.field``, dots for nested fields): epoch ms, a timestamp, or ISO-8601 text."""
+
+    uses_values = True
 
     def __init__(self, config: Config):
         super().__init__(config)
@@ -125,6 +129,8 @@ class RecordFieldTimestampExtractor(TimestampExtractor):
     def _json_millis(self, records: pa.RecordBatch, row: int, found: Any) -> int:
         """A JSON number is epoch ms (a fraction truncated, as Java's ``longValue``); a string is ISO-8601."""
         if isinstance(found, (int, float)) and not isinstance(found, bool):
+            if not -(2**63) <= found < 2**63:
+                raise record_error(records, row, f"{FIELD_KEY}: field {self.field!r} = {found} is out of range")
             return int(found)
         if isinstance(found, str):
             try:

@@ -35,8 +35,8 @@ def utc_offsets_ms(zone: tzinfo, instants_ms: np.ndarray) -> np.ndarray:
     to the millisecond, so half-hour shifts and historical offsets with seconds stay exact.
     """
     hours = pa.array(instants_ms // HOUR_MS).dictionary_encode()
-    table = np.array([_hour_offsets(zone, hour) for hour in hours.dictionary.to_pylist()], np.int64).reshape(-1, 3)
-    before, after, switch = (column[hours.indices.to_numpy()] for column in table.T)
+    per_hour = np.array([_hour_offsets(zone, hour) for hour in hours.dictionary.to_pylist()], np.int64)
+    before, after, switch = per_hour.reshape(-1, 3)[hours.indices.to_numpy()].T
     return np.where(instants_ms < switch, before, after)
 
 

@@ -74,9 +74,11 @@ def build_session(
 
 def register_data_sources(session) -> None:
     """Make ``spark.read.format("kafka-s3-topic")`` (Kafka) and ``"kafka-s3"`` (a backup) available."""
+    from .backup_source import BackupDataSource
     from .kafka_source import KafkaTopicDataSource
 
     session.dataSource.register(KafkaTopicDataSource)
+    session.dataSource.register(BackupDataSource)
 
 
 def spark_settings(config_values: Mapping[str, str]) -> dict[str, str]:

@@ -15,7 +15,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from itertools import islice
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 from urllib.parse import quote, urlencode, urlparse
 
 import boto3
@@ -69,6 +69,8 @@ def assume_role_credentials(sts_client: Any, spec: StoreSpec) -> DeferredRefresh
 
 
 class _AssumeRoleProvider(CredentialProvider):
+    """Hands the role's refreshing credentials to a botocore session through its public component API."""
+
     METHOD = "sts-assume-role"
 
     def __init__(self, credentials: DeferredRefreshableCredentials):
@@ -113,6 +115,7 @@ def _proxies(spec: StoreSpec) -> dict[str, str] | None:
 
 
 def client_config(spec: StoreSpec) -> BotoConfig:
+    """Addressing, proxy, timeouts and a pool big enough for the part-upload threads plus the caller's requests."""
     return _no_retries(
         region_name=spec.region,
         signature_version="s3v4",

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 MiB = 1024 * 1024
 DEFAULT_PART_SIZE = 25 * MiB
 DEFAULT_MEMORY_BUFFER_BYTES = 256 * 1024
-ASSUME_ROLE_PROVIDERS = ("AwsAssumeRoleCredentialsProvider", "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider")
+ASSUME_ROLE_PROVIDERS = (
+    "AwsAssumeRoleCredentialsProvider",
+    "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
+)
 
 
 @dataclass(frozen=True, repr=False)

@@ -13,9 +13,23 @@ from kafka_s3.stores.spec import open_store
 MiB = 1024 * 1024
 
 
+def _remove_bucket(client, bucket: str) -> None:
+    """Empty and delete a test bucket: SeaweedFS gives every bucket its own volume, and volume slots run out."""
+    for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
+        client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+        if keys:
+            client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+    client.delete_bucket(Bucket=bucket)
+
+
 @pytest.fixture
-def s3_config(s3_env, fresh_bucket):
-    """``make(settings, endpoint=None)``: a parsed backup configuration for the fresh bucket, plus ``settings``."""
+def s3_config(s3_env, fresh_bucket, raw_s3):
+    """``make(settings, endpoint=None)``: a parsed backup configuration for the fresh bucket, plus ``settings``.
+
+    The bucket is removed after the test.
+    """
 
     def make(settings: dict[str, str] | None = None, endpoint: str | None = None):
         raw = {
@@ -33,7 +47,8 @@ def s3_config(s3_env, fresh_bucket):
         }
         return SINK.parse(raw)
 
-    return make
+    yield make
+    _remove_bucket(raw_s3, fresh_bucket)
 
 
 @pytest.fixture
@@ -70,3 +85,9 @@ def raw_s3(s3_env):
     )
     yield client
     client.close()
+
+
+@pytest.fixture
+def remove_bucket(raw_s3):
+    """``remove_bucket(name)``: empty and delete a bucket a test created itself."""
+    return lambda bucket: _remove_bucket(raw_s3, bucket)

@@ -100,7 +100,9 @@ class FaultProxy:
         with self._lock:
             self._rules.append(rule)
 
-    def requests(self, method: str | None = None, path: str | None = None, query: str | None = None) -> list[SeenRequest]:
+    def requests(
+        self, method: str | None = None, path: str | None = None, query: str | None = None
+    ) -> list[SeenRequest]:
         """Recorded requests matching the filters, in arrival order."""
         probe = Rule("filter", 1, method=method, path=path, query=query)
         with self._lock:

@@ -21,11 +21,13 @@ def missing_bucket_message(bucket: str, endpoint: str) -> str:
 
 
 @pytest.fixture
-def missing_bucket_store(s3_config, s3_env):
+def missing_bucket_store(s3_config, raw_s3, remove_bucket):
     bucket = "missing-" + uuid.uuid4().hex[:12]
     store = open_store(s3_config({"s3.bucket.name": bucket}))
     yield store, bucket
     store.close()
+    if bucket in {b["Name"] for b in raw_s3.list_buckets()["Buckets"]}:
+        remove_bucket(bucket)
 
 
 def test_every_operation_on_a_missing_bucket_says_how_to_create_it(missing_bucket_store, s3_env):
@@ -85,5 +87,7 @@ def test_unreachable_endpoint_is_a_store_error_naming_it(s3_config):
         store.close()
 
     assert type(caught.value) is StoreError
-    assert str(caught.value).startswith(f"head_bucket s3://{store.spec.bucket}: cannot reach the object store at {endpoint}")
+    assert str(caught.value).startswith(
+        f"head_bucket s3://{store.spec.bucket}: cannot reach the object store at {endpoint}"
+    )
     assert "(gave up after 2 attempts)" in str(caught.value)

@@ -14,7 +14,9 @@ MiB = 1024 * 1024
 
 
 def retry_warnings(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "kafka_s3.stores.retry" and r.levelno == logging.WARNING]
+    retries = [r for r in caplog.records if r.name == "kafka_s3.stores.retry"]
+    assert all(r.levelno == logging.WARNING for r in retries)
+    return [r.getMessage() for r in retries]
 
 
 def test_two_503_then_success_is_two_logged_retries(open_s3, fault_proxy, caplog):

@@ -181,13 +181,21 @@ def test_before_1970_the_floor_truncates_toward_zero_like_java():
 def test_times_beyond_year_9999_name_the_record():
     part = time_based("UTC", HOUR, **{"timestamp.extractor": "RecordField", "timestamp.field": "t"})
 
-    with pytest.raises(PartitionerError, match="outside the years 1-9999.*offset=1"):
+    with pytest.raises(PartitionerError, match="not within the years 1-9999.*offset=1"):
         part.encode(batch(2), json_values([{"t": 0}, {"t": 300_000_000_000_000}]), now_ms=0)
 
 
 def test_missing_record_timestamp_names_the_record():
     with pytest.raises(PartitionerError, match="no timestamp.*offset=3"):
         time_based("UTC", HOUR).encode(batch(2, timestamps=[0, None], first_offset=2), bytes_values(2), now_ms=0)
+
+
+@pytest.mark.parametrize("extractor", ["Wallclock", "Record", "RecordField"])
+def test_empty_batch_encodes_to_nothing(extractor):
+    part = time_based("America/Los_Angeles", HOUR, **{"timestamp.extractor": extractor})
+
+    assert part.encode(batch(0), bytes_values(0), now_ms=0).to_pylist() == []
+    assert part.timestamps(batch(0), bytes_values(0), now_ms=0).tolist() == []
 
 
 def base_config(**props: str):

@@ -154,6 +154,7 @@ def test_record_field_parses_repeated_strings_once_per_value_and_keeps_row_order
         (json_values([{"time": 1}, {"time": "yesterday"}]), "'time' = 'yesterday' is not an ISO-8601 date-time"),
         (json_values([{"time": 1}, {"time": "2015-04-02 10:00"}]), "is not an ISO-8601 date-time"),
         (json_values([{"time": 1}, None]), "not a JSON object"),
+        (json_values([{"time": 1}, {"time": 1e30}]), "'time' = 1e+30 is out of range"),
     ],
 )
 def test_record_field_problems_name_the_record(values, problem):

@@ -18,7 +18,8 @@ from kafka_s3.stores.retry import MAX_BACKOFF_MS, RetryPolicy, describe, is_tran
 
 
 def client_error(status: int, code: str) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": "told so"}, "ResponseMetadata": {"HTTPStatusCode": status}}, "PutObject")
+    answer = {"Error": {"Code": code, "Message": "told so"}, "ResponseMetadata": {"HTTPStatusCode": status}}
+    return ClientError(answer, "PutObject")
 
 
 class Script:
@@ -84,7 +85,7 @@ def test_transient_failures_are_retried_with_growing_waits(caplog):
 def test_exhausted_retries_raise_the_last_error():
     slept: list[float] = []
     last = client_error(500, "InternalError")
-    operation = Script(client_error(503, "SlowDown"), client_error(503, "SlowDown"), client_error(503, "SlowDown"), last)
+    operation = Script(*[client_error(503, "SlowDown")] * 3, last)
 
     with pytest.raises(ClientError) as caught:
         policy(retries=3, slept=slept).run("get_object", "k", operation)
@@ -155,6 +156,7 @@ def test_describe_names_status_code_and_message():
 
 
 def test_describe_skips_the_code_of_bodiless_answers():
-    bodiless = ClientError({"Error": {"Code": "403", "Message": "Forbidden"}, "ResponseMetadata": {"HTTPStatusCode": 403}}, "HeadBucket")
+    answer = {"Error": {"Code": "403", "Message": "Forbidden"}, "ResponseMetadata": {"HTTPStatusCode": 403}}
+    bodiless = ClientError(answer, "HeadBucket")
 
     assert describe(bodiless) == "HTTP 403: Forbidden"

@@ -35,7 +35,9 @@ def test_store_url_is_the_endpoint(sink_config):
 
 
 def test_endpoint_falls_back_to_the_environment_then_aws(sink_config):
-    assert spec_of(sink_config, environ={"AWS_ENDPOINT_URL_S3": "https://s3.example"}).endpoint_url == "https://s3.example"
+    from_environment = spec_of(sink_config, environ={"AWS_ENDPOINT_URL_S3": "https://s3.example"})
+
+    assert from_environment.endpoint_url == "https://s3.example"
     assert spec_of(sink_config).endpoint_url is None
 
 
@@ -89,7 +91,10 @@ def test_default_chain_when_no_keys_are_set(sink_config):
 
 @pytest.mark.parametrize(
     "settings, missing",
-    [({"aws.access.key.id": "AKIA1"}, "aws.secret.access.key"), ({"aws.secret.access.key": "s3cr3t"}, "aws.access.key.id")],
+    [
+        ({"aws.access.key.id": "AKIA1"}, "aws.secret.access.key"),
+        ({"aws.secret.access.key": "s3cr3t"}, "aws.access.key.id"),
+    ],
 )
 def test_half_a_key_pair_is_a_config_error(sink_config, settings, missing):
     with pytest.raises(ConfigError) as caught:
@@ -205,7 +210,9 @@ def test_spec_is_immutable(sink_config):
 
 
 def test_open_store_builds_the_s3_store_without_network(sink_config):
-    store = open_store(sink_config({"store.url": "http://127.0.0.1:9", "aws.access.key.id": "a", "aws.secret.access.key": "b"}), environ={})
+    settings = {"store.url": "http://127.0.0.1:9", "aws.access.key.id": "a", "aws.secret.access.key": "b"}
+
+    store = open_store(sink_config(settings), environ={})
     try:
         assert isinstance(store, S3Store)
         assert store.url == "s3://b"

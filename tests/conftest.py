@@ -51,12 +51,33 @@ def s3_client(s3_env):
     )
 
 
+def _remove_bucket(client, bucket: str) -> None:
+    """Empty and delete a test bucket: SeaweedFS gives every bucket volumes of its own, and slots run out."""
+    for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
+        client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+        if keys:
+            client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+    client.delete_bucket(Bucket=bucket)
+
+
 @pytest.fixture
 def fresh_bucket(s3_client):
-    """A new, empty bucket (names are unique per test)."""
+    """A new, empty bucket (names are unique per test), removed after the test."""
     name = "t-" + uuid.uuid4().hex[:16]
     s3_client.create_bucket(Bucket=name)
-    return name
+    yield name
+    try:
+        _remove_bucket(s3_client, name)
+    except Exception:  # a test may have removed it itself
+        pass
+
+
+@pytest.fixture
+def remove_bucket(s3_client):
+    """``remove_bucket(name)``: empty and delete a bucket a test created itself."""
+    return lambda bucket: _remove_bucket(s3_client, bucket)
 
 
 @pytest.fixture(scope="session")

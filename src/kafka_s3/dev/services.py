@@ -218,6 +218,10 @@ def start_s3(port: int) -> str:
         f"-filer.port={port + 3}",
         f"-admin.port={port + 4}",
         f"-s3.config={base / 's3.json'}",
+        # Every bucket gets volumes of its own: small volumes and a generous count keep a test run (hundreds of
+        # buckets) from exhausting the volume slots.
+        "-master.volumeSizeLimitMB=64",
+        "-volume.max=2000",
         "-s3.allowDeleteBucketNotEmpty=false",
         "-s3.autoCreateBucket=false",
     ]

@@ -92,6 +92,14 @@ class Store(ABC):
         return upload.commit()
 
     @abstractmethod
+    def put_tags(self, key: str, tags: Mapping[str, str]) -> None:
+        """Replace the object tags of an existing ``key``.
+
+        Tags describing the finished object (Confluent's startOffset, endOffset, recordCount) are only known once its
+        bytes are written, so, as in Confluent's sink, they are set after the commit.
+        """
+
+    @abstractmethod
     def head(self, key: str) -> ObjectInfo | None:
         """Size, ETag and user metadata of ``key``; ``None`` when absent."""
 

@@ -50,6 +50,16 @@ class LocalStore(Store):
             path.parent.mkdir(parents=True, exist_ok=True)
             return LocalUpload(self, key, path, {"metadata": dict(metadata or {}), "tags": dict(tags or {})})
 
+    def put_tags(self, key: str, tags: Mapping[str, str]) -> None:
+        path = self._path(key)
+        with self._errors("put_tags", key):
+            try:
+                sidecar_path = _sidecar_path(path, path.stat().st_ino)
+            except (FileNotFoundError, NotADirectoryError):
+                raise StoreError(f"put_tags {self.url}/{key}: no such object") from None
+            sidecar = _read_sidecar(sidecar_path)
+            _write_durably(sidecar_path, json.dumps({**sidecar, "tags": dict(tags)}).encode("utf-8"))
+
     def head(self, key: str) -> ObjectInfo | None:
         path = self._path(key)
         with self._errors("head", key):
@@ -59,11 +69,8 @@ class LocalStore(Store):
                 return None
             if not S_ISREG(stat.st_mode):  # a "directory" is not an object
                 return None
-            try:
-                sidecar = json.loads(_sidecar_path(path, stat.st_ino).read_text("utf-8"))
-            except FileNotFoundError:
-                sidecar = {}
-        return ObjectInfo(key, stat.st_size, last_modified=stat.st_mtime, metadata=sidecar.get("metadata", {}))
+            sidecar = _read_sidecar(_sidecar_path(path, stat.st_ino))
+        return ObjectInfo(key, stat.st_size, last_modified=stat.st_mtime, metadata=sidecar["metadata"])
 
     def get(self, key: str, start: int | None = None, end: int | None = None) -> bytes:
         with self.open(key) as file:
@@ -80,6 +87,7 @@ class LocalStore(Store):
             try:
                 return path.open("rb")
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                self._require_bucket()
                 raise StoreError(f"open {self.url}/{key}: no such object") from None
 
     def list(self, prefix: str) -> Iterator[ObjectInfo]:
@@ -95,15 +103,16 @@ class LocalStore(Store):
                     for entry in entries:
                         if entry.name.startswith("."):
                             continue
-                        if entry.is_dir(follow_symlinks=False):
-                            pending.append(Path(entry.path))
-                            continue
                         key = Path(entry.path).relative_to(self.bucket_dir).as_posix()
-                        if entry.is_file() and key.startswith(prefix):
+                        if entry.is_dir(follow_symlinks=False):
+                            if f"{key}/".startswith(prefix):
+                                pending.append(Path(entry.path))
+                        elif entry.is_file() and key.startswith(prefix):
                             stat = entry.stat()
                             yield ObjectInfo(key, stat.st_size, last_modified=stat.st_mtime)
 
     def delete(self, keys: Iterable[str]) -> None:
+        self._require_bucket()
         for key in keys:
             path = self._path(key)
             with self._errors("delete", key):
@@ -121,7 +130,7 @@ class LocalStore(Store):
     # ---------------------------------------------------------------------------------------------- helpers
     def _path(self, key: str) -> Path:
         segments = key.split("/")
-        if any(s in ("", ".", "..") or s.startswith(".") for s in segments):
+        if any(s == "" or s.startswith(".") for s in segments):  # also refuses "." and ".."
             raise StoreError(
                 f"invalid object key for the local store: {key!r} (empty segments and segments starting with '.' "
                 "are not allowed)"
@@ -214,11 +223,25 @@ def _sidecar_path(path: Path, inode: int) -> Path:
     return path.with_name(f".{path.name}.{inode}.meta.json")
 
 
+def _read_sidecar(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:  # an object put into the directory by other means
+        return {"metadata": {}, "tags": {}}
+
+
 def _write_durably(path: Path, data: bytes) -> None:
-    with open(path, "wb") as file:
-        file.write(data)
-        file.flush()
-        os.fsync(file.fileno())
+    """Write ``data`` to ``path`` all at once: a reader sees the old content or the new, never a part."""
+    descriptor, temp = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -162,6 +162,14 @@ class S3Store(Store):
             args["Tagging"] = urlencode(dict(tags))
         return S3Upload(self, key, args)
 
+    def put_tags(self, key: str, tags: Mapping[str, str]) -> None:
+        tag_set = [{"Key": name, "Value": value} for name, value in tags.items()]
+        self._call(
+            "put_object_tagging",
+            key,
+            partial(self._client.put_object_tagging, Bucket=self.spec.bucket, Key=key, Tagging={"TagSet": tag_set}),
+        )
+
     def head(self, key: str) -> ObjectInfo | None:
         def attempt() -> dict | None:
             try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import boto3
 import pytest
 from faultproxy import FaultProxy
 
@@ -10,25 +9,11 @@ from kafka_s3.config.sink import SINK
 from kafka_s3.stores.s3 import S3Store
 from kafka_s3.stores.spec import open_store
 
-MiB = 1024 * 1024
-
-
-def _remove_bucket(client, bucket: str) -> None:
-    """Empty and delete a test bucket: SeaweedFS gives every bucket its own volume, and volume slots run out."""
-    for upload in client.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
-        client.abort_multipart_upload(Bucket=bucket, Key=upload["Key"], UploadId=upload["UploadId"])
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
-        if keys:
-            client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
-    client.delete_bucket(Bucket=bucket)
-
 
 @pytest.fixture
-def s3_config(s3_env, fresh_bucket, raw_s3):
+def s3_config(s3_env, fresh_bucket):
     """``make(settings, endpoint=None)``: a parsed backup configuration for the fresh bucket, plus ``settings``.
 
-    The bucket is removed after the test.
     """
 
     def make(settings: dict[str, str] | None = None, endpoint: str | None = None):
@@ -47,8 +32,7 @@ def s3_config(s3_env, fresh_bucket, raw_s3):
         }
         return SINK.parse(raw)
 
-    yield make
-    _remove_bucket(raw_s3, fresh_bucket)
+    return make
 
 
 @pytest.fixture
@@ -71,23 +55,3 @@ def open_s3(s3_config):
 def fault_proxy(s3_env):
     with FaultProxy(s3_env["endpoint_url"]) as proxy:
         yield proxy
-
-
-@pytest.fixture
-def raw_s3(s3_env):
-    """A plain boto3 client, to look at the bucket independently of the store under test."""
-    client = boto3.client(
-        "s3",
-        endpoint_url=s3_env["endpoint_url"],
-        aws_access_key_id=s3_env["access_key"],
-        aws_secret_access_key=s3_env["secret_key"],
-        region_name=s3_env["region"],
-    )
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def remove_bucket(raw_s3):
-    """``remove_bucket(name)``: empty and delete a bucket a test created itself."""
-    return lambda bucket: _remove_bucket(raw_s3, bucket)

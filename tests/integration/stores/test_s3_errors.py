@@ -21,12 +21,12 @@ def missing_bucket_message(bucket: str, endpoint: str) -> str:
 
 
 @pytest.fixture
-def missing_bucket_store(s3_config, raw_s3, remove_bucket):
+def missing_bucket_store(s3_config, s3_client, remove_bucket):
     bucket = "missing-" + uuid.uuid4().hex[:12]
     store = open_store(s3_config({"s3.bucket.name": bucket}))
     yield store, bucket
     store.close()
-    if bucket in {b["Name"] for b in raw_s3.list_buckets()["Buckets"]}:
+    if bucket in {b["Name"] for b in s3_client.list_buckets()["Buckets"]}:
         remove_bucket(bucket)
 
 

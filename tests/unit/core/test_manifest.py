@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kafka_s3.manifest import FileEntry, Manifest, ManifestStore
-from kafka_s3.stores.local import LocalStore
+from kafka_s3.stores.spec import StoreSpec
 
 
 def _manifest(start=0, end=2):
@@ -18,8 +18,8 @@ def test_bytes_are_deterministic_and_round_trip():
 
 
 def test_create_returns_existing_cut(tmp_path):
-    (tmp_path / "b").mkdir()
-    store = LocalStore(f"file://{tmp_path}", "b")
+    store = StoreSpec(store_class="local", bucket="b", region="us-east-1", local_root=str(tmp_path)).open()
+    store.create_bucket()
     manifests = ManifestStore(store, "topics/_kafka-s3")
     assert manifests.create(_manifest(0, 2)) == _manifest(0, 2)
     existing = manifests.create(_manifest(0, 5))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 
@@ -156,17 +157,24 @@ def test_listing_skips_temporary_and_hidden_files_and_uses_slashes(local_store, 
 
 
 def test_listing_by_a_partial_name_prefix(local_store):
-    for key in ("p/t+0+0000000000.bin", "p/t+0+0000000010.bin", "p/t+1+0000000000.bin", "p/u.bin"):
+    for key in ("p/t+0+0000000000.bin", "p/t+0+0000000010.bin", "p/t+1+0000000000.bin", "p/u.bin", "p/t+0/x.bin"):
         local_store.put(key, b"")
 
     assert sorted(info.key for info in local_store.list("p/t+0+")) == ["p/t+0+0000000000.bin", "p/t+0+0000000010.bin"]
+    assert sorted(info.key for info in local_store.list("p/t+0")) == [
+        "p/t+0+0000000000.bin",
+        "p/t+0+0000000010.bin",
+        "p/t+0/x.bin",
+    ]
     assert sorted(info.key for info in local_store.list("")) == [
         "p/t+0+0000000000.bin",
         "p/t+0+0000000010.bin",
+        "p/t+0/x.bin",
         "p/t+1+0000000000.bin",
         "p/u.bin",
     ]
     assert list(local_store.list("nothing/here/")) == []
+    assert list(local_store.list("p/t+0+0000000000.bin/")) == []
 
 
 def test_ranged_get_is_inclusive(local_store):
@@ -206,7 +214,14 @@ def test_keys_that_would_escape_or_hide_are_refused(local_store, key):
 def test_missing_bucket_directory_is_reported_with_the_command_that_creates_it(tmp_path, sink_config):
     store = StoreSpec.from_config(sink_config({"store.url": tmp_path.as_uri()}), environ={}).open()
 
-    for operation in (store.check, lambda: store.create("k.bin"), lambda: list(store.list(""))):
+    operations = (
+        store.check,
+        lambda: store.create("k.bin"),
+        lambda: list(store.list("")),
+        lambda: store.get("k.bin"),
+        lambda: store.delete(["k.bin"]),
+    )
+    for operation in operations:
         with pytest.raises(BucketNotFoundError) as caught:
             operation()
         assert str(caught.value) == (
@@ -224,3 +239,26 @@ def test_a_key_below_an_existing_object_is_a_store_error(local_store):
 
     with pytest.raises(StoreError, match="create .*a/b.bin failed"):
         local_store.create("a/b.bin")
+
+
+def sidecar_of(directory, name: str) -> dict:
+    (sidecar,) = [p for p in directory.iterdir() if p.name.startswith(f".{name}.") and p.name.endswith(".meta.json")]
+    return json.loads(sidecar.read_text())
+
+
+def test_tags_given_at_creation_and_replaced_after_commit_keep_the_metadata(local_store, tmp_path):
+    local_store.create("t.bin", metadata={"a": "1"}, tags={"startOffset": "0"}).commit()
+
+    local_store.put_tags("t.bin", {"startOffset": "0", "endOffset": "9", "recordCount": "10"})
+
+    assert sidecar_of(tmp_path / "b", "t.bin") == {
+        "metadata": {"a": "1"},
+        "tags": {"startOffset": "0", "endOffset": "9", "recordCount": "10"},
+    }
+    assert local_store.head("t.bin").metadata == {"a": "1"}
+    assert [n for n in os.listdir(tmp_path / "b") if n.endswith(".tmp")] == []
+
+
+def test_tagging_a_missing_object_names_it(local_store):
+    with pytest.raises(StoreError, match="put_tags .*missing.bin: no such object"):
+        local_store.put_tags("missing.bin", {"a": "1"})

@@ -65,6 +65,7 @@ class BackupPlugins:
     envelope: bool
     null_behavior: str
     manifest_root: str
+    tombstone_partition: str
     tagging: bool
     extra_tags: dict[str, str]
 
@@ -106,6 +107,7 @@ class BackupPlugins:
             envelope=envelope,
             null_behavior=config["behavior.on.null.values"],
             manifest_root=layout.join(layout.topics_dir, DEFAULT_MANIFEST_DIR),
+            tombstone_partition=config["tombstone.encoded.partition"],
             tagging=config["s3.object.tagging"],
             extra_tags=extra_tags,
         )
@@ -166,6 +168,12 @@ class Values:
             kind, schema = logical.kind, logical.schema
             pieces.append(piece.array)
         return Logical(kind, pa.concat_arrays(pieces), schema)  # type: ignore[arg-type]
+
+    def converted_take(self, rows: np.ndarray) -> Converted | None:
+        """The converted values of ``rows`` as a Converted of one run (rows must share a schema run or be taken
+        across runs of one kind)."""
+        taken = self.take(rows)
+        return None if taken is None else Converted.single(taken)
 
     def encode_with(self, partitioner: Partitioner, batch: pa.RecordBatch, now_ms: int) -> pa.Array:
         """Encoded partitions, calling the partitioner once per schema run."""
@@ -299,7 +307,7 @@ class PartitionBackup:
             self._convert(plugins.key_converter, batch, "key") if plugins.keys_format is not None else None,
             batch.num_rows,
         )
-        encoded = values.encode_with(plugins.partitioner, batch, now_ms)
+        encoded = self._encode(batch, values, now_ms)
         timestamps = (
             values.timestamps_with(plugins.partitioner, batch, now_ms) if plugins.policy.rotate_interval_ms > 0 else None
         )
@@ -316,6 +324,21 @@ class PartitionBackup:
                 self._write_rows(batch, values, keys, offsets, codes, dictionary, segment.start, segment.end)
             if segment.close:
                 self._commit_chunk()
+
+    def _encode(self, batch: pa.RecordBatch, values: "Values", now_ms: int) -> pa.Array:
+        """Encoded partitions; null values (kept in envelope or write mode) go to the tombstone directory when the
+        partitioner needs values, as Confluent's ``tombstone.encoded.partition``."""
+        partitioner = self.plugins.partitioner
+        nulls = batch.column("value").is_null()
+        if not partitioner.uses_values or not pc.any(nulls).as_py():
+            return values.encode_with(partitioner, batch, now_ms)
+        present = np.flatnonzero(~nulls.to_numpy(zero_copy_only=False))
+        out = np.full(batch.num_rows, self.plugins.tombstone_partition, dtype=object)
+        if len(present):
+            subset = Values(values.converted_take(present), len(present))
+            out[present] = subset.encode_with(partitioner, batch.take(pa.array(present)), now_ms).to_numpy(
+                zero_copy_only=False)
+        return pa.array(out, pa.string())
 
     def _handle_nulls(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         nulls = batch.column("value").is_null()

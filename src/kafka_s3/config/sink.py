@@ -167,6 +167,15 @@ SINK.define(
         OneOf(("fail", "ignore", "write")),
     ),
     Prop(
+        "tombstone.encoded.partition",
+        Type.STRING,
+        "tombstone",
+        "Directory (encoded partition) of null-valued records when the partitioner reads values (field, RecordField "
+        "time), where they have no field to partition by.",
+        L,
+        "Connector",
+    ),
+    Prop(
         "s3.object.tagging",
         Type.BOOLEAN,
         "false",

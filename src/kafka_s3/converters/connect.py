@@ -248,8 +248,7 @@ class _AvroSchemaBuilder:
 
     def __init__(self) -> None:
         self._records: list[tuple[ConnectSchema, str]] = []  # (struct without optionality, Avro full name)
-        self._default_names = 0
-        self._map_entry_names = 0
+        self._unnamed: dict[str, int] = {}  # default name -> structs given it so far
 
     def build(self, schema: ConnectSchema) -> Any:
         base = self._base(schema)
@@ -290,7 +289,8 @@ class _AvroSchemaBuilder:
         else:
             # Unnamed structs share AvroData's default name; later distinct ones get a numbered name so the
             # schema stays valid Avro (Avro forbids two different definitions of one name).
-            namespace, name = AVRO_NAMESPACE, default_name + self._next_suffix(default_name)
+            count = self._unnamed[default_name] = self._unnamed.get(default_name, 0) + 1
+            namespace, name = AVRO_NAMESPACE, default_name + ("" if count == 1 else str(count))
         full_name = f"{namespace}.{name}" if namespace else name
         if any(existing == full_name for _, existing in self._records):
             raise SchemaError(f"two different structs are both named {full_name}; Avro needs distinct names")
@@ -302,15 +302,6 @@ class _AvroSchemaBuilder:
             record["doc"] = s.doc
         record["fields"] = [self._field(name, fs) for name, fs in s.fields]
         return record
-
-    def _next_suffix(self, default_name: str) -> str:
-        if default_name == MAP_ENTRY_NAME:
-            self._map_entry_names += 1
-            count = self._map_entry_names
-        else:
-            self._default_names += 1
-            count = self._default_names
-        return "" if count == 1 else str(count)
 
     def _field(self, name: str, s: ConnectSchema) -> dict[str, Any]:
         field: dict[str, Any] = {"name": name, "type": self.build(s)}
@@ -342,7 +333,10 @@ def _avro_default(s: ConnectSchema, value: Any) -> Any:
 
 
 # --------------------------------------------------------------------------------------------------- from Avro
-def _from_avro(avro: Any, arrow: pa.DataType | None, named: dict[str, ConnectSchema], namespace: str | None):
+def _from_avro(
+    avro: Any, arrow: pa.DataType | None, named: dict[str, ConnectSchema], namespace: str | None
+) -> ConnectSchema:
+    """``named`` holds the records defined so far (Avro refers to a record by name after its first definition)."""
     if isinstance(avro, list):
         branches = [b for b in avro if b != "null"]
         if len(branches) != 1 or len(avro) != 2:
@@ -376,27 +370,12 @@ def _from_avro(avro: Any, arrow: pa.DataType | None, named: dict[str, ConnectSch
         return ConnectSchema("array", items=items)
     if typ == "map":
         value_arrow = arrow.item_type if arrow is not None and pa.types.is_map(arrow) else None
-        return ConnectSchema("map", keys=ConnectSchema("string"), values=_from_avro(avro["values"], value_arrow, named, namespace))
+        return ConnectSchema(
+            "map", keys=ConnectSchema("string"), values=_from_avro(avro["values"], value_arrow, named, namespace)
+        )
     if typ in AVRO_PRIMITIVE_CONNECT:
         return _with_arrow_width(ConnectSchema(AVRO_PRIMITIVE_CONNECT[typ]), arrow)
     return _from_avro(typ, arrow, named, namespace)
-
-
-def _payload_default(s: ConnectSchema, value: Any) -> Any:
-    """The inverse of :func:`_avro_default`: an Avro JSON default in Connect's payload form."""
-    if value is None:
-        return None
-    if s.logical == DECIMAL or s.type == "bytes":
-        return binascii.b2a_base64(value.encode("latin-1"), newline=False).decode("ascii")
-    if s.type == "array":
-        return [_payload_default(s.items, v) for v in value]
-    if s.type == "map":
-        if s.keys.type == "string" and not s.keys.optional:
-            return {k: _payload_default(s.values, v) for k, v in value.items()}
-        return [[_payload_default(s.keys, e["key"]), _payload_default(s.values, e["value"])] for e in value]
-    if s.type == "struct":
-        return {name: _payload_default(fs, value.get(name)) for name, fs in s.fields}
-    return value
 
 
 def _with_arrow_width(schema: ConnectSchema, arrow: pa.DataType | None) -> ConnectSchema:
@@ -419,10 +398,18 @@ def _logical_from_avro(avro: dict, logical: str) -> ConnectSchema:
     raise SchemaError(f"Avro logical type {logical!r} on {base!r} is not supported")
 
 
+def avro_full_name(named_type: dict, enclosing_namespace: str | None = None) -> str:
+    """The full name of an Avro record (or other named type), resolved as the Avro specification says."""
+    name = named_type["name"]
+    if "." in name:
+        return name
+    namespace = named_type.get("namespace", enclosing_namespace)
+    return f"{namespace}.{name}" if namespace else name
+
+
 def _record_from_avro(avro: dict, arrow: pa.DataType | None, named: dict, namespace: str | None) -> ConnectSchema:
-    name = avro["name"]
-    record_namespace = avro.get("namespace", namespace) if "." not in name else name.rpartition(".")[0]
-    full_name = name if "." in name or not record_namespace else f"{record_namespace}.{name}"
+    full_name = avro_full_name(avro, namespace)
+    record_namespace = full_name.rpartition(".")[0] or None
     fields = []
     for field in avro["fields"]:
         field_arrow = None
@@ -447,6 +434,23 @@ def _is_map_entry(schema: ConnectSchema) -> bool:
         and (schema.name or "").startswith(f"{AVRO_NAMESPACE}.{MAP_ENTRY_NAME}")
         and [name for name, _ in schema.fields] == ["key", "value"]
     )
+
+
+def _payload_default(s: ConnectSchema, value: Any) -> Any:
+    """The inverse of :func:`_avro_default`: an Avro JSON default in Connect's payload form."""
+    if value is None:
+        return None
+    if s.logical == DECIMAL or s.type == "bytes":
+        return binascii.b2a_base64(value.encode("latin-1"), newline=False).decode("ascii")
+    if s.type == "array":
+        return [_payload_default(s.items, v) for v in value]
+    if s.type == "map":
+        if s.keys.type == "string" and not s.keys.optional:
+            return {k: _payload_default(s.values, v) for k, v in value.items()}
+        return [[_payload_default(s.keys, e["key"]), _payload_default(s.values, e["value"])] for e in value]
+    if s.type == "struct":
+        return {name: _payload_default(fs, value.get(name)) for name, fs in s.fields}
+    return value
 
 
 # ------------------------------------------------------------------------------------- payloads: JSON -> Arrow
@@ -487,8 +491,16 @@ def _value_decoder(s: ConnectSchema) -> Decoder | None:
         decoders = [(name, d) for name, d in ((name, payload_decoder(fs)) for name, fs in s.fields) if d is not None]
         if not decoders:
             return None
-        return lambda v: {**v, **{name: d(v.get(name)) for name, d in decoders}}
+        return lambda v: _decode_fields(v, decoders)
     return None
+
+
+def _decode_fields(struct: dict, decoders: list[tuple[str, Decoder]]) -> dict:
+    """Decode the fields that need it, in place: the payload dict was just parsed for this record alone."""
+    get = struct.get
+    for name, decode in decoders:
+        struct[name] = decode(get(name))
+    return struct
 
 
 def _identity(value: Any) -> Any:

@@ -2,11 +2,13 @@
 
 With schemas, each record's Connect schema becomes an Avro schema and an Arrow type, and payloads become typed Arrow
 values, so Avro and Parquet backups keep the types. Streams repeat one schema on every record: a schema is parsed
-once per distinct JSON text, and consecutive records sharing it form one run.
+once per distinct JSON text, a record repeating the previous record's schema text has only its payload parsed, and
+consecutive records sharing a schema form one run.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
@@ -62,37 +64,41 @@ class JsonConverter(Converter):
         super().__init__(settings, is_key)
         self.schemas_enabled = _boolean_setting(self.settings, SCHEMAS_ENABLE, True, is_key)
         self._typed: dict[bytes, _TypedSchema] = {}
-        self._connect_schemas: dict[str, bytes] = {}  # ValueSchema fingerprint -> Connect schema JSON, for restores
+        # (ValueSchema fingerprint, Arrow type) -> Connect schema JSON, for restores
+        self._connect_schemas: dict[tuple[str, pa.DataType], bytes] = {}
 
     # ---------------------------------------------------------------------------------------------------- decode
     def to_logical(self, topic: str, data: pa.Array) -> Converted:
         raws = data.to_pylist()
+        subject = f"{'key' if self.is_key else 'value'} of topic {topic}"  # how errors name what failed
         if not self.schemas_enabled:
-            return Converted.single(Logical("json", pa.array(_compact_all(raws, topic), pa.binary())))
-        return Converted(self._typed_runs(raws, topic))
+            return Converted.single(Logical("json", pa.array(_compact_all(raws, subject), pa.binary())))
+        return Converted(self._typed_runs(raws, subject))
 
-    def _typed_runs(self, raws: list[bytes | None], topic: str) -> list[tuple[int, Logical]]:
+    def _typed_runs(self, raws: list[bytes | None], subject: str) -> list[tuple[int, Logical]]:
         runs: list[tuple[int, Logical]] = []
         payloads: list[Any] = []
         current: _TypedSchema | None = None
-        current_json: Any = object()  # matches no schema
+        prefix = None  # the raw '{"schema":...,"payload":' of the last fully parsed envelope
         start = 0
         for row, raw in enumerate(raws):
             if raw is None:  # a tombstone joins the run it falls in
                 payloads.append(None)
                 continue
-            schema_json, payload = _envelope(raw, row, topic)
-            if schema_json != current_json:  # dict equality: cheap while a stream repeats one schema
-                typed = self._typed_schema(schema_json, row, topic)
+            payload = _payload_after(prefix, raw)
+            if payload is _NOT_SAME_SCHEMA:
+                schema_json, payload = _envelope(raw, row, subject)
+                typed = self._typed_schema(schema_json, row, subject)
+                prefix = _schema_prefix(raw, schema_json)
                 if current is not None and typed.identity != current.identity:
-                    runs.append((start, _run(current, payloads, start, topic)))
+                    runs.append((start, _run(current, payloads, start, subject)))
                     start, payloads = row, []
-                current, current_json = typed, schema_json
-            payloads.append(_decode(current, payload, row, topic))
-        runs.append((start, _run(current, payloads, start, topic)))
+                current = typed
+            payloads.append(_decode(current, payload, row, subject))
+        runs.append((start, _run(current, payloads, start, subject)))
         return runs
 
-    def _typed_schema(self, schema_json: Any, row: int, topic: str) -> _TypedSchema:
+    def _typed_schema(self, schema_json: Any, row: int, subject: str) -> _TypedSchema:
         cache_key = orjson.dumps(schema_json)
         typed = self._typed.get(cache_key)
         if typed is not None:
@@ -110,7 +116,7 @@ class JsonConverter(Converter):
                     name=connect.name,
                 )
             except SchemaError as exc:
-                raise ConversionError(f"invalid Connect schema in a record of topic {topic}: {exc}", row=row) from None
+                raise ConversionError(f"invalid Connect schema in a {subject}: {exc}", row=row) from None
             typed = _TypedSchema(connect, value_schema, payload_decoder(connect))
         self._typed[cache_key] = typed
         return typed
@@ -129,7 +135,8 @@ class JsonConverter(Converter):
     def _connect_schema_json(self, values: Logical, topic: str) -> bytes:
         if values.kind != "struct":  # raw bytes and text are Connect's optional bytes/string schemas
             return orjson.dumps(ConnectSchema("bytes" if values.kind == "bytes" else "string", optional=True).to_json())
-        cached = self._connect_schemas.get(values.schema.fingerprint)
+        cache_key = (values.schema.fingerprint, values.schema.arrow)
+        cached = self._connect_schemas.get(cache_key)
         if cached is None:
             try:
                 connect = ConnectSchema.from_avro(values.schema.avro, values.schema.arrow)
@@ -137,7 +144,7 @@ class JsonConverter(Converter):
                 raise ConversionError(f"cannot restore values of topic {topic} as Connect data: {exc}") from None
             if values.schema.version is not None:
                 connect = replace(connect, version=values.schema.version)
-            cached = self._connect_schemas[values.schema.fingerprint] = orjson.dumps(connect.to_json())
+            cached = self._connect_schemas[cache_key] = orjson.dumps(connect.to_json())
         return cached
 
 
@@ -148,11 +155,13 @@ def _boolean_setting(settings: Mapping[str, str], name: str, default: bool, is_k
     text = str(raw).strip().lower()
     if text not in ("true", "false"):
         key = f"{'key' if is_key else 'value'}.converter.{name}"
-        raise ConfigError(f"Invalid value {raw!r} for configuration {key}: Expected value to be either true or false", key=key)
+        raise ConfigError(
+            f"Invalid value {raw!r} for configuration {key}: Expected value to be either true or false", key=key
+        )
     return text == "true"
 
 
-def _compact_all(raws: list[bytes | None], topic: str) -> list[bytes | None]:
+def _compact_all(raws: list[bytes | None], subject: str) -> list[bytes | None]:
     out: list[bytes | None] = []
     for row, raw in enumerate(raws):
         if raw is None:
@@ -161,35 +170,69 @@ def _compact_all(raws: list[bytes | None], topic: str) -> list[bytes | None]:
         try:
             out.append(orjson.dumps(orjson.loads(raw)))
         except orjson.JSONDecodeError as exc:
-            raise ConversionError(f"value of topic {topic} is not valid JSON: {exc}", row=row) from None
+            raise ConversionError(f"{subject} is not valid JSON: {exc}", row=row) from None
     return out
 
 
-def _envelope(raw: bytes, row: int, topic: str) -> tuple[Any, Any]:
+def _envelope(raw: bytes, row: int, subject: str) -> tuple[Any, Any]:
     try:
         envelope = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise ConversionError(f"value of topic {topic} is not valid JSON: {exc}", row=row) from None
+        raise ConversionError(f"{subject} is not valid JSON: {exc}", row=row) from None
     if not (isinstance(envelope, dict) and len(envelope) == 2 and "schema" in envelope and "payload" in envelope):
-        raise ConversionError(f"value of topic {topic}: {ENVELOPE_REQUIRED}", row=row)
+        raise ConversionError(f"{subject}: {ENVELOPE_REQUIRED}", row=row)
     return envelope["schema"], envelope["payload"]
 
 
-def _decode(typed: _TypedSchema, payload: Any, row: int, topic: str) -> Any:
+_NOT_SAME_SCHEMA = object()
+_PAYLOAD_KEY = re.compile(rb',\s*"payload"\s*:')
+
+
+def _schema_prefix(raw: bytes, schema_json: Any) -> bytes | None:
+    """The bytes of ``raw`` up to its payload, when the envelope starts with its schema (as JsonConverter writes).
+
+    Each candidate is checked by parsing it, so a ``"payload"`` key inside the schema (a default, a doc) cannot fool it.
+    """
+    for match in _PAYLOAD_KEY.finditer(raw):
+        candidate = raw[: match.end()]
+        try:
+            if orjson.loads(candidate + b"null}") == {"schema": schema_json, "payload": None}:
+                return candidate
+        except orjson.JSONDecodeError:
+            continue
+    return None
+
+
+def _payload_after(prefix: bytes | None, raw: bytes) -> Any:
+    """The payload of an envelope that repeats the previous record's schema text, parsing only the payload.
+
+    Streams repeat one schema on every record, often far larger than the payload. A record that is the same prefix,
+    then one JSON value, then ``}`` is an envelope with that very schema and no other field. Anything else (another
+    schema, another key order, trailing spaces) returns ``_NOT_SAME_SCHEMA`` and is parsed in full.
+    """
+    if prefix is None or not raw.startswith(prefix) or not raw.endswith(b"}"):
+        return _NOT_SAME_SCHEMA
+    try:
+        return orjson.loads(raw[len(prefix) : -1])
+    except orjson.JSONDecodeError:
+        return _NOT_SAME_SCHEMA
+
+
+def _decode(typed: _TypedSchema, payload: Any, row: int, subject: str) -> Any:
     schema = typed.connect
     if schema is None:
         return payload
     if payload is None and not schema.optional and schema.default is None:
-        raise ConversionError(f"value of topic {topic} has a null payload but its schema is not optional", row=row)
+        raise ConversionError(f"{subject} has a null payload but its schema is not optional", row=row)
     if typed.decode is None:
         return payload
     try:
         return typed.decode(payload)
     except (TypeError, ValueError, AttributeError) as exc:
-        raise ConversionError(f"value of topic {topic} does not match its schema: {exc}", row=row) from None
+        raise ConversionError(f"{subject} does not match its schema: {exc}", row=row) from None
 
 
-def _run(typed: _TypedSchema | None, payloads: list[Any], start: int, topic: str) -> Logical:
+def _run(typed: _TypedSchema | None, payloads: list[Any], start: int, subject: str) -> Logical:
     if typed is None:
         return Logical("struct", pa.nulls(len(payloads)), NULL_VALUES)
     if typed.connect is None:
@@ -199,9 +242,9 @@ def _run(typed: _TypedSchema | None, payloads: list[Any], start: int, topic: str
         array = pa.array(payloads, arrow)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
         row = start + first_unconvertible(payloads, lambda values: pa.array(values, arrow))
-        raise ConversionError(f"value of topic {topic} does not match its schema: {exc}", row=row) from None
+        raise ConversionError(f"{subject} does not match its schema: {exc}", row=row) from None
     violation = first_null_violation(array, optional=True)  # top-level nulls are tombstones, checked in _decode
     if violation is not None:
         row, path = violation
-        raise ConversionError(f"value of topic {topic} has a null {path} but the field is not optional", row=start + row)
+        raise ConversionError(f"{subject} has a null {path} but the field is not optional", row=start + row)
     return Logical("struct", array, typed.value_schema)

@@ -40,7 +40,9 @@ class StringConverter(Converter):
             try:
                 texts.append(None if raw is None else raw.decode(self.encoding))
             except UnicodeDecodeError as exc:
-                raise ConversionError(f"value of topic {topic} is not valid {self.encoding} text: {exc}", row=row)
+                raise ConversionError(
+                    f"value of topic {topic} is not valid {self.encoding} text: {exc}", row=row
+                ) from None
         return Converted.single(Logical("string", pa.array(texts, pa.string())))
 
     def from_logical(self, topic: str, values: Logical) -> pa.Array:

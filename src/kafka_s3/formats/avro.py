@@ -13,8 +13,7 @@ import orjson
 import pyarrow as pa
 
 from ..converters.base import Logical
-from ..converters.bytearray import ByteArrayConverter
-from ..converters.connect import SchemaError
+from ..converters.connect import SchemaError, avro_full_name
 from ..errors import ConversionError, FormatError
 from ..records import HEADERS_TYPE
 from .avro_encoding import encode, varint
@@ -25,12 +24,14 @@ from .envelope import (
     KAFKA_RECORD_AVRO,
     KAFKA_RECORD_NAME,
     NAMESPACE,
+    ObjectValues,
     avro_value_schema,
     envelope_batch,
     envelope_struct,
     headers_or_empty,
     plain_kind,
     require_schema_converter,
+    restored_batch,
     role_batch,
     value_avro_schema,
 )
@@ -95,24 +96,20 @@ class AvroFormat(Format):
                 value_schema = avro_value_schema(schema)
             except SchemaError as exc:
                 raise FormatError(f"unsupported value schema ({exc})", ctx.object_key, "header") from None
-        converter = self.converter or ByteArrayConverter({}, is_key=self.role == "keys")
-        column = "key" if self.role == "keys" else "value"
 
         def to_batch(datums: list[Any]) -> pa.RecordBatch:
             if kind is not None:
                 logical = Logical(kind, pa.array(datums, pa.binary() if kind == "bytes" else pa.string()))
             else:
                 logical = Logical("struct", pa.array(datums, value_schema.arrow), value_schema)
-            return role_batch(len(datums), **{column: converter.from_logical(ctx.topic, logical)})
+            return restored_batch(self, ctx.topic, logical)
 
         return to_batch
 
 
 def _expect_schema(schema: Any, full_name: str, what: str, ctx: FileContext) -> None:
-    name = schema.get("name", "") if isinstance(schema, dict) else ""
-    if "." not in name and isinstance(schema, dict) and schema.get("namespace"):
-        name = f"{schema['namespace']}.{name}"
-    if name != full_name:
+    """Refuse an object of another kind (e.g. a headers sidecar read as an envelope) before decoding it."""
+    if not (isinstance(schema, dict) and schema.get("type") == "record" and avro_full_name(schema) == full_name):
         raise FormatError(f"not {what}: its Avro schema is not {full_name}", ctx.object_key, "header")
 
 
@@ -146,6 +143,7 @@ class _AvroWriter(FormatWriter):
         self._sink = sink
         self._sync = ctx.sync_marker()
         self._compress = avro_block_compressor(fmt.codec)
+        self._values = ObjectValues()
         self._schema: Any = None
         self._expanded: Any = None
         self._grouper = SizeGrouper(BLOCK_BYTES)
@@ -155,17 +153,18 @@ class _AvroWriter(FormatWriter):
     def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
         if len(records) == 0:
             return
-        schema, array = self._datums(records, values)
-        if self._schema is None:
-            self._start(schema)
-        elif schema != self._schema:
-            raise ConversionError(
-                "the value schema changed within one Avro object; objects roll on schema changes "
-                "(schema.compatibility=NONE)"
-            )
-        self._append(encode(array, self._expanded))
+        if self._format.envelope:
+            self._write(KAFKA_RECORD_AVRO, envelope_struct(records))
+        elif self._format.role == "headers":
+            self._write(HEADERS_AVRO, headers_or_empty(records))
+        else:
+            for run in self._values.runs(values):
+                self._write_values(run)
 
     def close(self) -> None:
+        leftover = None if self._format.envelope or self._format.role == "headers" else self._values.leftover()
+        if leftover is not None:
+            self._write_values(leftover)
         if self._schema is None:  # no records: still a valid, empty container
             self._start(self._fixed_schema() or "null")
         self._flush_block()
@@ -178,11 +177,7 @@ class _AvroWriter(FormatWriter):
             return HEADERS_AVRO
         return None
 
-    def _datums(self, records: pa.RecordBatch, values: Logical | None) -> tuple[Any, pa.Array]:
-        if self._format.envelope:
-            return KAFKA_RECORD_AVRO, envelope_struct(records)
-        if self._format.role == "headers":
-            return HEADERS_AVRO, headers_or_empty(records)
+    def _write_values(self, values: Logical) -> None:
         schema = value_avro_schema(values, self._format)
         if values.array.null_count and not _allows_null(schema):
             raise ConversionError(
@@ -190,7 +185,17 @@ class _AvroWriter(FormatWriter):
                 "not optional (use behavior.on.null.values=ignore, or store.envelope=true to keep tombstones)",
                 row=values.array.is_null().index(True).as_py(),
             )
-        return schema, values.array
+        self._write(schema, values.array)
+
+    def _write(self, schema: Any, array: pa.Array) -> None:
+        if self._schema is None:
+            self._start(schema)
+        elif schema != self._schema:
+            raise ConversionError(
+                "the value schema changed within one Avro object; objects roll on schema changes "
+                "(schema.compatibility=NONE)"
+            )
+        self._append(encode(array, self._expanded))
 
     def _start(self, schema: Any) -> None:
         try:

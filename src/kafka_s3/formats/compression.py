@@ -91,7 +91,9 @@ def _inflate(raw: Iterator[bytes], new: Callable, error: type, name: str, object
             data, decompressor = decompressor.unused_data, None
         offset += len(chunk)
     if decompressor is not None:
-        raise FormatError(f"truncated {name} data: the stream ends inside a compressed block", object_key, f"byte {offset}")
+        raise FormatError(
+            f"truncated {name} data: the stream ends inside a compressed block", object_key, f"byte {offset}"
+        )
 
 
 def avro_block_compressor(codec: str) -> Callable[[bytes], bytes]:

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ..converters.base import Kind, Logical, ValueSchema
-from ..converters.connect import AVRO_NAMESPACE, DEFAULT_RECORD_NAME, ConnectSchema, fingerprint
+from ..converters.bytearray import ByteArrayConverter
+from ..converters.connect import AVRO_NAMESPACE, DEFAULT_RECORD_NAME, ConnectSchema, avro_full_name, fingerprint
+from ..converters.json import NULL_VALUES
 from ..errors import ConfigError, ConversionError
 from ..records import HEADERS_TYPE, RECORD_SCHEMA
 
@@ -46,17 +48,15 @@ KAFKA_RECORD_AVRO = {
 KAFKA_RECORD_NAME = f"{NAMESPACE}.KafkaRecord"
 # An envelope row as readers decode it: timestamps in milliseconds (or datetimes), as Kafka keeps them.
 ENVELOPE_ROW = pa.struct(
-    [
-        pa.field(f.name, pa.timestamp("ms", tz="UTC") if f.name == "timestamp" else f.type)
-        for f in RECORD_SCHEMA
-    ]
+    [pa.field(f.name, pa.timestamp("ms", tz="UTC") if f.name == "timestamp" else f.type) for f in RECORD_SCHEMA]
 )
 REQUIRED_ENVELOPE_FIELDS = ("topic", "partition", "offset", "timestampType")
+NO_HEADERS = pa.scalar([], HEADERS_TYPE)
 
 
 def headers_or_empty(records: pa.RecordBatch) -> pa.Array:
     """The headers column with null lists as empty ones: a record without headers has an empty list."""
-    return records.column("headers").fill_null(pa.scalar([], HEADERS_TYPE))
+    return records.column("headers").fill_null(NO_HEADERS)
 
 
 def envelope_struct(records: pa.RecordBatch) -> pa.StructArray:
@@ -68,19 +68,16 @@ def envelope_struct(records: pa.RecordBatch) -> pa.StructArray:
 def envelope_batch(rows: list[dict[str, Any]]) -> pa.RecordBatch:
     """Records from decoded envelope rows (dicts with the envelope's fields; timestamps in ms or datetimes).
 
-    Raises ``ValueError`` naming the first row that lacks a required field; pyarrow errors for mistyped fields.
+    Raises :class:`EnvelopeFieldMissing` naming the first row without a required field, and pyarrow's errors for
+    fields of the wrong type.
     """
-    struct = pa.array(rows, ENVELOPE_ROW)
-    columns = struct.flatten()
+    columns = pa.array(rows, ENVELOPE_ROW).flatten()
     for name in REQUIRED_ENVELOPE_FIELDS:
         column = columns[ENVELOPE_ROW.get_field_index(name)]
         if column.null_count:
             raise EnvelopeFieldMissing(name, column.is_null().index(True).as_py())
-    columns = [c.cast(RECORD_SCHEMA.field(i).type) for i, c in enumerate(columns)]
-    columns[RECORD_SCHEMA.get_field_index("headers")] = columns[RECORD_SCHEMA.get_field_index("headers")].fill_null(
-        pa.scalar([], HEADERS_TYPE)
-    )
-    return pa.RecordBatch.from_arrays(columns, schema=RECORD_SCHEMA)
+    batch = pa.RecordBatch.from_arrays(columns, schema=pa.schema(list(ENVELOPE_ROW))).cast(RECORD_SCHEMA)
+    return batch.set_column(RECORD_SCHEMA.get_field_index("headers"), "headers", headers_or_empty(batch))
 
 
 class EnvelopeFieldMissing(ValueError):
@@ -98,7 +95,54 @@ def role_batch(length: int, **columns: pa.Array) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=RECORD_SCHEMA)
 
 
+def restored_batch(fmt: "Format", topic: str, values: Logical) -> pa.RecordBatch:
+    """Values read back from an object, encoded to Kafka bytes by the role's converter, in the role's column.
+
+    Without a converter the values are raw bytes, as ByteArrayConverter (the default) gives them.
+    """
+    converter = fmt.converter or ByteArrayConverter({}, is_key=fmt.role == "keys")
+    column = "key" if fmt.role == "keys" else "value"
+    return role_batch(len(values), **{column: converter.from_logical(topic, values)})
+
+
 # ----------------------------------------------------------------------------------- values <-> Avro schemas
+class ObjectValues:
+    """The converted values of one typed object, whose schema its first typed run fixes.
+
+    A run of only nulls (tombstones, or null keys) has no schema of its own (JsonConverter gives it ``"null"``); it
+    takes the object's schema, and waits for it when it comes first, so null keys never split a keys sidecar.
+    """
+
+    def __init__(self) -> None:
+        self.first: Logical | None = None
+        self._waiting = 0  # nulls met before the first typed run
+
+    def runs(self, values: Logical) -> list[Logical]:
+        """What to write now for ``values``, in order."""
+        if values.schema is not None and values.schema.avro == "null":
+            if self.first is None:
+                self._waiting += len(values)
+                return []
+            return [_nulls_like(self.first, len(values))]
+        out = []
+        if self.first is None:
+            self.first = values
+            if self._waiting:
+                out.append(_nulls_like(values, self._waiting))
+                self._waiting = 0
+        out.append(values)
+        return out
+
+    def leftover(self) -> Logical | None:
+        """The nulls still waiting when the object closes: an object of only nulls."""
+        return Logical("struct", pa.nulls(self._waiting), NULL_VALUES) if self._waiting else None
+
+
+def _nulls_like(values: Logical, length: int) -> Logical:
+    # pa.array, unlike pa.nulls, gives null structs valid children, which Parquet needs under required fields.
+    return Logical(values.kind, pa.array([None] * length, values.array.type), values.schema)
+
+
 def value_avro_schema(values: Logical, fmt: "Format") -> Any:
     """The Avro schema of converted values: Connect's optional bytes/string schemas, or the value schema."""
     if values.kind == "bytes":
@@ -111,7 +155,12 @@ def value_avro_schema(values: Logical, fmt: "Format") -> Any:
 
 
 def plain_kind(avro: Any) -> Kind | None:
-    """``bytes`` or ``string`` when an Avro schema is (optionally) just that: raw values, not typed ones."""
+    """``bytes`` or ``string`` when an Avro schema holds raw values (optionally null), not typed ones.
+
+    A ``"null"`` schema (tombstones only, or an empty object) holds no value at all: null bytes.
+    """
+    if avro == "null":
+        return "bytes"
     branches = [b for b in avro if b != "null"] if isinstance(avro, list) else [avro]
     if len(branches) == 1 and branches[0] in ("bytes", "string"):
         return branches[0]
@@ -125,16 +174,20 @@ def avro_value_schema(avro: Any, arrow: pa.DataType | None = None) -> ValueSchem
     record = next((b for b in avro if b != "null"), None) if isinstance(avro, list) else avro
     name = None
     if isinstance(record, dict) and record.get("type") == "record":
-        name = record["name"] if "." in record["name"] else f"{record.get('namespace', '')}.{record['name']}".lstrip(".")
+        name = avro_full_name(record)
         if name.startswith(f"{AVRO_NAMESPACE}.{DEFAULT_RECORD_NAME}"):
-            name = None
+            name = None  # AvroData's name for structs Connect left unnamed
     return ValueSchema(avro=avro, arrow=arrow, fingerprint=fingerprint(avro), name=name)
 
 
 def schema_needed_message(fmt: "Format") -> str:
-    format_key, converter_key = ("keys.format.class", "key.converter") if fmt.role == "keys" else (
-        "format.class",
-        "value.converter",
+    format_key, converter_key = (
+        ("keys.format.class", "key.converter")
+        if fmt.role == "keys"
+        else (
+            "format.class",
+            "value.converter",
+        )
     )
     return (
         f"{format_key}={fmt.name} stores typed values, but {converter_key}=JsonConverter with "

@@ -21,7 +21,7 @@ from ..errors import FormatError
 from ..records import HEADERS_TYPE, timestamps_ms
 from .base import FileContext, Format, FormatWriter, Role
 from .compression import SUFFIXES, StreamWriter, decompressed, stream_settings
-from .envelope import EnvelopeFieldMissing, envelope_batch, role_batch
+from .envelope import EnvelopeFieldMissing, envelope_batch, restored_batch, role_batch
 from .framing import joined, split
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class JsonFormat(Format):
             return _envelope_lines(records)
         if self.role == "headers":
             return _lines([orjson.dumps(h or [], default=json_default) for h in records.column("headers").to_pylist()])
-        return value_lines(values)
+        return _value_lines(values)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
         parse, to_batch = self._line_reader(ctx)
@@ -82,17 +82,15 @@ class JsonFormat(Format):
                 lambda rows: role_batch(len(rows), headers=pa.array(rows, HEADERS_TYPE)),
             )
         kind = _line_kind(self.converter)
-        converter = self.converter or ByteArrayConverter({}, is_key=self.role == "keys")
-        column = "key" if self.role == "keys" else "value"
 
         def to_batch(rows: list[Any]) -> pa.RecordBatch:
             logical = Logical(kind, pa.array(rows, pa.string() if kind == "string" else pa.binary()))
-            return role_batch(len(rows), **{column: converter.from_logical(ctx.topic, logical)})
+            return restored_batch(self, ctx.topic, logical)
 
         return _VALUE_PARSERS[kind], to_batch
 
 
-def value_lines(values: Logical) -> bytes | memoryview:
+def _value_lines(values: Logical) -> bytes | memoryview:
     """Converted values (or keys) as JSON lines."""
     if values.kind == "json":  # already compact JSON text: joined without a per-record step
         return joined(values.array.fill_null(pa.scalar(b"null", values.array.type)), b"\n")
@@ -123,7 +121,7 @@ def _envelope_lines(records: pa.RecordBatch) -> bytes:
                 },
                 default=json_default,
             )
-            for topic, partition, offset, timestamp, timestamp_type, key, value, headers in zip(*columns)
+            for topic, partition, offset, timestamp, timestamp_type, key, value, headers in zip(*columns, strict=True)
         ]
     )
 

@@ -18,16 +18,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..converters.base import Logical
-from ..converters.bytearray import ByteArrayConverter
 from ..converters.connect import SchemaError
 from ..errors import ConversionError, FormatError
 from ..records import RECORD_SCHEMA
 from .base import FileContext, Format, FormatWriter, Role
 from .envelope import (
     NAMESPACE,
+    ObjectValues,
     avro_value_schema,
     plain_kind,
     require_schema_converter,
+    restored_batch,
     role_batch,
     value_avro_schema,
 )
@@ -60,7 +61,6 @@ class ParquetFormat(Format):
         super().__init__(config, role, converter, envelope)
         require_schema_converter(self)
         self.codec = config["parquet.codec"]
-        self.row_group_bytes = config["parquet.row.group.bytes"]
         self.column = {"keys": "key", "headers": "headers"}.get(role, "value")
 
     @property
@@ -70,12 +70,8 @@ class ParquetFormat(Format):
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
         return _ParquetWriter(self, sink)
 
-    def columns(self, records: pa.RecordBatch, values: Logical | None) -> pa.RecordBatch:
-        """The rows to store, as the file's columns (schema metadata carries ``parquet.avro.schema``)."""
-        if self.envelope:
-            return records
-        if self.role == "headers":
-            return pa.RecordBatch.from_arrays([records.column("headers")], names=["headers"])
+    def value_columns(self, values: Logical) -> pa.RecordBatch:
+        """Converted values (or keys) as the file's columns; the schema metadata carries ``parquet.avro.schema``."""
         avro = value_avro_schema(values, self)
         array = values.array
         record = _record_branch(avro)
@@ -114,22 +110,27 @@ class ParquetFormat(Format):
         if self.role == "headers":
             return role_batch(batch.num_rows, headers=batch.column("headers"))
         logical = self._logical(batch, avro, ctx)
-        converter = self.converter or ByteArrayConverter({}, is_key=self.role == "keys")
-        return role_batch(batch.num_rows, **{self.column: converter.from_logical(ctx.topic, logical)})
+        return restored_batch(self, ctx.topic, logical)
 
     def _logical(self, batch: pa.RecordBatch, avro: Any, ctx: FileContext) -> Logical:
         """The stored values with their schema: one wrapped column, or all columns as one record."""
         wrapped = isinstance(avro, dict) and avro.get("name") == WRAPPER_NAMES[self.column]
         if wrapped or avro is None:
             if batch.schema.names != [self.column]:
-                raise FormatError(f"expected one column {self.column!r}, found {batch.schema.names}", ctx.object_key, "footer")
+                raise FormatError(
+                    f"expected one column {self.column!r}, found {batch.schema.names}", ctx.object_key, "footer"
+                )
             array = batch.column(0)
-            avro = avro["fields"][0]["type"] if wrapped else ["null", "string" if pa.types.is_string(array.type) else "bytes"]
+            avro = (
+                avro["fields"][0]["type"]
+                if wrapped
+                else ["null", "string" if pa.types.is_string(array.type) else "bytes"]
+            )
         else:
             array = pa.StructArray.from_arrays(batch.columns, fields=list(batch.schema))
         kind = plain_kind(avro)
         if kind is not None:
-            return Logical(kind, array)
+            return Logical(kind, array.cast(pa.string() if kind == "string" else pa.binary()))
         try:
             return Logical("struct", array, avro_value_schema(avro, array.type))
         except SchemaError as exc:
@@ -169,7 +170,11 @@ def row_sizes(array: pa.Array | pa.RecordBatch) -> np.ndarray:
         return sum((row_sizes(array.field(i)) for i in range(t.num_fields)), np.zeros(len(array), dtype=np.int64))
     if pa.types.is_list(t) or pa.types.is_map(t) or pa.types.is_large_list(t):
         offsets = array.offsets.to_numpy().astype(np.int64)
-        child = array.values if not pa.types.is_map(t) else pa.StructArray.from_arrays([array.keys, array.items], ["k", "v"])
+        child = (
+            array.values
+            if not pa.types.is_map(t)
+            else pa.StructArray.from_arrays([array.keys, array.items], ["k", "v"])
+        )
         cumulative = np.concatenate([[0], np.cumsum(row_sizes(child.slice(offsets[0], offsets[-1] - offsets[0])))])
         return cumulative[offsets[1:] - offsets[0]] - cumulative[offsets[:-1] - offsets[0]]
     return np.full(len(array), _fixed_width(t), dtype=np.int64)
@@ -210,13 +215,31 @@ class _ParquetWriter(FormatWriter):
         self._format = fmt
         self._sink = _SinkFile(sink)
         self._writer: pq.ParquetWriter | None = None
-        self._grouper = SizeGrouper(fmt.row_group_bytes)
+        self._grouper = SizeGrouper(fmt.config["parquet.row.group.bytes"])  # a backup setting: read when writing
         self._buffered: list[pa.RecordBatch] = []
+        self._values = ObjectValues()
 
     def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
         if len(records) == 0:
             return
-        batch = self._format.columns(records, values)
+        if self._format.envelope:
+            self._write(records)
+        elif self._format.role == "headers":
+            self._write(pa.RecordBatch.from_arrays([records.column("headers")], names=["headers"]))
+        else:
+            for run in self._values.runs(values):
+                self._write(self._format.value_columns(run))
+
+    def close(self) -> None:
+        leftover = None if self._format.envelope or self._format.role == "headers" else self._values.leftover()
+        if leftover is not None:
+            self._write(self._format.value_columns(leftover))
+        if self._writer is None:  # no records: an empty file with the role's plain column
+            self._open(pa.schema([pa.field(self._format.column, pa.binary())]))
+        self._write_group()
+        self._writer.close()
+
+    def _write(self, batch: pa.RecordBatch) -> None:
         if self._writer is None:
             self._open(batch.schema)
         elif not batch.schema.equals(self._writer.schema, check_metadata=True):
@@ -231,12 +254,6 @@ class _ParquetWriter(FormatWriter):
             start = end
         if start < batch.num_rows:
             self._buffered.append(batch.slice(start))
-
-    def close(self) -> None:
-        if self._writer is None:  # no records: an empty file with the role's plain column
-            self._open(pa.schema([pa.field(self._format.column, pa.binary())]))
-        self._write_group()
-        self._writer.close()
 
     def _open(self, schema: pa.Schema) -> None:
         compression = "NONE" if self._format.codec == "none" else self._format.codec

@@ -157,8 +157,8 @@ class Rotator:
 
         ``partitions`` are int codes into ``dictionary`` (encoded partition strings); ``timestamps`` the record times
         for ``rotate.interval.ms`` (``None`` when the partitioner is not time based); ``sizes`` bytes per record;
-        ``schemas`` int codes into ``schema_names`` (schema fingerprints), ``None`` when the batch has one schema
-        (then ``schema_names`` holds it, or is ``None`` for schemaless data).
+        ``schemas`` int codes into ``schema_names`` (schema fingerprints; ``""`` for rows that fit any schema),
+        ``None`` when the batch has one schema (then ``schema_names`` holds it, or is ``None`` for schemaless data).
         """
         n = len(offsets)
         segments: list[Segment] = []
@@ -211,9 +211,10 @@ class Rotator:
                     end, close, time_rotation = hit, True, True
             # Schema change: commit *before* a record whose schema differs from its file's.
             if schema_names:
-                if schemas is None and all(v == schema_names[0] for v in st.schemas.values()):
-                    for code in np.unique(partitions[i:end]):  # one schema everywhere: nothing can change
-                        st.schemas.setdefault(dictionary[code], schema_names[0])
+                if schemas is None and (schema_names[0] == "" or all(v == schema_names[0] for v in st.schemas.values())):
+                    if schema_names[0]:  # one schema everywhere: nothing can change
+                        for code in np.unique(partitions[i:end]):
+                            st.schemas.setdefault(dictionary[code], schema_names[0])
                 else:
                     row_schemas = schemas if schemas is not None else np.zeros(n, dtype=np.int64)
                     hit = self._schema_change(i, end, partitions, dictionary, row_schemas, schema_names)
@@ -239,6 +240,8 @@ class Rotator:
         for row in range(i, end):
             part = dictionary[partitions[row]]
             schema = schema_names[schemas[row]]
+            if not schema:
+                continue  # schema-less rows (tombstones) fit any file
             current = st.schemas.get(part)
             if current is None:
                 st.schemas[part] = schema

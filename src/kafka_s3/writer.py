@@ -137,7 +137,12 @@ class Values:
         """Per-row schema codes (``None`` with a single schema) and the schema fingerprints."""
         if not self.converted:
             return None, None
-        names = [(v.schema.fingerprint if v.schema else v.kind) for _, v in self.converted.runs]
+        # A run of tombstones only has no schema of its own: "" matches any file (it must never roll one, or the
+        # cut would depend on how records were batched).
+        names = [
+            "" if v.schema and v.schema.avro == "null" else (v.schema.fingerprint if v.schema else v.kind)
+            for _, v in self.converted.runs
+        ]
         if len(names) == 1:
             return None, names
         codes = np.zeros(self.n, dtype=np.int64)

@@ -20,17 +20,19 @@ def reference_cuts(records, policy: RotationPolicy, time_based: bool):
     for offset, enc, ts, nbytes, schema in records:
         rotate_before = False
         if count > 0:
-            if schema != schemas.setdefault(enc, schema):
+            if schema and schema != schemas.setdefault(enc, schema):  # "" (tombstones) fits any file
                 rotate_before = True
             elif policy.rotate_interval_ms > 0 and time_based and (ts - base >= policy.rotate_interval_ms or enc != current_enc):
                 rotate_before = True
         if rotate_before:
             chunks.append(current)
             current, count, size, base, current_enc, schemas = [], 0, 0, None, None, {}
-            schemas[enc] = schema
+            if schema:
+                schemas[enc] = schema
         if count == 0:
             base = ts
-        schemas.setdefault(enc, schema)
+        if schema:
+            schemas.setdefault(enc, schema)
         current.append(offset)
         current_enc = enc
         count += 1
@@ -66,7 +68,7 @@ def batched_cuts(records, policy: RotationPolicy, time_based: bool, batch_sizes)
 
 
 record_lists = st.lists(
-    st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 5000), st.integers(0, 300), st.sampled_from(["s1", "s2"])),
+    st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 5000), st.integers(0, 300), st.sampled_from(["s1", "s2", ""])),
     min_size=0,
     max_size=120,
 )

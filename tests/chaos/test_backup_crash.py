@@ -1,0 +1,126 @@
+"""kill -9 the backup at random moments, restart it to completion: the bucket equals a clean run's, byte for byte."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+from conftest import bucket_contents, cli
+
+from kafka_s3.kafka.admin import Admin
+from kafka_s3.reading import ReadPlugins, discover, read_partition
+from kafka_s3.config.source import SOURCE
+from kafka_s3.stores.spec import StoreSpec
+
+pytestmark = [pytest.mark.integration, pytest.mark.chaos]
+
+PARTITIONS = 3
+PER_PARTITION = 3000
+
+
+def _write_config(path: Path, name: str, topic: str, bucket: str, s3_env, bootstrap: str) -> None:
+    path.write_text("\n".join([
+        f"name={name}",
+        "connector.class=io.confluent.connect.s3.S3SinkConnector",
+        f"topics={topic}",
+        "flush.size=200",
+        "max.records.per.partition.per.cycle=1000",  # several cycles: crashes land between offset commits too
+        f"s3.bucket.name={bucket}",
+        f"store.url={s3_env['endpoint_url']}",
+        f"s3.region={s3_env['region']}",
+        f"bootstrap.servers={bootstrap}",
+        "format.class=io.confluent.connect.s3.format.avro.AvroFormat",
+        "avro.codec=deflate",
+        "store.envelope=true",
+        "store.kafka.keys=false",
+    ]) + "\n")
+
+
+def _records_in_bucket(config_path: Path) -> list[tuple[int, int]]:
+    from kafka_s3.config.loader import load
+
+    config = load(SOURCE, config_path)
+    store = StoreSpec.from_config(config).open()
+    plugins = ReadPlugins.from_config(config)
+    seen = []
+    for (topic, partition), part in discover(store, plugins).items():
+        for batch in read_partition(store, plugins, part):
+            seen.extend((partition, o) for o in batch.column("offset").to_pylist())
+    return seen
+
+
+def test_backup_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fresh_topic, s3_env, s3_client,
+                                fresh_bucket, tmp_path):
+    topic = fresh_topic(PARTITIONS, prefix="crash")
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 5, "queue.buffering.max.messages": 100000})
+    for i in range(PER_PARTITION * PARTITIONS):
+        producer.produce(topic, key=f"k{i}".encode(), value=os.urandom(64) + f"-{i}".encode(), partition=i % PARTITIONS,
+                         headers=[("n", str(i).encode())])
+        if i % 5000 == 0:
+            producer.poll(0)
+    producer.flush()
+    env = dict(os.environ)
+    log = tmp_path / "runs.log"
+
+    clean_config = tmp_path / "clean.properties"
+    _write_config(clean_config, "clean", topic, fresh_bucket, s3_env, kafka_bootstrap)
+    clean = cli(["backup", "--once", "--no-progress", "-c", str(clean_config)], env, log)
+    assert clean.returncode == 0, clean.output
+    expected = bucket_contents(s3_client, fresh_bucket)
+    offsets = _records_in_bucket(clean_config)
+    assert len(offsets) == len(set(offsets)) == PER_PARTITION * PARTITIONS  # every record exactly once
+
+    admin = Admin({"bootstrap.servers": kafka_bootstrap})
+    ends = admin.end_offsets([(topic, p) for p in range(PARTITIONS)])
+    kills = 0
+    for trial in range(chaos_trials):
+        bucket = f"{fresh_bucket}-{trial}"
+        s3_client.create_bucket(Bucket=bucket)
+        config = tmp_path / f"trial{trial}.properties"
+        _write_config(config, f"trial-{trial}-{fresh_bucket}", topic, bucket, s3_env, kafka_bootstrap)
+        moment = chaos_random.uniform(1.0, clean.seconds * 1.1)
+        crashed = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log, kill_after=moment,
+                      kill_group=trial % 3 != 2)
+        kills += crashed.killed
+        finished = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log)
+        assert finished.returncode == 0, f"trial {trial} (killed at {moment:.1f}s): {finished.output}"
+        got = bucket_contents(s3_client, bucket)
+        assert sorted(got) == sorted(expected), f"trial {trial}: keys differ (killed at {moment:.1f}s)"
+        assert all(got[k] == expected[k] for k in expected), f"trial {trial}: bytes differ (killed at {moment:.1f}s)"
+        committed = admin.group_offsets(f"connect-trial-{trial}-{fresh_bucket}", list(ends))
+        assert committed == ends, f"trial {trial}: group offsets {committed} != {ends}"
+        print(f"trial {trial}: killed={crashed.killed} at {moment:.1f}s, restart took {finished.seconds:.1f}s")
+    assert kills >= max(1, chaos_trials // 2), "most trials must actually kill a running backup"
+
+
+def test_backup_resumes_from_the_bucket_when_group_offsets_are_lost(kafka_bootstrap, fresh_topic, s3_env, s3_client,
+                                                                     fresh_bucket, tmp_path):
+    topic = fresh_topic(1, prefix="lost")
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    for i in range(1000):
+        producer.produce(topic, value=f"v{i}".encode())
+    producer.flush()
+    env = dict(os.environ)
+    log = tmp_path / "runs.log"
+    config = tmp_path / "lost.properties"
+    _write_config(config, f"lost-{fresh_bucket}", topic, fresh_bucket, s3_env, kafka_bootstrap)
+    assert cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log).returncode == 0
+    before = bucket_contents(s3_client, fresh_bucket)
+
+    admin = Admin({"bootstrap.servers": kafka_bootstrap})
+    admin.delete_group(f"connect-lost-{fresh_bucket}")
+    assert admin.group_offsets(f"connect-lost-{fresh_bucket}", [(topic, 0)]) == {(topic, 0): None}
+    for i in range(1000, 1500):
+        producer.produce(topic, value=f"v{i}".encode())
+    producer.flush()
+
+    run = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log)
+    assert run.returncode == 0, run.output
+    assert "resuming from the bucket's last chunk" in run.output
+    after = bucket_contents(s3_client, fresh_bucket)
+    assert all(after[k] == v for k, v in before.items())  # nothing existing was rewritten
+    offsets = sorted(o for _, o in _records_in_bucket(config))
+    assert offsets == list(range(1500))  # nothing missing, nothing twice
+    assert admin.group_offsets(f"connect-lost-{fresh_bucket}", [(topic, 0)]) == {(topic, 0): 1500}

@@ -1,0 +1,111 @@
+"""ByteArrayFormat: raw bytes plus separator per record, as Confluent's connector writes them."""
+
+import subprocess
+
+import pytest
+from format_testing import read_object, sample_records, sink_config, write_object
+
+from kafka_s3.converters.json import JsonConverter
+from kafka_s3.converters.string import StringConverter
+from kafka_s3.errors import ConfigError, FormatError
+from kafka_s3.formats.bytearray import ByteArrayFormat, java_unescape
+from kafka_s3.records import make_batch
+
+
+def raw_records(*values):
+    return make_batch([{"offset": i, "key": b"key%d" % i, "value": v} for i, v in enumerate(values)])
+
+
+def write_raw(fmt, records):
+    return write_object(fmt, [(records, None)])
+
+
+def test_each_value_is_followed_by_a_newline_including_the_last():
+    fmt = ByteArrayFormat(sink_config("bytearray"))
+    assert write_raw(fmt, raw_records(b"a", b"", b"\x00\xff")) == b"a\n\n\x00\xff\n"
+
+
+def test_raw_bytes_are_written_whatever_the_converter():
+    fmt = ByteArrayFormat(sink_config("bytearray"), converter=JsonConverter({}, is_key=False))
+    assert write_raw(fmt, raw_records(b'{"not": "a connect envelope"}')) == b'{"not": "a connect envelope"}\n'
+
+
+def test_null_value_is_an_empty_record():
+    fmt = ByteArrayFormat(sink_config("bytearray", behavior__on__null__values="write"))
+    assert write_raw(fmt, raw_records(None, b"x")) == b"\nx\n"
+
+
+def test_keys_role_writes_raw_keys():
+    fmt = ByteArrayFormat(sink_config("bytearray"), role="keys", converter=StringConverter({}, is_key=True))
+    assert write_raw(fmt, raw_records(b"a", b"b")) == b"key0\nkey1\n"
+
+
+@pytest.mark.parametrize(
+    "raw, separator",
+    [
+        ("\\r\\n", b"\r\n"),
+        (" ", b" "),  # the raw setting: the typed value is stripped to ""
+        ("\\t|\\\\", b"\t|\\"),
+        ("\\u0000", b"\x00"),
+        ("\\u00e9", "é".encode()),
+        ("--", b"--"),
+    ],
+)
+def test_separator_is_the_raw_java_unescaped_setting(raw, separator):
+    fmt = ByteArrayFormat(sink_config("bytearray", format__bytearray__separator=raw))
+    assert fmt.separator == separator
+    assert write_raw(fmt, raw_records(b"a", b"b")) == b"a" + separator + b"b" + separator
+
+
+def test_java_unescape_leaves_plain_text_alone():
+    assert java_unescape("a\\nb\\\\n") == "a\nb\\n"
+
+
+def test_reader_splits_on_separator_and_keeps_a_tail_without_one():
+    fmt = ByteArrayFormat(sink_config("bytearray", format__bytearray__separator="||"))
+    (batch,) = read_object(fmt, b"a||||b||tail")
+    assert batch.column("value").to_pylist() == [b"a", b"", b"b", b"tail"]
+
+
+def test_keys_object_reads_into_the_key_column():
+    fmt = ByteArrayFormat(sink_config("bytearray"), role="keys")
+    (batch,) = read_object(fmt, b"k1\nk2\n")
+    assert batch.column("key").to_pylist() == [b"k1", b"k2"]
+    assert batch.column("value").null_count == 2
+
+
+def test_gzip_object_decompresses_with_gzip_tool(tmp_path):
+    fmt = ByteArrayFormat(sink_config("bytearray", s3__compression__type="gzip"))
+    records = sample_records(5)
+    path = tmp_path / f"orders+3+0000001200{fmt.extension}"
+    path.write_bytes(write_raw(fmt, records))
+    assert path.name.endswith(".bin.gz")
+    subprocess.run(["gzip", "-d", str(path)], check=True)
+    expected = b"".join((v or b"") + b"\n" for v in records.column("value").to_pylist())
+    assert (tmp_path / "orders+3+0000001200.bin").read_bytes() == expected
+
+
+def test_truncated_gzip_raises_format_error():
+    fmt = ByteArrayFormat(sink_config("bytearray", s3__compression__type="gzip"))
+    data = write_raw(fmt, sample_records(50))
+    with pytest.raises(FormatError, match="truncated gzip"):
+        read_object(fmt, data[: len(data) - 4])
+
+
+def test_headers_role_is_refused_with_alternatives():
+    with pytest.raises(ConfigError, match="headers.format.class=avro") as error:
+        ByteArrayFormat(sink_config("bytearray"), role="headers")
+    assert error.value.key == "headers.format.class"
+
+
+def test_envelope_mode_is_refused_with_alternatives():
+    with pytest.raises(ConfigError, match="store.envelope") as error:
+        ByteArrayFormat(sink_config("bytearray"), envelope=True)
+    assert error.value.key == "format.class"
+
+
+def test_empty_separator_writes_but_cannot_be_read_back():
+    fmt = ByteArrayFormat(sink_config("bytearray", format__bytearray__separator=""))
+    assert write_raw(fmt, raw_records(b"a", b"b")) == b"ab"
+    with pytest.raises(ConfigError, match="cannot be split"):
+        read_object(fmt, b"ab")

@@ -36,19 +36,48 @@ class Run:
     seconds: float
     killed: bool
     output: str
+    work_started: float | None = None  # when ``probe`` first saw work land (objects / records), seconds from start
+
+    def kill_plan(self, rng: random.Random, trial: int) -> dict:
+        """``cli`` keyword arguments: half the trials die anywhere in the run (start-up included), the other half
+        a random time after work started landing (measured from that moment, so start-up jitter cannot hide it)."""
+        if trial % 2 and self.work_started is not None:
+            return {"kill_after_work": rng.uniform(0.0, max(0.5, self.seconds - self.work_started))}
+        return {"kill_after": rng.uniform(1.0, self.seconds * 1.1)}
 
 
 def cli(args: list[str], env: dict[str, str], log: Path, kill_after: float | None = None,
-        kill_group: bool = True, timeout: float = 600) -> Run:
-    """Run ``kafka-s3 ARGS`` in its own process group; SIGKILL it (or its whole group) after ``kill_after`` s."""
+        kill_group: bool = True, timeout: float = 600, probe=None, kill_after_work: float | None = None) -> Run:
+    """Run ``kafka-s3 ARGS`` in its own process group; SIGKILL it (or its whole group) after ``kill_after`` s, or
+    ``kill_after_work`` s after ``probe()`` first turned true.
+
+    ``probe()`` (optional) is polled while the process runs; the first time it is true is reported as
+    ``work_started`` (used to aim kills at the moments that matter).
+    """
     started = time.monotonic()
+    work_started = None
     with open(log, "ab") as out:
         out.write(f"\n=== kafka-s3 {' '.join(args)} (kill after {kill_after}) ===\n".encode())
         out.flush()
         proc = subprocess.Popen([sys.executable, "-m", "kafka_s3.cli", *args], stdout=out, stderr=subprocess.STDOUT,
                                 env=env, start_new_session=True)
+        deadline = started + (kill_after if kill_after is not None else timeout)
         try:
-            proc.wait(timeout=kill_after if kill_after is not None else timeout)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise subprocess.TimeoutExpired(args, kill_after or timeout)
+                try:
+                    proc.wait(timeout=min(remaining, 0.2) if probe else remaining)
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= deadline:
+                        raise
+                    if probe and work_started is None and probe():
+                        work_started = time.monotonic() - started
+                        if kill_after_work is not None:
+                            deadline = time.monotonic() + kill_after_work
+                            kill_after = work_started + kill_after_work
             killed = False
         except subprocess.TimeoutExpired:
             if kill_after is None:
@@ -62,7 +91,7 @@ def cli(args: list[str], env: dict[str, str], log: Path, kill_after: float | Non
             killed = True
         if not kill_group:
             _reap_group(proc.pid)
-    return Run(proc.returncode, time.monotonic() - started, killed, log.read_text(errors="replace")[-4000:])
+    return Run(proc.returncode, time.monotonic() - started, killed, log.read_text(errors="replace")[-4000:], work_started)
 
 
 def _reap_group(pgid: int, grace: float = 20.0) -> None:

@@ -66,8 +66,10 @@ def test_backup_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fre
 
     clean_config = tmp_path / "clean.properties"
     _write_config(clean_config, "clean", topic, fresh_bucket, s3_env, kafka_bootstrap)
-    clean = cli(["backup", "--once", "--no-progress", "-c", str(clean_config)], env, log)
+    clean = cli(["backup", "--once", "--no-progress", "-c", str(clean_config)], env, log,
+                probe=lambda: s3_client.list_objects_v2(Bucket=fresh_bucket, MaxKeys=1).get("KeyCount", 0) > 0)
     assert clean.returncode == 0, clean.output
+    assert clean.work_started is not None
     expected = bucket_contents(s3_client, fresh_bucket)
     offsets = _records_in_bucket(clean_config)
     assert len(offsets) == len(set(offsets)) == PER_PARTITION * PARTITIONS  # every record exactly once
@@ -80,18 +82,20 @@ def test_backup_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fre
         s3_client.create_bucket(Bucket=bucket)
         config = tmp_path / f"trial{trial}.properties"
         _write_config(config, f"trial-{trial}-{fresh_bucket}", topic, bucket, s3_env, kafka_bootstrap)
-        moment = chaos_random.uniform(1.0, clean.seconds * 1.1)
-        crashed = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log, kill_after=moment,
-                      kill_group=trial % 3 != 2)
+        plan = clean.kill_plan(chaos_random, trial)
+        crashed = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log, kill_group=trial % 3 != 2,
+                      probe=lambda: s3_client.list_objects_v2(Bucket=bucket, MaxKeys=1).get("KeyCount", 0) > 0,
+                      **plan)
+        moment = f"{plan} (work seen at {crashed.work_started})"
         kills += crashed.killed
         finished = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log)
-        assert finished.returncode == 0, f"trial {trial} (killed at {moment:.1f}s): {finished.output}"
+        assert finished.returncode == 0, f"trial {trial} (killed: {moment}): {finished.output}"
         got = bucket_contents(s3_client, bucket)
-        assert sorted(got) == sorted(expected), f"trial {trial}: keys differ (killed at {moment:.1f}s)"
-        assert all(got[k] == expected[k] for k in expected), f"trial {trial}: bytes differ (killed at {moment:.1f}s)"
+        assert sorted(got) == sorted(expected), f"trial {trial}: keys differ (killed: {moment})"
+        assert all(got[k] == expected[k] for k in expected), f"trial {trial}: bytes differ (killed: {moment})"
         committed = admin.group_offsets(f"connect-trial-{trial}-{fresh_bucket}", list(ends))
         assert committed == ends, f"trial {trial}: group offsets {committed} != {ends}"
-        print(f"trial {trial}: killed={crashed.killed} at {moment:.1f}s, restart took {finished.seconds:.1f}s")
+        print(f"trial {trial}: killed={crashed.killed} {moment}, restart took {finished.seconds:.1f}s")
     assert kills >= max(1, chaos_trials // 2), "most trials must actually kill a running backup"
 
 

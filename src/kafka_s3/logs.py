@@ -1,8 +1,8 @@
 """Operator logging: one line per event, secrets never printed.
 
 Every secret value of the loaded configuration (passwords, secret keys, SASL settings, SSE-C keys) is registered
-with :class:`RedactingFilter`, which scrubs it from any log record — including messages from libraries that echo
-request parameters back in errors.
+here, and :class:`RedactingFormatter` scrubs it from every formatted line — messages, arguments and tracebacks,
+including those of libraries that echo request parameters back in errors.
 """
 
 from __future__ import annotations
@@ -26,23 +26,15 @@ def redact(text: str) -> str:
     return text
 
 
-class RedactingFilter(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        if _SECRETS:
-            message = record.getMessage()
-            cleaned = redact(message)
-            if cleaned != message:
-                record.msg, record.args = cleaned, None
-            if record.exc_text:
-                record.exc_text = redact(record.exc_text)
-        return True
+class RedactingFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
 
 
 def setup(verbose: bool = False, debug: bool = False, stream=None) -> None:
     level = logging.DEBUG if debug else logging.INFO if verbose else logging.INFO
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
-    handler.addFilter(RedactingFilter())
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
     root = logging.getLogger()
     for existing in list(root.handlers):
         root.removeHandler(existing)

@@ -38,7 +38,8 @@ class PartitionState:
     forced_end: int | None = None  # re-create the bucket's chunk ending there first
     last_scanned: int = -1  # high watermark seen by the last cycle that read this partition
     open_records: int = 0
-    open_since: float | None = None  # wall time the open chunk was first seen
+    open_since: float | None = None  # wall time the open chunk was first seen (start of that cycle)
+    open_start: int | None = None  # first offset of the open chunk
     last_object: str = ""
 
 
@@ -94,6 +95,7 @@ class Backup:
         self.on_cycle = on_cycle
         self.states: dict[TP, PartitionState] = {}
         self.cycle_number = 0
+        self._cycle_wall_start = 0.0  # wall time the current cycle started
         layout_root = config["topics.dir"].strip(config["directory.delim"])
         root = config["directory.delim"].join(p for p in (layout_root, DEFAULT_MANIFEST_DIR) if p)
         self.manifests = ManifestStore(self.store, root, config["directory.delim"])
@@ -105,7 +107,9 @@ class Backup:
         if self._spark is None:
             from .spark.session import build_session, spark_settings
 
+            started = time.monotonic()
             self._spark = build_session(self.master, "kafka-s3 backup", spark_settings(self.config.extras))
+            log.info("spark session ready in %.2fs", time.monotonic() - started)
         return self._spark
 
     def topics(self) -> dict[str, int]:
@@ -155,6 +159,7 @@ class Backup:
             if not flush_open and not self._worth_scanning(tp, end):
                 continue
             target = end if targets is None else targets[tp]
+            reopened = state.open_since is not None and state.open_start == state.next_offset
             plans.append(
                 PartitionPlan(
                     topic=tp[0],
@@ -164,6 +169,8 @@ class Backup:
                     hard_end=end,
                     forced_end=state.forced_end,
                     flush_open=flush_open and end >= target,
+                    open_since_ms=int(state.open_since * 1000) if reopened else None,
+                    open_until=state.last_scanned if reopened else None,
                 )
             )
         return plans
@@ -182,11 +189,14 @@ class Backup:
         if not plans:
             return report
         started = time.monotonic()
+        self._cycle_wall_start = time.time()
         spark = self.spark
         spark.sparkContext.setJobDescription(f"kafka-s3 backup cycle {self.cycle_number} ({len(plans)} partitions)")
         task = backup_task(plans, self.raw_config, self.store_spec, self.kafka_settings)
+        job_started = time.monotonic()
         rows = spark.range(0, len(plans), 1, len(plans)).mapInArrow(task, RESULT_SCHEMA).collect()
         results = [json.loads(row.result) for row in rows]
+        log.info("cycle %d: spark job ran in %.2fs", self.cycle_number, time.monotonic() - job_started)
         self._apply(results, plans, report)
         report.seconds = time.monotonic() - started
         log.info(
@@ -231,10 +241,11 @@ class Backup:
             open_chunk = result.get("open_chunk")
             if open_chunk:
                 state.open_records = open_chunk["records"]
-                if state.open_since is None:
-                    state.open_since = time.time()
+                if state.open_since is None or state.open_start != open_chunk["start"]:
+                    # A chunk opened during this cycle: its scheduled rotation counts from the cycle's start.
+                    state.open_since, state.open_start = self._cycle_wall_start, open_chunk["start"]
             else:
-                state.open_records, state.open_since = 0, None
+                state.open_records, state.open_since, state.open_start = 0, None, None
         if commits:
             self.admin.commit_group_offsets(self.group, commits, metadata)
             for (topic, partition), offset in sorted(commits.items()):

@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import signal
 import sys
 import threading
-import time
 from typing import Sequence
 
 from . import logs
@@ -42,6 +40,27 @@ def load_config(path: str, definition: ConfigDef, overrides: Sequence[str] = ())
     return config
 
 
+def load_configs(path: str, definition: ConfigDef, overrides: Sequence[str] = ()) -> list[Config]:
+    """Every configuration of a file: one per KCQL statement of ``connect.s3.kcql``, else the file's one."""
+    from .config.loader import load_all
+
+    configs = load_all(definition, path, _overrides(overrides))
+    warned: set[str] = set()
+    for config in configs:
+        logs.register_secrets(config.secret_values())
+        for warning in config.warnings:
+            if warning not in warned:
+                warned.add(warning)
+                log.warning("%s", warning)
+    return configs
+
+
+def _statement_label(config: Config) -> str:
+    from .config.kcql import KCQL_KEY
+
+    return config[KCQL_KEY] or ", ".join(config["topics"])
+
+
 def _definition_for(path: str, forced: str | None) -> ConfigDef:
     from .config.loader import read_raw
     from .config.sink import SINK
@@ -57,14 +76,18 @@ def _definition_for(path: str, forced: str | None) -> ConfigDef:
 # ---------------------------------------------------------------------------------------------------- commands
 def cmd_config_show(args) -> int:
     definition = _definition_for(args.config, args.connector)
-    config = load_config(args.config, definition, args.set)
-    rows = config.as_rows()
+    configs = load_configs(args.config, definition, args.set)
     if args.json:
-        print(json.dumps({k: v for k, v, _ in rows}, indent=2))
+        shown = [{k: v for k, v, _ in config.as_rows()} for config in configs]
+        print(json.dumps(shown[0] if len(shown) == 1 else shown, indent=2))
         return 0
-    width = max(len(k) for k, _, _ in rows)
-    for key, value, is_default in rows:
-        print(f"{key:<{width}}  {value}{'  (default)' if is_default else ''}")
+    for number, config in enumerate(configs, 1):
+        rows = config.as_rows()
+        if len(configs) > 1:
+            print(f"{'' if number == 1 else chr(10)}# statement {number}: {_statement_label(config)}")
+        width = max(len(k) for k, _, _ in rows)
+        for key, value, is_default in rows:
+            print(f"{key:<{width}}  {value}{'  (default)' if is_default else ''}")
     return 0
 
 
@@ -72,18 +95,21 @@ def cmd_config_validate(args) -> int:
     from .kafka.settings import check_client_settings, client_settings
 
     definition = _definition_for(args.config, args.connector)
-    config = load_config(args.config, definition, args.set)
-    for role in ("consumer", "producer", "admin"):
-        try:
-            settings = client_settings(config, role, warn=role == "consumer")  # type: ignore[arg-type]
-        except ConfigError as exc:
-            if exc.key == "bootstrap.servers":
-                continue  # validation does not need a cluster
-            raise
-        check_client_settings(settings, role)  # type: ignore[arg-type]
-    _check_plugins(config, definition)
-    print(f"{args.config}: valid {definition.name} configuration"
-          + (f" ({len(config.warnings)} warning{'s' if len(config.warnings) != 1 else ''})" if config.warnings else ""))
+    configs = load_configs(args.config, definition, args.set)
+    for config in configs:
+        for role in ("consumer", "producer", "admin"):
+            try:
+                settings = client_settings(config, role, warn=role == "consumer")  # type: ignore[arg-type]
+            except ConfigError as exc:
+                if exc.key == "bootstrap.servers":
+                    continue  # validation does not need a cluster
+                raise
+            check_client_settings(settings, role)  # type: ignore[arg-type]
+        _check_plugins(config, definition)
+    warnings = len({w for config in configs for w in config.warnings})
+    statements = f", {len(configs)} KCQL statements" if len(configs) > 1 else ""
+    print(f"{args.config}: valid {definition.name} configuration{statements}"
+          + (f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""))
     return 0
 
 
@@ -99,8 +125,10 @@ def cmd_backup(args) -> int:
     from .backup import Backup
     from .config.sink import SINK
 
-    config = load_config(args.config, SINK, args.set)
-    backup = Backup(config, master=args.master)
+    configs = load_configs(args.config, SINK, args.set)
+    if len(configs) > 1:
+        return _backup_statements(args, configs)
+    backup = Backup(configs[0], master=args.master)
     if args.once:
         from .progress import BackupProgress
 
@@ -116,11 +144,29 @@ def cmd_backup(args) -> int:
     return 0
 
 
+def _backup_statements(args, configs: list[Config]) -> int:
+    """Several KCQL statements: one backup per statement, all in this process and Spark session."""
+    from .backup_group import BackupGroup
+    from .progress import print_backup_summary
+
+    group = BackupGroup(configs, master=args.master)
+    if args.once:
+        print_backup_summary(group.run_once())
+        return 0
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("following %s (%d KCQL statements); Ctrl-C stops after the current cycles",
+             ", ".join(sorted(group.topics())), len(configs))
+    group.follow(stop)
+    return 0
+
+
 def cmd_restore(args) -> int:
     from .config.source import SOURCE
     from .restore import Restore, RestoreOptions, describe_plan, parse_offsets, parse_time
 
-    config = load_config(args.config, SOURCE, args.set)
+    configs = load_configs(args.config, SOURCE, args.set)
     options = RestoreOptions(
         topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
         from_timestamp=parse_time(args.from_timestamp) if args.from_timestamp else None,
@@ -128,7 +174,9 @@ def cmd_restore(args) -> int:
         from_offsets=parse_offsets(args.from_offset, "--from-offset"),
         until_offsets=parse_offsets(args.until_offset, "--until-offset"),
     )
-    restore = Restore(config, options, master=args.master)
+    if len(configs) > 1:
+        return _restore_statements(args, configs, options)
+    restore = Restore(configs[0], options, master=args.master)
     if args.dry_run:
         plan_set = restore.plan()
         restore.check_targets(plan_set, create=False)
@@ -147,12 +195,57 @@ def cmd_restore(args) -> int:
     return 0
 
 
+def _restore_statements(args, configs: list[Config], options) -> int:
+    """Several KCQL statements: each statement's objects restored in turn, in one Spark session."""
+    from .progress import print_restore_summary
+    from .restore import Restore, describe_plan
+
+    if args.follow:
+        raise ConfigError("restore --follow takes one KCQL statement: select one with --set connect.s3.kcql=...")
+    if options.topics:
+        configs = [c for c in configs if set(c["topics"]) & set(options.topics)]
+    spark = None
+    for config in configs:
+        restore = Restore(config, options, spark=spark, master=args.master)
+        print(f"# {_statement_label(config)}")
+        if args.dry_run:
+            plan_set = restore.plan()
+            restore.check_targets(plan_set, create=False)
+            print(describe_plan(plan_set))
+            continue
+        print_restore_summary(restore.run())
+        spark = restore.spark
+    return 0
+
+
+def cmd_read(args) -> int:
+    import base64
+
+    from .config.source import SOURCE
+    from .lookup import parse_position, read_records
+
+    partition, offset = parse_position(args.offset)
+    configs = load_configs(args.config, SOURCE, args.set)
+    if len(configs) > 1:
+        if not args.topic:
+            raise ConfigError("the file has several KCQL statements: choose one with --topic")
+        configs = [c for c in configs if args.topic in c["topics"]]
+        if not configs:
+            raise ConfigError(f"no KCQL statement of the file reads topic {args.topic!r}")
+    for record in read_records(configs[0], partition, offset, args.count, args.topic):
+        value = record["value"]
+        if args.base64:
+            print("" if value is None else base64.b64encode(value).decode("ascii"))
+        else:
+            print("" if value is None else value.decode("utf-8", errors="backslashreplace"))
+    return 0
+
+
 def cmd_status(args) -> int:
     from .config.sink import SINK
     from .status import backup_status, render_status
 
-    config = load_config(args.config, SINK, args.set)
-    rows = backup_status(config)
+    rows = [row for config in load_configs(args.config, SINK, args.set) for row in backup_status(config)]
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
@@ -164,11 +257,14 @@ def cmd_bucket_create(args) -> int:
     from .config.sink import SINK
     from .stores.spec import StoreSpec
 
+    from .config.kcql import KCQL_KEY
+
     raw = {"name": "bucket", "topics": "-", "flush.size": "1", "format.class": "json", "s3.bucket.name": args.name}
     if args.config:
         from .config.loader import interpolate, read_raw
 
-        raw = {**interpolate(read_raw(args.config)), "s3.bucket.name": args.name}
+        stored = {k: v for k, v in interpolate(read_raw(args.config)).items() if k != KCQL_KEY}  # store settings only
+        raw = {**raw, **stored, "s3.bucket.name": args.name}
     raw.update(_overrides(args.set))
     config = SINK.parse(raw)
     store = StoreSpec.from_config(config).open()
@@ -211,6 +307,15 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("--from-offset", help="PARTITION:OFFSET[,...] (or TOPIC:PARTITION:OFFSET): first offset")
     restore.add_argument("--until-offset", help="PARTITION:OFFSET[,...]: stop before this offset")
     restore.set_defaults(func=cmd_restore)
+
+    read = sub.add_parser(
+        "read", help="print records of a backup from an offset (block_gzip: fetches only the block holding it)")
+    common(read)
+    read.add_argument("--offset", required=True, metavar="P:O", help="partition and offset of the first record")
+    read.add_argument("--count", type=int, default=1, help="number of records to print (default 1)")
+    read.add_argument("--topic", help="the topic (default: the configuration's or the bucket's only topic)")
+    read.add_argument("--base64", action="store_true", help="print values as base64 (binary values)")
+    read.set_defaults(func=cmd_read)
 
     status = sub.add_parser("status", help="per partition: committed offset, end offset, lag, last object")
     common(status)

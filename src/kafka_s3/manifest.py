@@ -27,7 +27,7 @@ PAD = 20
 @dataclass(frozen=True)
 class FileEntry:
     key: str
-    kind: str  # data | keys | headers
+    kind: str  # data | keys | headers | index
     records: int
     first_offset: int
     last_offset: int

@@ -86,17 +86,21 @@ class BackupProgress:
                 pass
 
     def print_summary(self, summary) -> None:
-        table = Table(title="backup summary")
-        for column in ("topic", "partition", "committed offset", "target"):
-            table.add_column(column, justify="right" if column != "topic" else "left")
-        for (topic, partition), offset in sorted(summary.committed.items()):
-            table.add_row(topic, str(partition), str(offset), str(summary.targets.get((topic, partition), "")))
-        console = Console()
-        console.print(table)
-        console.print(
-            f"{summary.records} records in {summary.objects} objects ({summary.bytes / 1e6:.1f} MB), "
-            f"{len(summary.cycles)} cycle(s)"
-        )
+        print_backup_summary(summary)
+
+
+def print_backup_summary(summary) -> None:
+    table = Table(title="backup summary")
+    for column in ("topic", "partition", "committed offset", "target"):
+        table.add_column(column, justify="right" if column != "topic" else "left")
+    for (topic, partition), offset in sorted(summary.committed.items()):
+        table.add_row(topic, str(partition), str(offset), str(summary.targets.get((topic, partition), "")))
+    console = Console()
+    console.print(table)
+    console.print(
+        f"{summary.records} records in {summary.objects} objects ({summary.bytes / 1e6:.1f} MB), "
+        f"{len(summary.cycles)} cycle(s)"
+    )
 
 
 def print_restore_summary(summary) -> None:
@@ -116,4 +120,6 @@ def print_restore_summary(summary) -> None:
     console.print(table)
     for problem in summary.problems:
         console.print(f"[yellow]skipped[/yellow] {problem.key} at {problem.position}: {problem.message}")
+    for gap in getattr(summary, "gaps", []):
+        console.print(f"[yellow]missing[/yellow] {gap}")
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")

@@ -11,7 +11,6 @@ the order is exact.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
@@ -20,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .blocks import load_blocks, read_blocks, select
 from .config.model import Config
 from .errors import FormatError, LayoutError
 from .formats.base import FileContext, Format
@@ -40,6 +40,7 @@ class BackupObject:
     size: int
     keys_key: str | None = None
     headers_key: str | None = None
+    index_key: str | None = None  # block index of an indexed format (block_gzip)
 
     @property
     def key(self) -> str:
@@ -105,11 +106,14 @@ class ReadPlugins:
 
     def extensions(self) -> dict[str, str]:
         data = self.value_format.extension
-        return {
+        extensions = {
             data: "data",
             ".keys" + self.keys_format.extension: "keys",
             ".headers" + self.headers_format.extension: "headers",
         }
+        if self.value_format.index_extension:
+            extensions[".index" + self.value_format.index_extension] = "index"
+        return extensions
 
 
 # ---------------------------------------------------------------------------------------------------- discovery
@@ -151,7 +155,8 @@ def discover(
         base = name.key[: len(name.key) - len(name.extension)]
         tp = (name.topic, name.partition)
         partitions.setdefault(tp, SourcePartition(*tp)).objects.append(
-            BackupObject(name, size, sidecars.get((base, "keys")), sidecars.get((base, "headers")))
+            BackupObject(name, size, sidecars.get((base, "keys")), sidecars.get((base, "headers")),
+                         sidecars.get((base, "index")))
         )
     for part in partitions.values():
         part.objects.sort(key=lambda o: (o.start, o.key))
@@ -205,35 +210,58 @@ def _read_all(fmt: Format, store: Store, key: str, ctx: FileContext) -> pa.Table
         return pa.Table.from_batches(list(fmt.read(source, ctx)), schema=RECORD_SCHEMA)
 
 
-def read_object(store: Store, plugins: ReadPlugins, obj: BackupObject) -> Iterator[pa.RecordBatch]:
+def read_object(store: Store, plugins: ReadPlugins, obj: BackupObject, bounds: Bounds | None = None
+                ) -> Iterator[pa.RecordBatch]:
     """One object's records, with topic/partition, offsets (stored, or derived from the start offset), and keys and
-    headers from sidecars when present."""
+    headers from sidecars when present.
+
+    An object with a block index (block_gzip) is read block by block with ranged GETs, only the blocks overlapping
+    the offsets of ``bounds``; its offsets come from the index (see :mod:`kafka_s3.blocks`). The caller still
+    filters records to ``bounds``.
+    """
     name = obj.name
     ctx = FileContext(name.topic, name.partition, name.start_offset, name.key)
     keys = _read_all(plugins.keys_format, store, obj.keys_key, ctx) if obj.keys_key else None
     headers = _read_all(plugins.headers_format, store, obj.headers_key, ctx) if obj.headers_key else None
-    row = 0
-    with store.open(name.key) as source:
-        for batch in plugins.value_format.read(source, ctx):
-            n = batch.num_rows
-            if n == 0:
-                continue
-            columns = {c: batch.column(c) for c in RECORD_SCHEMA.names}
-            columns["topic"] = pa.array([name.topic] * n, pa.string())
-            columns["partition"] = pa.array(np.full(n, name.partition, dtype=np.int32))
-            if not plugins.envelope:
-                columns["offset"] = pa.array(np.arange(name.start_offset + row, name.start_offset + row + n))
-                if keys is not None:
-                    columns["key"] = _aligned(keys, "key", row, n, obj.keys_key)
-                if headers is not None:
-                    columns["headers"] = _aligned(headers, "headers", row, n, obj.headers_key)
-                if pc.all(pc.is_null(columns["timestampType"])).as_py():
-                    columns["timestampType"] = pa.array(np.full(n, -1, dtype=np.int32))
-            row += n
-            yield pa.RecordBatch.from_arrays([columns[c] for c in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
+    fmt = plugins.value_format
+    whole = True  # every record of the object is read (sidecar counts can be checked)
+    if obj.index_key and fmt.index_extension:
+        blocks = load_blocks(store, fmt, obj)
+        chosen = select(blocks, bounds.from_offset, bounds.until_offset) if bounds is not None else blocks
+        whole = len(chosen) == len(blocks)
+        pieces = read_blocks(store, fmt, name.key, chosen, ctx)
+    else:
+        pieces = _whole_object(store, fmt, ctx)
+    row = 0  # records read
+    for batch, first_row, first_offset in pieces:
+        n = batch.num_rows
+        if n == 0:
+            continue
+        columns = {c: batch.column(c) for c in RECORD_SCHEMA.names}
+        columns["topic"] = pa.array([name.topic] * n, pa.string())
+        columns["partition"] = pa.array(np.full(n, name.partition, dtype=np.int32))
+        if not plugins.envelope:
+            columns["offset"] = pa.array(np.arange(first_offset, first_offset + n))
+            if keys is not None:
+                columns["key"] = _aligned(keys, "key", first_row, n, obj.keys_key)
+            if headers is not None:
+                columns["headers"] = _aligned(headers, "headers", first_row, n, obj.headers_key)
+            if pc.all(pc.is_null(columns["timestampType"])).as_py():
+                columns["timestampType"] = pa.array(np.full(n, -1, dtype=np.int32))
+        row += n
+        yield pa.RecordBatch.from_arrays([columns[c] for c in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
     for table, key in ((keys, obj.keys_key), (headers, obj.headers_key)):
-        if table is not None and table.num_rows != row:
+        if whole and table is not None and table.num_rows != row:
             raise FormatError(f"sidecar has {table.num_rows} records but the data object has {row}", object_key=key)
+
+
+def _whole_object(store: Store, fmt: Format, ctx: FileContext) -> Iterator[tuple[pa.RecordBatch, int, int]]:
+    """``(batch, first row index, first offset)`` of an object read whole, offsets counted from its start offset."""
+    row = 0
+    with store.open(ctx.object_key) as source:
+        for batch in fmt.read(source, ctx):
+            yield batch, row, ctx.start_offset + row
+            row += batch.num_rows
 
 
 def _aligned(table: pa.Table, column: str, row: int, n: int, key: str | None) -> pa.Array:
@@ -251,8 +279,15 @@ def read_partition(
     on_error: str = "fail",
     problems: list[Problem] | None = None,
     on_object: Callable[[BackupObject], None] | None = None,
+    on_span: Callable[[BackupObject, int | None, int | None], None] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """A source partition's records in offset order, filtered to ``bounds`` and to offsets >= ``resume_from``."""
+    """A source partition's records in offset order, filtered to ``bounds`` and to offsets >= ``resume_from``.
+
+    ``on_span(object, first, last)`` is told the offsets each object read holds (before filtering), or
+    ``(object, None, None)`` for an object skipped under ``behavior.on.error=ignore|log`` (see :func:`missing_offsets`).
+    Objects of one partition in several directories without stored offsets are read in object order
+    (:func:`order_warning` says so).
+    """
     lower = max(x for x in (bounds.from_offset, resume_from, -1) if x is not None)
     objects = part.objects
     if len(part.directories) <= 1:
@@ -262,20 +297,18 @@ def read_partition(
         if bounds.until_offset is not None:
             selected = [o for o in selected if o.start < bounds.until_offset]
         groups = [[o] for o in selected]
+    elif not plugins.envelope:
+        # Offsets derived per object (start + row) overlap across directories: resume by whole objects (the restore
+        # commits ``resume_from`` between objects), filter only the bounds by offset.
+        groups = [[o] for o in objects if resume_from is None or o.start >= resume_from]
+        lower = bounds.from_offset if bounds.from_offset is not None else -1
     else:
-        if not plugins.envelope:
-            log.warning(
-                "%s[%d]: objects in %d directories without stored offsets: restored in object order, which is not "
-                "the original order across directories (store.envelope=true keeps it exact)",
-                part.topic, part.partition, len(part.directories))
-            groups = [[o] for o in objects]
-        else:
-            groups = [objects]
+        groups = [objects]
+    effective = Bounds(lower if lower >= 0 else None, bounds.until_offset, bounds.from_timestamp,
+                       bounds.until_timestamp)
     for group in groups:
-        batches = _read_group(store, plugins, group, on_error, problems, on_object)
+        batches = _read_group(store, plugins, group, on_error, problems, on_object, effective, on_span)
         for batch in batches:
-            effective = Bounds(lower if lower >= 0 else None, bounds.until_offset, bounds.from_timestamp,
-                               bounds.until_timestamp)
             mask = effective.mask(batch)
             if mask is not None:
                 batch = batch.filter(mask)
@@ -283,10 +316,11 @@ def read_partition(
                 yield batch
 
 
-def _read_group(store, plugins, group, on_error, problems, on_object) -> Iterator[pa.RecordBatch]:
+def _read_group(store, plugins, group, on_error, problems, on_object, bounds=None, on_span=None
+                ) -> Iterator[pa.RecordBatch]:
     """One object streamed, or several envelope objects merged by offset (buffered one overlap set at a time)."""
     if len(group) == 1:
-        yield from _guarded(store, plugins, group[0], on_error, problems, on_object)
+        yield from _guarded(store, plugins, group[0], on_error, problems, on_object, bounds, on_span)
         return
     pending: list[pa.RecordBatch] = []
     pending_max = -1
@@ -294,7 +328,7 @@ def _read_group(store, plugins, group, on_error, problems, on_object) -> Iterato
         if pending and obj.start > pending_max:
             yield from _sorted(pending)
             pending, pending_max = [], -1
-        for batch in _guarded(store, plugins, obj, on_error, problems, on_object):
+        for batch in _guarded(store, plugins, obj, on_error, problems, on_object, bounds, on_span):
             pending.append(batch)
             pending_max = max(pending_max, pc.max(batch.column("offset")).as_py())
     if pending:
@@ -307,15 +341,72 @@ def _sorted(batches: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from table.to_batches(max_chunksize=65536)
 
 
-def _guarded(store, plugins, obj, on_error, problems, on_object) -> Iterator[pa.RecordBatch]:
+def _guarded(store, plugins, obj, on_error, problems, on_object, bounds=None, on_span=None
+             ) -> Iterator[pa.RecordBatch]:
     if on_object is not None:
         on_object(obj)
+    first = last = None
     try:
-        yield from read_object(store, plugins, obj)
+        for batch in read_object(store, plugins, obj, bounds):
+            if on_span is not None:
+                low, high = pc.min_max(batch.column("offset")).values()
+                first = low.as_py() if first is None else min(first, low.as_py())
+                last = high.as_py() if last is None else max(last, high.as_py())
+            yield batch
     except FormatError as exc:
         if on_error == "fail":
             raise
         _note(problems, on_error, Problem(obj.key, exc.position or "object", str(exc)))
+        if on_span is not None:
+            on_span(obj, None, None)
+        return
+    if on_span is not None and first is not None:
+        on_span(obj, first, last)
+
+
+def order_warning(part: SourcePartition, envelope: bool) -> str | None:
+    """Why a partition's records cannot be restored in their original order, if they cannot."""
+    if envelope or len(part.directories) <= 1:
+        return None
+    return (f"{part.topic}[{part.partition}]: objects in {len(part.directories)} directories without stored offsets "
+            "are read in object order, which is not the original order across directories (store.envelope=true "
+            "keeps it exact)")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Offsets of a source partition that no object of the backup holds."""
+
+    topic: str
+    partition: int
+    first: int
+    last: int
+    before: str  # key of the object holding the offsets just below
+    after: str  # key of the object holding the offsets just above
+
+    def __str__(self) -> str:
+        count = self.last - self.first + 1
+        return (f"{self.topic}[{self.partition}]: offsets {self.first}..{self.last} ({count} offset"
+                f"{'s' if count != 1 else ''}) are not in the backup: no object holds them between {self.before} and "
+                f"{self.after} (deleted or lost objects; compaction and transaction markers leave such gaps too)")
+
+
+def missing_offsets(topic: str, partition: int, spans: Iterable[tuple[int, int | None, str]]) -> list[Gap]:
+    """Gaps between the ``(first, last, key)`` offset spans of the objects read (``last=None``: an object that was
+    skipped, whose extent is unknown, so no gap is reported next to it)."""
+    gaps = []
+    reach: int | None = None
+    reach_key = ""
+    started = False
+    for first, last, key in sorted(spans, key=lambda span: (span[0], span[2])):
+        if started and reach is not None and first > reach + 1:
+            gaps.append(Gap(topic, partition, reach + 1, first - 1, reach_key, key))
+        started = True
+        if last is None:
+            reach = None  # unknown extent: no gap right after a skipped object
+        elif reach is None or last > reach:
+            reach, reach_key = last, key
+    return gaps
 
 
 def offset_gaps(offsets: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -118,6 +118,8 @@ class Rotator:
         policy: RotationPolicy,
         forced_end: int | None = None,
         on_open: Callable[[int], int | None] | None = None,
+        opened_at_ms: int | None = None,
+        open_until: int | None = None,
     ):
         self.policy = policy
         self.state = ChunkState()
@@ -125,19 +127,26 @@ class Rotator:
         # Called with the first offset of every new chunk; may return an offset to force the chunk to end at
         # (the writer uses it to replay a chunk whose manifest is already in the bucket).
         self.on_open = on_open
+        # A chunk left open by an earlier cycle and re-read now: the wall time it was first open (its scheduled
+        # rotation counts from then, not from this task's start) and the offset its records reached then (those
+        # records were already in it: a due rotation commits the chunk after them, never inside them).
+        self.opened_at_ms = opened_at_ms
+        self.open_until = open_until
 
     def _scheduled_due(self, now_ms: int) -> bool:
         policy, st = self.policy, self.state
         if policy.rotate_schedule_interval_ms <= 0 or self.forced_end is not None:
             return False
         if st.next_scheduled is None:
-            st.next_scheduled = policy.next_scheduled_rotation(now_ms)
+            since = now_ms if self.opened_at_ms is None else min(self.opened_at_ms, now_ms)
+            st.next_scheduled = policy.next_scheduled_rotation(since)
         return now_ms >= st.next_scheduled
 
     def close_if_due(self, now_ms: int) -> bool:
         """Scheduled rotation with no record to process (Confluent's ``commitOnTimeIfNoData``)."""
         if self.state.count > 0 and self._scheduled_due(now_ms):
             self.state.reset()
+            self.opened_at_ms = self.open_until = None
             self.state.next_scheduled = self.policy.next_scheduled_rotation(now_ms)
             return True
         return False
@@ -189,15 +198,19 @@ class Rotator:
             # flush.size (and rotate.size.bytes): commit *after* the record that fills the chunk.
             end = min(n, i + (policy.flush_size - st.count))
             close = i + (policy.flush_size - st.count) <= n
-            time_rotation = False
             if policy.rotate_size_bytes > 0:
                 cumulative = np.cumsum(sizes[i:end])
                 hit = int(np.searchsorted(cumulative, policy.rotate_size_bytes - st.size, side="left"))
                 if hit < end - i:
                     end, close = i + hit + 1, True
-            # Scheduled rotation: commit *before* the first record processed while it is due.
+            # Scheduled rotation: commit *before* the first record processed while it is due (records an earlier
+            # cycle already had in the open chunk are not new: they stay in it).
             if due and first_checked < end:
-                end, close, time_rotation = first_checked, True, True
+                cut = first_checked
+                if self.open_until is not None:
+                    cut = max(cut, int(np.searchsorted(offsets, self.open_until, side="left")))
+                if cut < end:
+                    end, close = cut, True
             # rotate.interval.ms: commit *before* a record too far in time or of another encoded partition.
             if policy.rotate_interval_ms > 0 and timestamps is not None and first_checked < end:
                 current = codes.get(st.current_partition, -1)
@@ -208,7 +221,7 @@ class Rotator:
                     end,
                 )
                 if hit is not None:
-                    end, close, time_rotation = hit, True, True
+                    end, close = hit, True
             # Schema change: commit *before* a record whose schema differs from its file's.
             if schema_names:
                 if schemas is None and (schema_names[0] == "" or all(v == schema_names[0] for v in st.schemas.values())):
@@ -219,7 +232,7 @@ class Rotator:
                     row_schemas = schemas if schemas is not None else np.zeros(n, dtype=np.int64)
                     hit = self._schema_change(i, end, partitions, dictionary, row_schemas, schema_names)
                     if hit is not None:
-                        end, close, time_rotation = hit, True, False
+                        end, close = hit, True
             segments.append(Segment(i, end, close))
             st.count += end - i
             if policy.rotate_size_bytes > 0:
@@ -228,7 +241,9 @@ class Rotator:
                 st.current_partition = dictionary[partitions[end - 1]]
             if close:
                 st.reset()
-                if time_rotation and policy.rotate_schedule_interval_ms > 0:
+                self.opened_at_ms = self.open_until = None
+                if policy.rotate_schedule_interval_ms > 0:
+                    # Every commit restarts the schedule, as Confluent's updateRotationTimers does.
                     st.next_scheduled = policy.next_scheduled_rotation(now_ms)
                     due = False
             i = end

@@ -211,7 +211,7 @@ class Sidecar:
     kind: str
     key: str
     upload: Upload
-    writer: FormatWriter
+    writer: FormatWriter | None  # None for an index sidecar, whose bytes come whole from the data writer
 
 
 @dataclass
@@ -261,6 +261,8 @@ class PartitionBackup:
     ``forced_end``: the first chunk must end exactly at that offset (re-creating a chunk the bucket already has).
     ``recover``: look for existing manifests at each new chunk until one is missing (after a crash, the committed
     chunks form a prefix of what this run will write; replaying them skips the uploads already done).
+    ``open_since_ms`` / ``open_until``: the first chunk was left open by an earlier cycle, first seen open at that
+    wall time and holding the records below ``open_until`` (for ``rotate.schedule.interval.ms``).
     """
 
     def __init__(
@@ -273,6 +275,8 @@ class PartitionBackup:
         forced_end: int | None = None,
         recover: bool = True,
         clock: Callable[[], float] = time.time,
+        open_since_ms: int | None = None,
+        open_until: int | None = None,
     ):
         self.plugins = plugins
         self.store = store
@@ -282,7 +286,8 @@ class PartitionBackup:
         self.manifests = ManifestStore(store, plugins.manifest_root, plugins.layout.directory_delim)
         self.recovering = recover
         self.replaying: Manifest | None = None
-        self.rotator = Rotator(plugins.policy, forced_end, on_open=self._on_chunk_open)
+        self.rotator = Rotator(plugins.policy, forced_end, on_open=self._on_chunk_open, opened_at_ms=open_since_ms,
+                               open_until=open_until)
         self.open: dict[str, OpenFile] = {}
         self.chunk_start: int | None = None
         self.chunk_first_timestamp: int | None = None
@@ -351,7 +356,12 @@ class PartitionBackup:
             return batch
         behavior = self.plugins.null_behavior
         if behavior == "fail":
-            first = batch.column("offset")[pc.index(nulls, True).as_py()].as_py()
+            row = pc.index(nulls, True).as_py()
+            first = batch.column("offset")[row].as_py()
+            if row:
+                # The records before it are backed up as usual (chunks they fill commit), whatever the batching.
+                self.records_in -= row  # counted again by the nested write
+                self.write(batch.slice(0, row))
             raise DataError(
                 f"{self.where} offset {first}: null value (tombstone) with behavior.on.null.values=fail; set "
                 "behavior.on.null.values=ignore or write, or store.envelope=true to keep tombstones"
@@ -458,6 +468,7 @@ class PartitionBackup:
                 f.writer.close()
                 for s in f.sidecars:
                     s.writer.close()
+                self._add_index(f)
             size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
             entries.append(FileEntry(f.key, "data", f.records, f.first_offset, f.last_offset, size, f.directory))
             for s in f.sidecars:
@@ -494,6 +505,18 @@ class PartitionBackup:
             if self.plugins.tagging and f.upload is not None:
                 self._tag(f)
         self.committed.append(stored)
+
+    def _add_index(self, f: OpenFile) -> None:
+        """The value format's index sidecar (e.g. block_gzip's block offsets), known once the data writer closed:
+        uploaded now, committed with the chunk's other files."""
+        index = f.writer.index() if f.writer is not None else None
+        if index is None:
+            return
+        fmt = self.plugins.value_format
+        key = self.plugins.layout.sidecar_key(f.key, fmt.extension, "index", fmt.index_extension or "")
+        upload = self.store.create(key)
+        f.sidecars.append(Sidecar("index", key, upload, None))
+        upload.write(index)
 
     def _existing_size(self, manifest: Manifest | None, key: str) -> int:
         if manifest is not None:

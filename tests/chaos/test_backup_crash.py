@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
-from conftest import bucket_contents, cli
+from chaos_helpers import bucket_contents, cli
 
 from kafka_s3.kafka.admin import Admin
 from kafka_s3.reading import ReadPlugins, discover, read_partition

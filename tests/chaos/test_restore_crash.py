@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
-from conftest import cli
+from chaos_helpers import cli
 
 from kafka_s3.kafka.admin import Admin
 from kafka_s3.kafka.reader import read_range
@@ -34,6 +34,7 @@ def _config(path: Path, topic: str, bucket: str, s3_env, bootstrap: str, target:
     ]
     if target:
         lines += [f"name=restore-{target}", f"topic.rename={topic}:{target}", "topic.creation.enable=true",
+                  "topic.creation.default.retention.ms=-1",  # 2017 records: not deleted by the default retention
                   "exactly.once.support=required"]
     path.write_text("\n".join(lines) + "\n")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from . import kcql
 from .model import REQUIRED, Check, ConfigDef, Importance, OneOf, Plugin, Prop, Range, Type
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
@@ -262,7 +263,8 @@ FORMAT = ConfigDef("format").define(
         "format.class",
         Type.CLASS,
         REQUIRED,
-        "Format of the objects: json, bytearray, avro, parquet, or a Confluent class name "
+        "Format of the objects: json, bytearray, avro, parquet, block_gzip (DeviantArt's Block-GZIP: lines in gzip "
+        "blocks with a <name>.index.json seek index), or a Confluent class name "
         "(io.confluent.connect.s3.format.avro.AvroFormat...), or a dotted path to a Python Format class.",
         H,
         "Connector",
@@ -320,6 +322,18 @@ FORMAT = ConfigDef("format").define(
         "Defaults to the line separator (\\n).",
         L,
         "S3",
+    ),
+    Prop(
+        "compressed_block_size",
+        Type.LONG,
+        "67108864",
+        "format.class=block_gzip: uncompressed bytes (record bytes plus line separators) after which the current "
+        "gzip block closes and a new one starts; each block is listed in the <name>.index.json sidecar, so a reader "
+        "can fetch one block with a ranged GET. DeviantArt's property name and default (64 MiB).",
+        L,
+        "S3",
+        Range(1),
+        origin="kafka-s3",
     ),
     Prop(
         "store.kafka.keys",
@@ -402,8 +416,8 @@ PARTITIONER = ConfigDef("partitioner").define(
         "partitioner.class",
         Type.CLASS,
         "default",
-        "Partitioner: default, field, time_based, daily, hourly, a Confluent class name, or a dotted path to a Python "
-        "Partitioner class.",
+        "Partitioner: default, field, time_based, daily, hourly, kcql (KCQL's PARTITIONBY: value fields, key and "
+        "headers), a Confluent class name, or a dotted path to a Python Partitioner class.",
         H,
         "Partitioner",
         Plugin(PARTITIONERS),
@@ -412,9 +426,21 @@ PARTITIONER = ConfigDef("partitioner").define(
         "partition.field.name",
         Type.LIST,
         "",
-        "Value fields used by the field partitioner (nested fields with dots).",
+        "Value fields used by the field partitioner (nested fields with dots). The kcql partitioner also takes "
+        "_key, _key.<field> and _header.<name>.",
         M,
         "Partitioner",
+    ),
+    Prop(
+        "partition.path.style",
+        Type.STRING,
+        "Values",
+        "Directories of partitioner.class=kcql (KCQL's WITHPARTITIONER): Values gives value1/value2, KeysAndValues "
+        "gives field1=value1/field2=value2, for the partition.field.name fields.",
+        M,
+        "Partitioner",
+        OneOf(kcql.PARTITIONER_STYLES),
+        origin="kafka-s3",
     ),
     Prop(
         "partition.duration.ms",
@@ -463,6 +489,24 @@ PARTITIONER = ConfigDef("partitioner").define(
     ),
 )
 
+# ---------------------------------------------------------------------------------------------------- KCQL
+KCQL = ConfigDef("kcql", preprocessors=[kcql.expand]).define(
+    Prop(
+        kcql.KCQL_KEY,
+        Type.STRING,
+        "",
+        "Lenses' KCQL: INSERT INTO bucket:prefix SELECT * FROM topic [PARTITIONBY f1, _key, _header.h] "
+        "[STOREAS AVRO|PARQUET|JSON|TEXT|BYTES] [WITHPARTITIONER KeysAndValues|Values] [WITH_FLUSH_SIZE bytes] "
+        "[WITH_FLUSH_INTERVAL seconds] [WITH_FLUSH_COUNT records], statements separated by ';'. Each statement sets "
+        "s3.bucket.name, topics.dir, topics, format.class, partitioner.class=kcql, partition.field.name, "
+        "partition.path.style, flush.size (default 50000), rotate.size.bytes and rotate.schedule.interval.ms (with "
+        "timezone UTC), over the file's values; several statements run as one backup.",
+        M,
+        "KCQL",
+        origin="kafka-s3",
+    ),
+)
+
 # Keys of Kafka Connect / Confluent we accept without effect (warned once).
 UNSUPPORTED = {
     "schema.generator.class": "Hive schema generation is not used.",
@@ -494,6 +538,9 @@ UNSUPPORTED = {
     "s3.schema.partition.affix.type": "Not supported.",
     "avro.schemas.cache.size": "Not needed.",
     "value.converter.schemas.cache.size": "Not needed.",
+    "local.buffer.dir": "Uploads stream from memory and spill to temporary files on their own (DeviantArt's buffer).",
+    "aws.auth.mode": "Credentials come from aws.access.key.id/aws.secret.access.key or the default AWS chain.",
+    "aws.vhost.bucket": "Use s3.path.style.access.enabled=false for virtual-hosted buckets.",
 }
 
 PASSTHROUGH = (

@@ -114,3 +114,18 @@ def load(
     raw = read_raw(path) if path is not None else {}
     raw.update(overrides or {})
     return definition.parse(interpolate(raw, environ))
+
+
+def load_all(
+    definition: ConfigDef,
+    path: str | os.PathLike | None = None,
+    overrides: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[Config]:
+    """Like :func:`load`, but one configuration per KCQL statement when ``connect.s3.kcql`` holds several (each
+    with its statement's properties over the file's); a single configuration otherwise."""
+    from .kcql import split_statements
+
+    raw = read_raw(path) if path is not None else {}
+    raw.update(overrides or {})
+    return [definition.parse(statement) for statement in split_statements(interpolate(raw, environ))]

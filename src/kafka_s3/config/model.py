@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ConfigError
 
@@ -252,6 +252,8 @@ class ConfigDef:
     passthrough_prefixes: tuple[str, ...] = ()
     # Cross-property checks, run after every property parsed.
     checks: list[Callable[["Config"], None]] = field(default_factory=list)
+    # Rewrites of the raw settings before anything is parsed (e.g. KCQL statements expanded into properties).
+    preprocessors: list[Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=list)
 
     def define(self, *props: Prop) -> "ConfigDef":
         for p in props:
@@ -267,6 +269,7 @@ class ConfigDef:
         self.unsupported.update(other.unsupported)
         self.passthrough_prefixes += tuple(x for x in other.passthrough_prefixes if x not in self.passthrough_prefixes)
         self.checks.extend(other.checks)
+        self.preprocessors.extend(p for p in other.preprocessors if p not in self.preprocessors)
         return self
 
     def alias_map(self) -> dict[str, str]:
@@ -281,6 +284,8 @@ class ConfigDef:
 
     def parse(self, raw: Mapping[str, Any], *, strict_required: bool = True) -> "Config":
         """Type and validate ``raw`` (already interpolated). Unknown keys become warnings, never silent."""
+        for preprocess in self.preprocessors:
+            raw = preprocess(dict(raw))
         aliases = self.alias_map()
         originals: dict[str, str] = {}
         warnings: list[str] = []

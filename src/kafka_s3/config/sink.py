@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from ..errors import ConfigError
-from .common import FORMAT, KAFKA, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from .common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
 from .model import REQUIRED, Config, ConfigDef, Importance, OneOf, Prop, Range, Type, require_one_of
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 MiB = 1024 * 1024
 
 SINK_CONNECTOR_CLASSES = ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector", "kafka_s3.backup")
+# Other S3 sinks whose files kafka-s3 runs: DeviantArt's (block_gzip, its property names) and Lenses' (KCQL).
+OTHER_SINK_CLASSES = (
+    "com.deviantart.kafka_connect_s3.S3SinkConnector",
+    "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector",
+)
 
 
 def _check_sink(config: Config) -> None:
     connector = config.get("connector.class") or ""
-    if connector and connector not in SINK_CONNECTOR_CLASSES:
+    if connector and connector not in SINK_CONNECTOR_CLASSES + OTHER_SINK_CLASSES:
         raise ConfigError(
             f"connector.class={connector!r} is not a sink connector kafka-s3 runs as a backup "
             f"(allowed: {', '.join(SINK_CONNECTOR_CLASSES[:2])})",
@@ -244,4 +249,4 @@ SINK.define(
         origin="kafka-s3",
     ),
 )
-SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER)
+SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL)

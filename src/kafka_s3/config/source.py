@@ -7,9 +7,9 @@ objects were written, which the restore reads from the objects themselves).
 from __future__ import annotations
 
 from ..errors import ConfigError
-from .common import FORMAT, KAFKA, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from .common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
 from .model import Config, ConfigDef, Importance, OneOf, Prop, Range, Type
-from .sink import SINK
+from .sink import OTHER_SINK_CLASSES, SINK
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
@@ -17,7 +17,7 @@ SOURCE_CONNECTOR_CLASSES = (
     "io.confluent.connect.s3.source.S3SourceConnector",
     "S3SourceConnector",
     "kafka_s3.restore",
-) + ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector")  # a backup's file restores its own data
+) + ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector") + OTHER_SINK_CLASSES  # a backup's file restores its own data
 
 
 def _check_source(config: Config) -> None:
@@ -109,8 +109,9 @@ SOURCE.define(
         "topic.creation.enable",
         Type.BOOLEAN,
         "false",
-        "Create missing target topics with the source partition count (replication factor "
-        "topic.creation.default.replication.factor, default -1 = broker default).",
+        "Create missing target topics with the source partition count; topic.creation.default.replication.factor "
+        "(default -1 = broker default) and any other topic.creation.default.<topic config> apply (set "
+        "topic.creation.default.retention.ms=-1 to keep restored records older than the broker's default retention).",
         M,
         "Connector",
     ),
@@ -153,6 +154,6 @@ SOURCE.define(
         origin="kafka-s3",
     ),
 )
-SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER)
+SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL)
 # A backup's configuration restores as is: the sink's own keys are known, not unknown.
 SOURCE.quiet.update(key for key in SINK.props if key not in SOURCE.props)

@@ -11,7 +11,6 @@ import logging
 import sys
 import time
 import uuid
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table

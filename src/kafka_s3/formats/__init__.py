@@ -23,3 +23,14 @@ REGISTRY.register(
     "kafka_s3.formats.parquet:ParquetFormat",
     aliases=("io.confluent.connect.s3.format.parquet.ParquetFormat", "ParquetFormat"),
 )
+REGISTRY.register(
+    "block_gzip",
+    "kafka_s3.formats.block_gzip:BlockGzipFormat",
+    aliases=(
+        "com.deviantart.kafka_connect_s3.BlockGZIPFormat",
+        "com.deviantart.kafka_connect_s3.BlockGZIPFileWriter",
+        "BlockGZIPFormat",
+        "block-gzip",
+        "blockgzip",
+    ),
+)

@@ -35,6 +35,21 @@ class FileContext:
         return hashlib.sha256(f"{self.topic}\x00{self.partition}\x00{self.start_offset}".encode()).digest()[:16]
 
 
+@dataclass(frozen=True)
+class Block:
+    """One block of an indexed object: a byte range that is itself an object ``Format.read`` decodes.
+
+    ``first_offset`` is the Kafka offset of the block's first record, ``records`` how many it holds and ``row`` how
+    many records of the object come before it (its first row's index, for aligning keys and headers sidecars).
+    """
+
+    byte_offset: int
+    byte_length: int
+    first_offset: int
+    records: int
+    row: int
+
+
 class FormatWriter(ABC):
     """Writes the records of one object, batch after batch, into a binary sink."""
 
@@ -50,12 +65,23 @@ class FormatWriter(ABC):
     def close(self) -> None:
         """Write trailing structures (footers, final blocks, compression trailers). Does not close the sink."""
 
+    def index(self) -> bytes | None:
+        """After :meth:`close`: the bytes of the object's index sidecar, or ``None`` (the default: no index).
+
+        A format whose writers return bytes here declares :attr:`Format.index_extension`; the backup stores them as
+        ``<name>.index<index_extension>`` beside the data object, in the same chunk (listed in its manifest).
+        """
+        return None
+
 
 class Format(ABC):
     """One object format. Configured once per job; cheap ``writer``/``read`` calls per object."""
 
     #: short registry name
     name: str = ""
+    #: extension of the index sidecar written beside each object (``.json`` gives ``<name>.index.json``), or ``None``
+    #: for formats without an index. Such formats implement :meth:`FormatWriter.index` and :meth:`blocks`.
+    index_extension: str | None = None
 
     def __init__(
         self,
@@ -87,3 +113,11 @@ class Format(ABC):
         the restore fills them from the object name and sidecars. Bad bytes raise
         :class:`~kafka_s3.errors.FormatError` naming ``ctx.object_key`` and the position.
         """
+
+    def blocks(self, index: bytes, ctx: FileContext) -> list[Block]:
+        """The blocks an index sidecar lists, in object order (formats with an :attr:`index_extension`).
+
+        Readers bounded by offsets fetch only the blocks they need, with ranged GETs. A malformed index raises
+        :class:`~kafka_s3.errors.FormatError` naming ``ctx.object_key`` (the index's key).
+        """
+        raise NotImplementedError(f"format {self.name} writes no index")

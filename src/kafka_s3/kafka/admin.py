@@ -6,6 +6,7 @@ naming the operation and the topic/partition/group involved.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Iterable, Mapping
 
@@ -14,6 +15,21 @@ from ..errors import KafkaError
 TP = tuple[str, int]
 
 DEFAULT_TIMEOUT = 30.0
+
+
+class _DebugLog:
+    """Receives librdkafka's own log lines (``logger`` client setting) and keeps them at debug level: against an
+    unreachable broker librdkafka logs a line per connection attempt, every few milliseconds, which buried the one
+    error that matters — the failed operation, raised as a :class:`KafkaError` naming the broker."""
+
+    _log = logging.getLogger("kafka_s3.kafka.librdkafka")
+
+    def log(self, level: int, fmt: str, *args) -> None:
+        self._log.debug(fmt, *args)
+
+
+def _quiet(settings: Mapping[str, str]) -> dict:
+    return {**settings, "logger": _DebugLog()}
 
 
 def _error(operation: str, exc: BaseException) -> KafkaError:
@@ -30,7 +46,7 @@ class Admin:
 
         self.settings = dict(settings)
         self.timeout = timeout
-        self.client = AdminClient(self.settings)
+        self.client = AdminClient(_quiet(self.settings))
 
     # ------------------------------------------------------------------------------------------------- topics
     def topics(self) -> dict[str, int]:
@@ -123,7 +139,7 @@ class Admin:
 
         settings = {k: v for k, v in self.settings.items()}
         settings.update({"group.id": group, "enable.auto.commit": "false"})
-        return Consumer(settings)
+        return Consumer(_quiet(settings))
 
     def group_offsets(self, group: str, tps: Iterable[TP]) -> dict[TP, int | None]:
         """Committed offsets of ``group`` (``None`` where nothing is committed)."""

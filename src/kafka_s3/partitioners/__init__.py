@@ -28,6 +28,7 @@ REGISTRY.register(
     "kafka_s3.partitioners.time_based:HourlyPartitioner",
     aliases=("io.confluent.connect.storage.partitioner.HourlyPartitioner", "HourlyPartitioner"),
 )
+REGISTRY.register("kcql", "kafka_s3.partitioners.kcql:KcqlPartitioner", aliases=("KcqlPartitioner",))
 
 EXTRACTORS: Registry = Registry("timestamp extractor", "timestamp.extractor")
 EXTRACTORS.register(

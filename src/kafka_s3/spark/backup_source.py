@@ -8,6 +8,13 @@ Same columns as Spark's Kafka source; one Spark partition per backed-up topic-pa
           .option("topics", "orders")                 # optional: only these topics
           .load())
     df.where("partition = 0 and offset >= 1000").select("key", "value").show()
+
+Options ``from.offset`` and ``until.offset`` bound the offsets read, with the restore's syntax
+(``PARTITION:OFFSET[,...]`` or ``TOPIC:PARTITION:OFFSET``; ``until`` is exclusive). Objects outside the bounds are not
+read at all, and objects with a block index (``format.class=block_gzip``) are fetched block by block, only the
+blocks holding bounded offsets (ranged GETs)::
+
+    spark.read.format("kafka-s3").option("config", "backup.properties").option("from.offset", "0:1000").load()
 """
 
 from __future__ import annotations
@@ -17,15 +24,20 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from ..records import RECORD_DDL
 
 
+FROM_OFFSET = "from.offset"
+UNTIL_OFFSET = "until.offset"
+
+
 class BackupPartition(InputPartition):
-    def __init__(self, topic: str, partition: int, objects: tuple):
+    def __init__(self, topic: str, partition: int, objects: tuple, bounds=None):
         super().__init__((topic, partition))
-        self.topic, self.partition, self.objects = topic, partition, objects
+        self.topic, self.partition, self.objects, self.bounds = topic, partition, objects, bounds
 
 
 class BackupReader(DataSourceReader):
-    def __init__(self, raw: dict[str, str]):
+    def __init__(self, raw: dict[str, str], offsets: dict[str, str] | None = None):
         self.raw = raw
+        self.offsets = offsets or {}
 
     def _setup(self):
         from ..config.source import SOURCE
@@ -38,16 +50,23 @@ class BackupReader(DataSourceReader):
     def partitions(self):
         from ..reading import discover
 
+        from ..restore import RestoreOptions, parse_offsets
+
         config, store, plugins = self._setup()
+        options = RestoreOptions(
+            from_offsets=parse_offsets(self.offsets.get(FROM_OFFSET), FROM_OFFSET),
+            until_offsets=parse_offsets(self.offsets.get(UNTIL_OFFSET), UNTIL_OFFSET),
+        )
         parts = discover(store, plugins, config["topics"] or None, config["behavior.on.error"])
-        return [BackupPartition(t, p, tuple(part.objects)) for (t, p), part in parts.items()]
+        return [BackupPartition(t, p, tuple(part.objects), options.bounds((t, p))) for (t, p), part in parts.items()]
 
     def read(self, partition: BackupPartition):
-        from ..reading import SourcePartition, read_partition
+        from ..reading import Bounds, SourcePartition, read_partition
 
         config, store, plugins = self._setup()
         part = SourcePartition(partition.topic, partition.partition, list(partition.objects))
-        yield from read_partition(store, plugins, part, on_error=config["behavior.on.error"])
+        bounds = partition.bounds or Bounds()
+        yield from read_partition(store, plugins, part, bounds, on_error=config["behavior.on.error"])
 
 
 class BackupDataSource(DataSource):
@@ -62,7 +81,8 @@ class BackupDataSource(DataSource):
         from ..config.loader import interpolate, read_raw
 
         options = dict(self.options)
+        offsets = {key: options.pop(key) for key in (FROM_OFFSET, UNTIL_OFFSET) if key in options}
         raw = read_raw(options.pop("config")) if "config" in options else {}
         raw.update(options)
         raw.setdefault("name", "kafka-s3-reader")
-        return BackupReader(interpolate(raw))
+        return BackupReader(interpolate(raw), offsets)

@@ -30,6 +30,10 @@ class PartitionPlan:
     hard_end: int
     forced_end: int | None = None
     flush_open: bool = False  # --once: commit what is open when the input is exhausted
+    # The chunk starting at ``start`` was left open by an earlier cycle: wall time it was first seen open, and the
+    # offset its records reached (scheduled rotation counts from then, and keeps those records together).
+    open_since_ms: int | None = None
+    open_until: int | None = None
 
 
 _PROCESS_CACHE: dict[str, Any] = {}
@@ -55,8 +59,10 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
     store = _cached("store:" + repr(store_spec), store_spec.open)
     isolation = plugins.config["isolation.level"]
     start, forced_end = plan.start, plan.forced_end
+    open_since_ms, open_until = plan.open_since_ms, plan.open_until
     while True:
-        writer = PartitionBackup(plugins, store, plan.topic, plan.partition, forced_end=forced_end)
+        writer = PartitionBackup(plugins, store, plan.topic, plan.partition, forced_end=forced_end,
+                                 open_since_ms=open_since_ms, open_until=open_until)
         position = start
         committed_at_soft_end: int | None = None
         try:
@@ -78,6 +84,7 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
             writer.abort_open()
             log.warning("%s", conflict)
             start, forced_end = conflict.existing.start, conflict.existing.end
+            open_since_ms = open_until = None
             continue
         except RECORD_ERRORS as exc:
             # Deterministic: retrying the task cannot help. Report it; keep what is durable.

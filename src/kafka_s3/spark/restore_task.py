@@ -5,6 +5,8 @@ fences any zombie of a killed run before it reads its progress; progress (the ne
 committed inside each transaction with ``send_offsets_to_transaction``, to a consumer group of the restore. A
 re-run therefore resumes exactly after the last committed record, and a finished restore writes nothing.
 At-least-once (``exactly.once.support=disabled``): an idempotent producer, progress committed after each flush.
+A partition without stored offsets spread over several directories (field or time partitioners, Confluent's layout)
+has no exact offsets across objects: its progress counts whole objects ("every object starting below it").
 """
 
 from __future__ import annotations
@@ -97,12 +99,13 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
 
     from ..config.source import SOURCE
     from ..errors import FormatError, KafkaError
-    from ..reading import Problem, ReadPlugins, SourcePartition, read_partition
+    from ..reading import Problem, ReadPlugins, SourcePartition, missing_offsets, read_partition
 
     fingerprint = json.dumps(config_raw, sort_keys=True)
     plugins = _cached("read-plugins:" + fingerprint, lambda: ReadPlugins.from_config(SOURCE.parse(config_raw)))
     store = _cached("store:" + repr(store_spec), store_spec.open)
-    on_error = plugins.config["behavior.on.error"]
+    # Skipped objects are collected in ``problems``; under ``log`` the driver logs them (a worker's log is not seen).
+    on_error = {"log": "ignore"}.get(plugins.config["behavior.on.error"], plugins.config["behavior.on.error"])
     txn_records = plugins.config["restore.transaction.records"]
     outcome = Outcome()
     problems: list[Problem] = []
@@ -130,9 +133,10 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
         in_txn = False
         pending = 0
         next_offset = resume
+        progress = resume  # as committed
 
         def commit_progress() -> None:
-            nonlocal in_txn, pending
+            nonlocal in_txn, pending, progress
             if next_offset is None or (pending == 0 and not in_txn):
                 return
             offsets = [TopicPartition(plan.target_topic, plan.target_partition, next_offset)]
@@ -150,12 +154,35 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
             if outcome.delivery_errors:
                 raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
             pending = 0
+            progress = next_offset
 
-        def count_object(_obj) -> None:
+        # Without stored offsets, the offsets of a partition spread over several directories are derived per object
+        # (start + row) and overlap across objects: progress then counts whole objects, read in start order, and is
+        # committed only between objects — "every object starting below next_offset is restored".
+        by_object = not plugins.envelope and len(part.directories) > 1
+        current = None  # the object being read (by_object)
+
+        def begin_object(obj) -> None:
+            nonlocal current, next_offset
             outcome.objects += 1
+            if by_object:
+                if current is not None:  # the previous object was read to its end (or skipped)
+                    next_offset = current.start + 1
+                    if pending >= txn_records:
+                        commit_progress()
+                current = obj
+
+        # Offsets each object read holds, to report gaps (derived offsets of one partition spread over several
+        # directories are not the source's: no gaps can be told there).
+        spans: list[tuple[int, int | None, str]] = []
+        track_gaps = plugins.envelope or len(part.directories) <= 1
+
+        def note_span(obj, first, last) -> None:
+            spans.append((obj.start if first is None else first, last, obj.key))
 
         try:
-            for batch in read_partition(store, plugins, part, plan.bounds, resume, on_error, problems, count_object):
+            for batch in read_partition(store, plugins, part, plan.bounds, resume, on_error, problems, begin_object,
+                                        note_span if track_gaps else None):
                 if plan.exactly_once and not in_txn:
                     producer.begin_transaction()
                     in_txn = True
@@ -165,13 +192,22 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
                 outcome.first_source = first if outcome.first_source is None else outcome.first_source
                 outcome.last_source = last
                 outcome.records += batch.num_rows
-                next_offset = last + 1
                 pending += batch.num_rows
-                if pending >= txn_records:
-                    commit_progress()
+                if not by_object:
+                    next_offset = last + 1
+                    if pending >= txn_records:
+                        commit_progress()
+            if by_object and current is not None:
+                next_offset = current.start + 1
         except FormatError as exc:
             # behavior.on.error=fail: everything before the bad record is good and is committed; nothing after.
             error = f"FormatError: {exc}"
+            if by_object and plan.exactly_once and in_txn:
+                # Progress can only be committed between objects: the records of the object cut short, and of
+                # those since the last commit, are aborted; the next run restores them from that object on.
+                producer.abort_transaction(60)
+                outcome.records -= pending
+                in_txn, pending = False, 0
         commit_progress()
     except BaseException:
         try:
@@ -188,6 +224,7 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
         "target_topic": plan.target_topic,
         "target_partition": plan.target_partition,
         "resumed_from": resume,
+        "progress": progress,
         "objects": outcome.objects,
         "records": outcome.records,
         "first_source_offset": outcome.first_source,
@@ -195,6 +232,7 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
         "first_target_offset": outcome.first_target,
         "last_target_offset": outcome.last_target,
         "problems": [p.__dict__ for p in problems],
+        "gaps": [gap.__dict__ for gap in missing_offsets(plan.source_topic, plan.source_partition, spans)],
         "error": error,
     }
 

@@ -1,24 +1,3 @@
-"""Plain helpers shared by the backup/restore integration tests."""
+"""Kept for imports written before the helpers moved up to ``tests/integration/integration_helpers.py``."""
 
-from __future__ import annotations
-
-import json
-
-QUICKSTART_SCHEMA = {"type": "struct", "name": "myrecord", "optional": False,
-                     "fields": [{"field": "f1", "type": "string", "optional": False}]}
-
-
-def quickstart_values(with_schema: bool) -> list[bytes]:
-    out = []
-    for i in range(1, 10):
-        payload = {"f1": f"value{i}"}
-        doc = {"schema": QUICKSTART_SCHEMA, "payload": payload} if with_schema else payload
-        out.append(json.dumps(doc).encode())
-    return out
-
-
-def list_keys(s3_client, bucket: str, prefix: str = "") -> list[str]:
-    keys = []
-    for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        keys.extend(item["Key"] for item in page.get("Contents", []))
-    return sorted(keys)
+from integration_helpers import QUICKSTART_SCHEMA, list_keys, quickstart_values  # noqa: F401

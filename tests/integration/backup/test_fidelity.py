@@ -67,7 +67,8 @@ def test_envelope_round_trip_is_exact(properties, spark, make_config, fresh_buck
 
     target = f"{topic}-restored"
     _, source = make_config(fresh_bucket, topic, source=True, **{k.replace(".", "__"): v for k, v in props.items()},
-                            topic__rename=f"{topic}:{target}", topic__creation__enable="true")
+                            topic__rename=f"{topic}:{target}", topic__creation__enable="true",
+                            topic__creation__default__retention__ms="-1")  # 2010 records: keep them
     restore = Restore(source, spark=spark).run()
     assert restore.records == len(records)
     assert snapshot(kafka_bootstrap, target) == snapshot(kafka_bootstrap, topic)

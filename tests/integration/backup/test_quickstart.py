@@ -12,7 +12,7 @@ import avro.io
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from it_helpers import list_keys, quickstart_values
+from integration_helpers import list_keys, quickstart_values
 
 from kafka_s3.backup import Backup
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from it_helpers import quickstart_values
+from integration_helpers import quickstart_values
 
 from kafka_s3.backup import Backup
 from kafka_s3.kafka.admin import Admin

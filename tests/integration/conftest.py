@@ -1,0 +1,58 @@
+"""Fixtures shared by the backup and restore integration tests: configurations bound to the live services, and a
+producer of test records. Plain helpers live in ``integration_helpers`` (importable from every test directory below,
+as pytest puts this directory on ``sys.path`` when it loads this file)."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import Producer
+
+from kafka_s3.config.sink import SINK
+from kafka_s3.config.source import SOURCE
+
+
+@pytest.fixture
+def make_config(s3_env, kafka_bootstrap):
+    """``make_config(bucket, topics, source=False, **properties)`` → (raw dict, parsed config) bound to the live
+    services: a sink (backup) configuration, or a source (restore) one with ``source=True``. Property names use
+    ``__`` for dots (``flush__size=3``)."""
+
+    def make(bucket: str, topics: str | list[str], source: bool = False, **properties):
+        raw = {
+            "name": f"it-{bucket}",
+            "topics": topics if isinstance(topics, str) else ",".join(topics),
+            "flush.size": "3",
+            "s3.bucket.name": bucket,
+            "store.url": s3_env["endpoint_url"],
+            "s3.region": s3_env["region"],
+            "aws.access.key.id": s3_env["access_key"],
+            "aws.secret.access.key": s3_env["secret_key"],
+            "bootstrap.servers": kafka_bootstrap,
+            "format.class": "json",
+        }
+        raw.update({k.replace("__", "."): str(v) for k, v in properties.items()})
+        return raw, (SOURCE if source else SINK).parse(raw)
+
+    return make
+
+
+@pytest.fixture
+def produce(kafka_bootstrap):
+    """``produce(topic, records)`` with records as dicts: value, key, partition, headers, timestamp."""
+
+    def send(topic: str, records):
+        producer = Producer({"bootstrap.servers": kafka_bootstrap, "enable.idempotence": True, "linger.ms": 5,
+                             "queue.buffering.max.messages": 1_000_000})
+        for i, r in enumerate(records):
+            kwargs = {k: r[k] for k in ("key", "headers", "timestamp") if r.get(k) is not None}
+            while True:
+                try:
+                    producer.produce(topic, value=r.get("value"), partition=r.get("partition", 0), **kwargs)
+                    break
+                except BufferError:
+                    producer.poll(0.05)
+            if i % 10000 == 0:
+                producer.poll(0)
+        producer.flush()
+
+    return send

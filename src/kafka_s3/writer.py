@@ -49,6 +49,14 @@ class ChunkConflict(KafkaS3Error):
         self.existing = existing
 
 
+def _partitioners_without_headers() -> tuple[type, ...]:
+    from .partitioners.default import DefaultPartitioner
+    from .partitioners.field import FieldPartitioner
+    from .partitioners.time_based import TimeBasedPartitioner
+
+    return (DefaultPartitioner, FieldPartitioner, TimeBasedPartitioner)
+
+
 @dataclass
 class BackupPlugins:
     """Everything configured once per process: converters, partitioner, formats, rotation policy, layout."""
@@ -115,6 +123,23 @@ class BackupPlugins:
     @property
     def needs_values(self) -> bool:
         return not self.envelope or getattr(self.partitioner, "uses_values", False)
+
+    @property
+    def needs_headers(self) -> bool:
+        """Whether any output reads record headers (the reader skips them otherwise, which is much cheaper)."""
+        return (
+            self.envelope
+            or self.headers_format is not None
+            or self.policy.rotate_size_bytes > 0
+            or not isinstance(self.partitioner, _partitioners_without_headers())
+        )
+
+    @property
+    def needs_timestamps(self) -> bool:
+        from .partitioners.default import DefaultPartitioner
+        from .partitioners.field import FieldPartitioner
+
+        return self.envelope or not isinstance(self.partitioner, (DefaultPartitioner, FieldPartitioner))
 
 
 # ------------------------------------------------------------------------------------------------ converted values

@@ -39,35 +39,47 @@ def consumer_settings(settings: Mapping[str, str], isolation_level: str = "read_
     return merged
 
 
-def _batch(topic: str, partition: int, messages: list) -> pa.RecordBatch:
-    n = len(messages)
-    offsets = [m.offset() for m in messages]
-    stamps = [m.timestamp() for m in messages]
-    ts_types = [_TIMESTAMP_TYPES.get(t, -1) for t, _ in stamps]
-    ts_values = [v * 1000 if t else None for t, v in stamps]
+def _headers(messages: list, n: int) -> pa.Array:
     headers = [m.headers() for m in messages]
     counts = [len(h) if h else 0 for h in headers]
-    if any(counts):
-        flat = [kv for h in headers if h for kv in h]
-        header_structs = pa.StructArray.from_arrays(
-            [pa.array([k for k, _ in flat], pa.string()), pa.array([v for _, v in flat], pa.binary())],
-            fields=list(HEADER_TYPE),
-        )
-        list_offsets = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(counts, out=list_offsets[1:])
-        header_array = pa.ListArray.from_arrays(pa.array(list_offsets), header_structs, type=HEADERS_TYPE)
+    if not any(counts):
+        return _no_headers(n)
+    flat = [kv for h in headers if h for kv in h]
+    header_structs = pa.StructArray.from_arrays(
+        [pa.array([k for k, _ in flat], pa.string()), pa.array([v for _, v in flat], pa.binary())],
+        fields=list(HEADER_TYPE),
+    )
+    list_offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(counts, out=list_offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(list_offsets), header_structs, type=HEADERS_TYPE)
+
+
+def _no_headers(n: int) -> pa.Array:
+    empty = pa.StructArray.from_arrays([pa.array([], pa.string()), pa.array([], pa.binary())], fields=list(HEADER_TYPE))
+    return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), empty, type=HEADERS_TYPE)
+
+
+def _batch(topic: str, partition: int, messages: list, headers: bool, timestamps: bool) -> pa.RecordBatch:
+    """One Arrow batch. Reading headers and timestamps costs more per message than the rest together (librdkafka
+    builds Python objects for them), so columns nobody needs are left empty / null."""
+    n = len(messages)
+    if timestamps:
+        stamps = [m.timestamp() for m in messages]
+        ts_types = pa.array([_TIMESTAMP_TYPES.get(t, -1) for t, _ in stamps], pa.int32())
+        ts_values = pa.array([v * 1000 if t else None for t, v in stamps], pa.int64()).cast(TIMESTAMP_TYPE)
     else:
-        header_array = pa.array([[]] * n, HEADERS_TYPE)
+        ts_types = pa.array(np.full(n, -1, dtype=np.int32))
+        ts_values = pa.nulls(n, TIMESTAMP_TYPE)
     return pa.RecordBatch.from_arrays(
         [
             pa.array([m.key() for m in messages], pa.binary()),
             pa.array([m.value() for m in messages], pa.binary()),
-            pa.array([topic] * n, pa.string()),
+            pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([topic])).cast(pa.string()),
             pa.array(np.full(n, partition, dtype=np.int32)),
-            pa.array(offsets, pa.int64()),
-            pa.array(ts_values, pa.int64()).cast(TIMESTAMP_TYPE),
-            pa.array(ts_types, pa.int32()),
-            header_array,
+            pa.array([m.offset() for m in messages], pa.int64()),
+            ts_values,
+            ts_types,
+            _headers(messages, n) if headers else _no_headers(n),
         ],
         schema=RECORD_SCHEMA,
     )
@@ -81,10 +93,16 @@ def read_range(
     end: int,
     *,
     isolation_level: str = "read_committed",
+    headers: bool = True,
+    timestamps: bool = True,
     max_batch: int = 20000,
     stall_timeout: float = 120.0,
 ) -> Iterator[pa.RecordBatch]:
-    """Yield the records of ``topic[partition]`` with ``start <= offset < end``, in order, in RECORD_SCHEMA batches."""
+    """Yield the records of ``topic[partition]`` with ``start <= offset < end``, in order, in RECORD_SCHEMA batches.
+
+    ``headers=False`` / ``timestamps=False`` leave those columns empty (no headers) / null, for callers that store
+    neither: it saves most of the per-record cost.
+    """
     if end <= start:
         return
     from confluent_kafka import Consumer, KafkaError as RdKafkaError, TopicPartition
@@ -118,7 +136,7 @@ def read_range(
                     position = end
                 if good:
                     position = max(position, good[-1].offset() + 1)
-                    yield _batch(topic, partition, good)
+                    yield _batch(topic, partition, good, headers, timestamps)
             if position > before:
                 last_progress = time.monotonic()
             elif time.monotonic() - last_progress > stall_timeout:

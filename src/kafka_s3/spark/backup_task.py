@@ -67,7 +67,8 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
         committed_at_soft_end: int | None = None
         try:
             for batch in read_range(
-                kafka_settings, plan.topic, plan.partition, start, plan.hard_end, isolation_level=isolation
+                kafka_settings, plan.topic, plan.partition, start, plan.hard_end, isolation_level=isolation,
+                headers=plugins.needs_headers, timestamps=plugins.needs_timestamps,
             ):
                 writer.write(batch)
                 position = batch.column("offset")[-1].as_py() + 1

@@ -213,7 +213,7 @@ def render(results: dict) -> str:
         f"{m.get('load_start')} at start, {m.get('load_end')} at end ({m.get('platform', '')})",
         f"- Services: Kafka {results['services'].get('kafka')}; S3 {results['services'].get('s3')}",
         f"- Versions: {', '.join(f'{k} {v}' for k, v in results.get('versions', {}).items())}",
-        f"- Command: `{results.get('command')}`; total {results.get('duration_s', 0) / 60:.1f} min"
+        f"- Command: `{results.get('command', '').strip()}`; total {results.get('duration_s', 0) / 60:.1f} min"
         + (" — **ABORTED: " + results["aborted"] + "**" if results.get("aborted") else ""),
     ]
     if results.get("skipped"):

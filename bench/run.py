@@ -381,7 +381,7 @@ def main(argv=None) -> int:
     run_id = uuid.uuid4().hex[:6]
     results: dict = {
         "started": started.isoformat(timespec="seconds"),
-        "command": "bench/run.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
+        "command": " ".join(["bench/run.py", *(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))]),
         "args": {k: str(v) for k, v in vars(args).items()},
         "machine": machine(),
         "versions": versions(),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .config.model import Config
-from .errors import KafkaS3Error
+from .errors import ConfigError, KafkaS3Error
 from .kafka.admin import TP, Admin
 from .kafka.settings import client_settings
 from .manifest import ManifestStore
@@ -274,13 +274,25 @@ class Backup:
         stop = stop or threading.Event()
         interval = self.config["cycle.interval.ms"] / 1000
         read_committed = self.config["isolation.level"] == "read_committed"
+        failures = 0
         while not stop.is_set():
             started = time.monotonic()
-            topics = self.topics()
-            tps = [(t, p) for t, n in topics.items() for p in range(n)]
-            self._resume(tps)
-            ends = self.admin.end_offsets(tps, read_committed=read_committed)
-            self.run_cycle(self.plan(ends, flush_open=False))
+            try:
+                topics = self.topics()
+                tps = [(t, p) for t, n in topics.items() for p in range(n)]
+                self._resume(tps)
+                ends = self.admin.end_offsets(tps, read_committed=read_committed)
+                self.run_cycle(self.plan(ends, flush_open=False))
+                failures = 0
+            except (BackupFailed, ConfigError):
+                raise  # the records or the configuration are wrong: retrying cannot help
+            except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
+                failures += 1
+                wait = min(300.0, interval * 2 ** min(failures, 8))
+                log.error("cycle failed (%d in a row), retrying in %.0fs: %s", failures, wait,
+                          str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__)
+                stop.wait(wait)
+                continue
             stop.wait(max(0.0, interval - (time.monotonic() - started)))
 
 

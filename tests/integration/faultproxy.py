@@ -96,6 +96,11 @@ class FaultProxy:
         """Hold the next ``times`` matching requests for ``seconds`` before forwarding them."""
         self._add(Rule("delay", times, seconds=seconds, **match))
 
+    def clear(self) -> None:
+        """Drop every pending fault: from now on requests pass through."""
+        with self._lock:
+            self._rules.clear()
+
     def _add(self, rule: Rule) -> None:
         with self._lock:
             self._rules.append(rule)

@@ -90,6 +90,7 @@ class Segment:
     start: int
     end: int
     close: bool
+    opened: int | None = None  # first offset of the chunk these rows open (None: they continue an open chunk)
 
 
 def _first_true(predicate: Callable[[int, int], np.ndarray], lo: int, hi: int) -> int | None:
@@ -180,7 +181,8 @@ class Rotator:
                 stop = int(np.searchsorted(offsets, self.forced_end, side="right"))
                 reached = stop < n or (stop > i and int(offsets[stop - 1]) == self.forced_end)
                 if stop > i or reached:
-                    segments.append(Segment(i, max(stop, i), reached))
+                    opened = int(offsets[i]) if st.count == 0 and stop > i else None
+                    segments.append(Segment(i, max(stop, i), reached, opened))
                     st.count += max(stop, i) - i
                 if reached:
                     self.forced_end = None
@@ -233,7 +235,7 @@ class Rotator:
                     hit = self._schema_change(i, end, partitions, dictionary, row_schemas, schema_names)
                     if hit is not None:
                         end, close = hit, True
-            segments.append(Segment(i, end, close))
+            segments.append(Segment(i, end, close, int(offsets[i]) if st.count == 0 and end > i else None))
             st.count += end - i
             if policy.rotate_size_bytes > 0:
                 st.size += int(sizes[i:end].sum())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -30,6 +31,7 @@ from .stores.base import Store, Upload
 log = logging.getLogger(__name__)
 
 DEFAULT_MANIFEST_DIR = "_kafka-s3"
+MAX_PENDING_COMMITS = 2  # chunks whose files complete in the background while the next chunk is written
 
 
 class DataError(KafkaS3Error):
@@ -319,6 +321,9 @@ class PartitionBackup:
         self.committed: list[Manifest] = []
         self.records_in = 0
         self.replayed_files = 0
+        self._replays: dict[int, Manifest] = {}  # chunk start -> manifest found by the rotator's hook
+        self._committer: ThreadPoolExecutor | None = None
+        self._pending: list[Future] = []
 
     @property
     def where(self) -> str:
@@ -355,6 +360,9 @@ class PartitionBackup:
             offsets, codes, dictionary, timestamps, sizes, schema_codes, schema_names, now_ms
         )
         for segment in segments:
+            if segment.opened is not None:
+                self.chunk_start = segment.opened
+                self.replaying = self._replays.pop(segment.opened, None)
             if segment.end > segment.start:
                 self._write_rows(batch, values, keys, offsets, codes, dictionary, segment.start, segment.end)
             if segment.close:
@@ -403,14 +411,15 @@ class PartitionBackup:
             raise ConversionError(f"{self.where} offset {offset}: cannot convert the record {column}: {exc}") from None
 
     def _on_chunk_open(self, first_offset: int) -> int | None:
-        self.chunk_start = first_offset
+        """Rotator hook, called while a batch is split (before its rows are written): a chunk the bucket already has
+        is replayed exactly; the writer switches to it when it reaches that chunk's first segment."""
         if not self.recovering:
             return None
         existing = self.manifests.get(self.topic, self.partition, first_offset)
         if existing is None:
             self.recovering = False
             return None
-        self.replaying = existing
+        self._replays[first_offset] = existing
         return existing.end
 
     def _write_rows(self, batch, values: Values, keys: Values, offsets, codes, dictionary, start, stop) -> None:
@@ -518,6 +527,17 @@ class PartitionBackup:
                 for f in files:
                     f.abort()
                 raise ChunkConflict(stored)
+        # The manifest is durable: completing the files (last part upload, CompleteMultipartUpload) can overlap with
+        # reading and encoding the next chunk. finish() waits for them before anything is reported as committed.
+        self._reap_commits(keep=MAX_PENDING_COMMITS - 1)
+        if self._committer is None:
+            self._committer = ThreadPoolExecutor(max_workers=2, thread_name_prefix="commit")
+        self._pending.append(self._committer.submit(self._commit_files, files))
+        self.committed.append(stored)
+
+    def _commit_files(self, files: list[OpenFile]) -> int:
+        """Complete a chunk's uploads, sidecars before their data object; returns how many were already stored."""
+        existing = 0
         for f in files:
             for upload in [s.upload for s in f.sidecars] + [f.upload]:
                 if upload is None:
@@ -526,10 +546,15 @@ class PartitionBackup:
                     upload.commit()
                 except ObjectExistsError:
                     # Same manifest, same records: the object there is byte-identical (deterministic writers).
-                    self.replayed_files += 1
+                    existing += 1
             if self.plugins.tagging and f.upload is not None:
                 self._tag(f)
-        self.committed.append(stored)
+        return existing
+
+    def _reap_commits(self, keep: int = 0) -> None:
+        """Wait until at most ``keep`` chunk commits are in flight; a failed commit raises here."""
+        while len(self._pending) > keep:
+            self.replayed_files += self._pending.pop(0).result()
 
     def _add_index(self, f: OpenFile) -> None:
         """The value format's index sidecar (e.g. block_gzip's block offsets), known once the data writer closed:
@@ -558,9 +583,12 @@ class PartitionBackup:
 
     # ------------------------------------------------------------------------------------------------ end
     def abort_open(self) -> None:
+        """Discard the open chunk (its files were never visible) and let background commits settle."""
         for f in self.open.values():
             f.abort()
         self.open = {}
+        for future in self._pending:
+            future.exception()  # wait; a failure surfaces in finish(), or the task is failing already
 
     def finish(self, read_until: int, flush_open: bool) -> dict[str, Any]:
         """End of input: commit the open chunk when asked (``--once``) or when a scheduled rotation is due;
@@ -574,6 +602,10 @@ class PartitionBackup:
             open_records = 0
         else:
             self.abort_open()
+        self._reap_commits()
+        if self._committer is not None:
+            self._committer.shutdown()
+            self._committer = None
         return {
             "topic": self.topic,
             "partition": self.partition,

@@ -19,25 +19,49 @@ from .framing import binary_offsets
 BINARY = pa.large_binary()
 NOTHING = pa.scalar(b"", BINARY)
 END_OF_ARRAY = pa.scalar(b"\x00", BINARY)  # a zero-count block ends every Avro array and map
-MS_PER_UNIT = {"s": (1000, 1), "ms": (1, 1), "us": (1, 1000), "ns": (1, 1_000_000)}  # (multiply, floor-divide)
+PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
+# The unit of the number an Avro logical type stores (time and timestamp types without one store milliseconds).
+LOGICAL_UNITS = {
+    "time-millis": "ms",
+    "time-micros": "us",
+    "timestamp-millis": "ms",
+    "timestamp-micros": "us",
+    "timestamp-nanos": "ns",
+    "local-timestamp-millis": "ms",
+    "local-timestamp-micros": "us",
+    "local-timestamp-nanos": "ns",
+}
 
 
 def encode(array: pa.Array, schema: Any, path: str = "value") -> pa.Array:
-    """The Avro datum of every row; ``path`` names the value in error messages."""
+    """The Avro datum of every row; ``path`` names the value in error messages.
+
+    Arrow values are laid out as :mod:`kafka_s3.converters.avro_data` maps Avro types (enums as strings, general
+    unions as structs of members, ...).
+    """
     if isinstance(schema, list):
         return _union(array, schema, path)
     if isinstance(schema, dict):
         typ = schema["type"]
+        logical = schema.get("logicalType")
         if typ == "record":
             return _record(array, schema, path)
         if typ == "array":
             return _array(array, schema["items"], path)
         if typ == "map":
             return _map(array, schema["values"], path)
-        if typ == "bytes" and schema.get("logicalType") == "decimal":
+        if typ == "enum":
+            return _enum(array, schema, path)
+        if logical == "decimal" and typ in ("bytes", "fixed"):
             _reject_nulls(array, "decimal", path)
-            return _length_prefixed(_unscaled_bytes(array))
-        schema = typ  # date, time-millis, timestamp-millis: the Arrow type already says how to get the number
+            unscaled = _unscaled_bytes(array)
+            return _length_prefixed(unscaled) if typ == "bytes" else _fixed_decimal(array, int(schema["size"]), path)
+        if typ == "fixed":
+            return _fixed(array, int(schema["size"]), path)
+        if typ in ("int", "long") and logical in LOGICAL_UNITS:
+            _reject_nulls(array, logical, path)
+            return varints(_integers(array, LOGICAL_UNITS[logical]))
+        schema = typ  # date, uuid and unknown logical types: the Arrow type already says how to get the value
     if schema == "null":
         return _constant(b"", len(array))
     _reject_nulls(array, schema, path)
@@ -106,12 +130,13 @@ def _reject_nulls(array: pa.Array, avro_type: Any, path: str) -> None:
         raise ConversionError(f"{path} is null, but its Avro type {avro_type} does not allow null values")
 
 
-def _integers(array: pa.Array) -> np.ndarray:
+def _integers(array: pa.Array, unit: str = "ms") -> np.ndarray:
+    """Integers of an integer column, or of a temporal one counted in ``unit`` (days for dates)."""
     t = array.type
     if pa.types.is_timestamp(t) or pa.types.is_time(t):
         raw = array.cast(pa.int64() if t.bit_width == 64 else pa.int32()).to_numpy().astype(np.int64)
-        multiply, divide = MS_PER_UNIT[t.unit]
-        return raw * multiply // divide  # floor division, like Java's Math.floorDiv
+        have, want = PER_SECOND[t.unit], PER_SECOND[unit]
+        return raw * (want // have) if want >= have else raw // (have // want)  # floor, like Java's Math.floorDiv
     if pa.types.is_date(t):
         return array.cast(pa.int32()).to_numpy().astype(np.int64)
     return array.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -138,14 +163,79 @@ def _unscaled_bytes(array: pa.Array) -> pa.Array:
 
 def _union(array: pa.Array, branches: list, path: str) -> pa.Array:
     others = [b for b in branches if b != "null"]
-    if len(others) != 1 or len(branches) > 2:
-        raise ConversionError(f"{path}: only unions of null and one type can be written, not {branches}")
+    if len(others) > 1:
+        return _general_union(array, branches, others, path)
+    if not others:
+        return _constant(varint(0), len(array))
     index = pa.scalar(varint(branches.index(others[0])), BINARY)
     if "null" not in branches or array.null_count == 0:
         return _concat(index, encode(array, others[0], path))
     valid = array.is_valid()
     present = _concat(index, encode(array.filter(valid), others[0], path))
     return pc.replace_with_mask(_constant(varint(branches.index("null")), len(array)), valid, present)
+
+
+def _general_union(array: pa.Array, branches: list, others: list, path: str) -> pa.Array:
+    """A union of several types from its struct of members: the first member set is the branch; none set is null."""
+    from ..converters.avro_data import member_name
+
+    if not pa.types.is_struct(array.type):
+        raise ConversionError(f"{path}: a union of {len(others)} types needs a struct of members, got {array.type}")
+    n = len(array)
+    valid = np.asarray(array.is_valid()) if array.null_count else np.ones(n, dtype=bool)
+    chosen = np.zeros(n, dtype=bool)
+    out = _constant(varint(branches.index("null")) if "null" in branches else b"", n)
+    for branch in others:
+        name = member_name(branch)
+        if array.type.get_field_index(name) < 0:
+            raise ConversionError(f"{path}: the values have no union member {name!r}")
+        member = array.field(name)
+        rows = valid & ~chosen & (np.asarray(member.is_valid()) if member.null_count else True)
+        if rows.any():
+            mask = pa.array(rows)
+            index = pa.scalar(varint(branches.index(branch)), BINARY)
+            out = pc.replace_with_mask(out, mask, _concat(index, encode(member.filter(mask), branch, path)))
+            chosen |= rows
+    if "null" not in branches and not chosen.all():
+        raise ConversionError(f"{path} is null, but its Avro union {[member_name(b) for b in others]} has no null")
+    return out
+
+
+def _enum(array: pa.Array, schema: dict, path: str) -> pa.Array:
+    """An enum's symbol (a string) as its index in the symbols."""
+    _reject_nulls(array, schema["name"], path)
+    indices = pc.index_in(array.cast(pa.string()), value_set=pa.array(schema["symbols"], pa.string()))
+    if indices.null_count:
+        unknown = array.filter(indices.is_null())[0].as_py()
+        raise ConversionError(f"{path}: {unknown!r} is not a symbol of the Avro enum {schema['name']}")
+    return varints(indices.to_numpy(zero_copy_only=False))
+
+
+def _fixed(array: pa.Array, size: int, path: str) -> pa.Array:
+    """Fixed bytes, written as they are (no length)."""
+    _reject_nulls(array, "fixed", path)
+    raw = array.cast(pa.binary()).cast(BINARY)
+    lengths = pc.binary_length(raw).to_numpy(zero_copy_only=False)
+    if len(lengths) and (lengths != size).any():
+        bad = int(lengths[np.argmax(lengths != size)])
+        raise ConversionError(f"{path}: a fixed of {size} bytes cannot hold {bad} bytes")
+    return raw
+
+
+def _fixed_decimal(array: pa.Array, size: int, path: str) -> pa.Array:
+    """Decimals as ``size`` big-endian two's complement bytes (a decimal on a fixed)."""
+    width = array.type.byte_width
+    little_endian = np.frombuffer(array.buffers()[1], dtype=np.uint8)
+    raw = little_endian[array.offset * width : (array.offset + len(array)) * width].reshape(-1, width)[:, ::-1]
+    fill = np.where(raw[:, 0] >> 7 == 1, 0xFF, 0x00).astype(np.uint8) if len(raw) else np.zeros(0, np.uint8)
+    if size >= width:
+        out = np.concatenate([np.repeat(fill[:, None], size - width, axis=1), raw], axis=1)
+    else:
+        dropped, out = raw[:, : width - size], raw[:, width - size :]
+        fits = (dropped == fill[:, None]).all(axis=1) & ((out[:, 0] >> 7) == (fill >> 7))
+        if not fits.all():
+            raise ConversionError(f"{path}: a decimal does not fit the Avro fixed of {size} bytes")
+    return _fixed_width(np.ascontiguousarray(out).reshape(-1), size)
 
 
 def _record(array: pa.Array, schema: dict, path: str) -> pa.Array:

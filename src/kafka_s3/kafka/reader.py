@@ -27,7 +27,7 @@ READER_DEFAULTS = {
     "auto.offset.reset": "error",
     # Some Kafka-protocol brokers answer a fetch with a whole partition regardless of fetch.max.bytes.
     "receive.message.max.bytes": "2147483647",
-    "queued.max.messages.kbytes": "262144",
+    "queued.max.messages.kbytes": "65536",
 }
 
 

@@ -165,9 +165,57 @@ def test_null_where_the_schema_does_not_allow_it_is_refused_with_its_path():
         encode(array, fastavro.parse_schema(NESTED, expand=True))
 
 
-def test_unions_of_several_types_are_refused():
-    with pytest.raises(ConversionError, match="only unions of null and one type"):
+def test_unions_of_several_types_are_written_from_their_struct_of_members():
+    schema = ["null", "int", "string", {"type": "record", "name": "P", "fields": [{"name": "x", "type": "long"}]}]
+    arrow = pa.struct([("int", pa.int32()), ("string", pa.string()), ("P", pa.struct([pa.field("x", pa.int64(), False)]))])
+    rows = [{"int": 3}, None, {"string": "é"}, {"P": {"x": -5}}, {"int": None, "string": None, "P": None}]
+    datums = [3, None, "é", {"x": -5}, None]
+    assert_encodes_like_fastavro(pa.array(rows, arrow), schema, datums)
+    assert_encodes_like_fastavro(pa.array(rows, arrow).slice(2), schema, datums[2:])
+
+
+def test_a_union_without_null_refuses_a_value_with_no_member_set():
+    arrow = pa.struct([("int", pa.int32()), ("string", pa.string())])
+    with pytest.raises(ConversionError, match="has no null"):
+        encode(pa.array([{"int": 1}, {}], arrow), ["int", "string"])
+    with pytest.raises(ConversionError, match="needs a struct of members"):
         encode(pa.array([1]), ["null", "int", "string"])
+
+
+def test_enums_fixed_and_micros_logical_types():
+    enum = {"type": "enum", "name": "Suit", "symbols": ["SPADES", "HEARTS", "CLUBS"]}
+    assert_encodes_like_fastavro(pa.array(["CLUBS", "SPADES", "HEARTS"]), enum)
+    with pytest.raises(ConversionError, match="'JOKER' is not a symbol"):
+        encode(pa.array(["SPADES", "JOKER"]), fastavro.parse_schema(enum, expand=True))
+    fixed = {"type": "fixed", "name": "Md5", "size": 4}
+    assert_encodes_like_fastavro(pa.array([b"abcd", b"\x00\x01\x02\x03"], pa.binary(4)), fixed)
+    with pytest.raises(ConversionError, match="fixed of 4 bytes cannot hold 3"):
+        encode(pa.array([b"abc"]), fastavro.parse_schema(fixed, expand=True))
+    instants = [dt.datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC), dt.datetime(2024, 2, 29, 12, 0, 0, 1, tzinfo=UTC)]
+    micros = {"type": "long", "logicalType": "timestamp-micros"}
+    for unit in ("us", "ns"):
+        assert_encodes_like_fastavro(pa.array(instants, pa.timestamp(unit, tz="UTC")), micros, instants)
+    local = {"type": "long", "logicalType": "local-timestamp-micros"}
+    naive = [i.replace(tzinfo=None) for i in instants]
+    assert_encodes_like_fastavro(pa.array(naive, pa.timestamp("us")), local, naive)
+    times = [dt.time(0, 0), dt.time(23, 59, 59, 999_999)]
+    assert_encodes_like_fastavro(pa.array(times, pa.time64("us")), {"type": "long", "logicalType": "time-micros"}, times)
+
+
+@pytest.mark.parametrize("size", [3, 5, 16, 20])
+def test_decimals_on_fixed_are_sign_extended_to_the_size(size):
+    schema = {"type": "fixed", "name": "Amount", "size": size, "logicalType": "decimal", "precision": 6, "scale": 2}
+    values = [Decimal("0.00"), Decimal("-0.01"), Decimal("9999.99"), Decimal("-9999.99"), Decimal("1.28")]
+    assert_encodes_like_fastavro(pa.array(values, pa.decimal128(6, 2)), schema, values)
+
+
+def test_decimals_too_wide_for_their_fixed_are_refused():
+    schema = {"type": "fixed", "name": "Small", "size": 1, "logicalType": "decimal", "precision": 2, "scale": 0}
+    assert_encodes_like_fastavro(pa.array([Decimal("-99"), Decimal("99")], pa.decimal128(2, 0)), schema,
+                                 [Decimal("-99"), Decimal("99")])
+    # An Arrow decimal wider than the Avro one: a value that does not fit is refused, not cut.
+    with pytest.raises(ConversionError, match="does not fit"):
+        encode(pa.array([Decimal("300")], pa.decimal128(4, 0)), fastavro.parse_schema(schema, expand=True))
 
 
 def test_varints_can_leave_zeros_empty():

@@ -239,6 +239,17 @@ SINK.define(
         origin="kafka-s3",
     ),
     Prop(
+        "upload.buffer.memory.total.bytes",
+        Type.LONG,
+        str(64 * MiB),
+        "Bytes all open objects of one Spark worker keep in memory together before pending parts spill to local "
+        "temporary files (bounds memory when a partitioner keeps thousands of objects open).",
+        L,
+        "kafka-s3",
+        Range(0),
+        origin="kafka-s3",
+    ),
+    Prop(
         "parquet.row.group.bytes",
         Type.LONG,
         str(16 * MiB),

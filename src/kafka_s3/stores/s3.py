@@ -30,7 +30,7 @@ from ..errors import BucketNotFoundError, ObjectExistsError, StoreAccessDeniedEr
 from .base import ObjectInfo, Store, Upload
 from .retry import RetryPolicy, describe, error_code, http_status, is_transient
 from .spec import StoreSpec
-from .spill import SpillBuffer
+from .spill import MemoryBudget, SpillBuffer
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +148,7 @@ class S3Store(Store):
             self._write_args["ACL"] = spec.acl
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self.memory_budget = MemoryBudget(spec.memory_budget_bytes)
 
     # ---------------------------------------------------------------------------------------------- contract
     def check(self) -> None:
@@ -412,7 +413,7 @@ class S3Upload(Upload):
         self._closed = False
 
     def _new_buffer(self) -> SpillBuffer:
-        return SpillBuffer(self._store.spec.memory_buffer_bytes)
+        return SpillBuffer(self._store.spec.memory_buffer_bytes, self._store.memory_budget)
 
     @property
     def bytes_written(self) -> int:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 MiB = 1024 * 1024
 DEFAULT_PART_SIZE = 25 * MiB
 DEFAULT_MEMORY_BUFFER_BYTES = 256 * 1024
+DEFAULT_MEMORY_BUDGET_BYTES = 64 * MiB
 ASSUME_ROLE_PROVIDERS = (
     "AwsAssumeRoleCredentialsProvider",
     "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
@@ -51,6 +52,7 @@ class StoreSpec:
     retry_backoff_ms: int = 200
     part_size: int = DEFAULT_PART_SIZE
     memory_buffer_bytes: int = DEFAULT_MEMORY_BUFFER_BYTES
+    memory_budget_bytes: int = DEFAULT_MEMORY_BUDGET_BYTES
     sse_algorithm: str | None = None  # AES256, aws:kms, aws:kms:dsse
     sse_kms_key_id: str | None = None
     sse_customer_key: str | None = None  # base64 of 32 bytes (SSE-C)
@@ -122,6 +124,7 @@ class StoreSpec:
             retry_backoff_ms=config["s3.retry.backoff.ms"],
             part_size=config.get("s3.part.size", DEFAULT_PART_SIZE),
             memory_buffer_bytes=config.get("upload.buffer.memory.bytes", DEFAULT_MEMORY_BUFFER_BYTES),
+            memory_budget_bytes=config.get("upload.buffer.memory.total.bytes", DEFAULT_MEMORY_BUDGET_BYTES),
             sse_algorithm=sse_algorithm,
             sse_kms_key_id=(config["s3.sse.kms.key.id"] or None) if sse_algorithm and "kms" in sse_algorithm else None,
             sse_customer_key=sse_customer_key,

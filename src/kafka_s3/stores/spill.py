@@ -8,29 +8,61 @@ from __future__ import annotations
 
 import io
 import tempfile
+import threading
 from typing import BinaryIO
 
 
-class SpillBuffer:
-    """Append-only bytes, in memory until ``memory_limit`` would be exceeded, then in an anonymous temp file."""
+class MemoryBudget:
+    """Bytes all spill buffers of a process may hold in memory together.
 
-    def __init__(self, memory_limit: int):
+    Each buffer also has its own limit; the shared budget is what keeps a writer with a thousand open objects (a
+    field partitioner with many values) from holding a thousand times that limit.
+    """
+
+    def __init__(self, total: int):
+        self.total = total
+        self.used = 0
+        self._lock = threading.Lock()
+
+    def reserve(self, size: int) -> bool:
+        with self._lock:
+            if self.used + size > self.total:
+                return False
+            self.used += size
+            return True
+
+    def release(self, size: int) -> None:
+        with self._lock:
+            self.used -= size
+
+
+UNLIMITED = MemoryBudget(2**62)
+
+
+class SpillBuffer:
+    """Append-only bytes, in memory until ``memory_limit`` (or the shared ``budget``) would be exceeded, then in an
+    anonymous temp file."""
+
+    def __init__(self, memory_limit: int, budget: MemoryBudget = UNLIMITED):
         self._memory_limit = memory_limit
+        self._budget = budget
         self._file: io.BytesIO | BinaryIO = io.BytesIO()
         self.spilled = False
         self.size = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        if not self.spilled and self.size + len(data) > self._memory_limit:
+        size = len(data)
+        if not self.spilled and (self.size + size > self._memory_limit or not self._budget.reserve(size)):
             self._spill()
         self._file.write(data)
-        self.size += len(data)
+        self.size += size
 
     def _spill(self) -> None:
         disk = tempfile.TemporaryFile(prefix="kafka-s3-part-")
         with self._file.getbuffer() as pending:
             disk.write(pending)
         self._file.close()
+        self._budget.release(self.size)
         self._file = disk
         self.spilled = True
 
@@ -45,4 +77,6 @@ class SpillBuffer:
         return self._file
 
     def close(self) -> None:
+        if not self.spilled and not self._file.closed:
+            self._budget.release(self.size)
         self._file.close()

@@ -39,3 +39,20 @@ def test_closed_buffer_holds_no_memory():
     buffer.close()
 
     assert buffer.memory_bytes == 0
+
+
+def test_a_shared_budget_bounds_many_buffers_together():
+    from kafka_s3.stores.spill import MemoryBudget, SpillBuffer
+
+    budget = MemoryBudget(1000)
+    buffers = [SpillBuffer(400, budget) for _ in range(5)]
+    for buffer in buffers:
+        buffer.write(b"x" * 300)
+    assert budget.used <= 1000
+    assert sum(b.memory_bytes for b in buffers) == budget.used == 900
+    assert [b.spilled for b in buffers] == [False, False, False, True, True]
+    buffers[0].write(b"y" * 200)  # over its own limit: spills, returning its 300 bytes to the budget
+    assert buffers[0].spilled and budget.used == 600
+    for buffer in buffers:
+        buffer.close()
+    assert budget.used == 0

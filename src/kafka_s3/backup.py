@@ -108,7 +108,8 @@ class Backup:
             from .spark.session import build_session, spark_settings
 
             started = time.monotonic()
-            self._spark = build_session(self.master, "kafka-s3 backup", spark_settings(self.config.extras))
+            self._spark = build_session(self.master, "kafka-s3 backup", spark_settings(self.config.extras),
+                                        data_sources=False)
             log.info("spark session ready in %.2fs", time.monotonic() - started)
         return self._spark
 

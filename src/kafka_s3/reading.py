@@ -94,6 +94,8 @@ class ReadPlugins:
             config.with_prefix("value.converter."), False
         )
         key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
+        if "topic.rename" in config.definition.props:  # a restore: values go to the routed topics (their subjects)
+            value_converter.route = key_converter.route = _lazy_router(config)
         envelope = config["store.envelope"]
         return cls(
             config=config,
@@ -114,6 +116,20 @@ class ReadPlugins:
         if self.value_format.index_extension:
             extensions[".index" + self.value_format.index_extension] = "index"
         return extensions
+
+
+def _lazy_router(config: Config) -> Callable[[str], str]:
+    """The restore's topic routing, built when first needed (only converters naming things after topics use it)."""
+    router: list[Callable[[str], str]] = []
+
+    def route(topic: str) -> str:
+        if not router:
+            from .transforms import topic_router
+
+            router.append(topic_router(config))
+        return router[0](topic)
+
+    return route
 
 
 # ---------------------------------------------------------------------------------------------------- discovery

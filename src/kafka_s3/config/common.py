@@ -383,8 +383,8 @@ FORMAT = ConfigDef("format").define(
         "key.converter",
         Type.CLASS,
         "bytearray",
-        "Converter of record keys (ByteArrayConverter, StringConverter, JsonConverter...); settings under "
-        "key.converter.*.",
+        "Converter of record keys (ByteArrayConverter, StringConverter, JsonConverter, AvroConverter...); settings "
+        "under key.converter.*.",
         M,
         "Connector",
         Plugin(CONVERTERS),
@@ -393,8 +393,10 @@ FORMAT = ConfigDef("format").define(
         "value.converter",
         Type.CLASS,
         "bytearray",
-        "Converter of record values; settings under value.converter.* (e.g. value.converter.schemas.enable). "
-        "In Kafka Connect the worker sets a default; kafka-s3 defaults to ByteArrayConverter (raw bytes).",
+        "Converter of record values; settings under value.converter.* (e.g. value.converter.schemas.enable, or "
+        "value.converter.schema.registry.url for io.confluent.connect.avro.AvroConverter, which reads the Schema "
+        "Registry wire format). In Kafka Connect the worker sets a default; kafka-s3 defaults to ByteArrayConverter "
+        "(raw bytes).",
         H,
         "Connector",
         Plugin(CONVERTERS),
@@ -403,7 +405,10 @@ FORMAT = ConfigDef("format").define(
         "schema.compatibility",
         Type.STRING,
         "NONE",
-        "Schema evolution: NONE, BACKWARD, FORWARD or FULL.",
+        "Schema evolution when a record's schema differs from its file's: NONE rolls the file; BACKWARD and FULL "
+        "roll on a newer schema version and project older records to the file's (latest) schema; FORWARD rolls on "
+        "an older version and projects newer records to the file's (oldest) schema. A record that cannot be "
+        "projected rolls the file.",
         H,
         "Schema",
         OneOf(("NONE", "BACKWARD", "FORWARD", "FULL")),

@@ -18,3 +18,8 @@ REGISTRY.register(
     "kafka_s3.converters.json:JsonConverter",
     aliases=("org.apache.kafka.connect.json.JsonConverter", "JsonConverter"),
 )
+REGISTRY.register(
+    "avro",
+    "kafka_s3.converters.avro:AvroConverter",
+    aliases=("io.confluent.connect.avro.AvroConverter", "AvroConverter"),
+)

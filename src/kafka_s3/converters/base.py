@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 import pyarrow as pa
 
@@ -78,10 +78,17 @@ class Converter(ABC):
 
     #: short registry name, e.g. "json"
     name: str = ""
+    #: Restores: the target topic of values read from a backup of a topic (``topic.rename``, RegexRouter), which
+    #: converters that name things after the topic (Schema Registry subjects) follow. ``None``: the same topic.
+    route: Callable[[str], str] | None = None
 
     def __init__(self, settings: Mapping[str, str], is_key: bool):
         self.settings = dict(settings)
         self.is_key = is_key
+
+    def subject_topic(self, topic: str) -> str:
+        """The topic values of ``topic`` are written to (restores), for names derived from it."""
+        return topic if self.route is None else self.route(topic)
 
     @abstractmethod
     def to_logical(self, topic: str, data: pa.Array) -> Converted:

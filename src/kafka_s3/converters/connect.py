@@ -541,12 +541,39 @@ def payload_values(array: pa.Array) -> list:
     """Arrow values as Python objects that ``orjson.dumps(..., default=json_default)`` renders as Connect does.
 
     Maps with string keys become JSON objects, other maps ``[[key, value], ...]`` pairs (JsonConverter's forms).
+    Times and timestamps Connect has no logical type for (microseconds, nanoseconds, without a time zone: Avro's
+    time-micros, timestamp-micros, local-timestamp-*) are their plain numbers, as AvroData gives them to Connect.
     """
+    numbers = _plain_numbers_type(array.type)
+    if numbers is not None:
+        array = array.cast(numbers)
     if not _has_map(array.type, string_keys=False):
         return array.to_pylist(maps_as_pydicts="strict")
     values = array.to_pylist()
     fix = _string_map_fixer(array.type)
     return values if fix is None else [fix(v) for v in values]
+
+
+def _plain_numbers_type(t: pa.DataType) -> pa.DataType | None:
+    """``t`` with temporal types Connect cannot name replaced by int64, or ``None`` when there are none."""
+    if pa.types.is_timestamp(t):
+        return pa.int64() if t.unit != "ms" or t.tz is None else None
+    if pa.types.is_time64(t):
+        return pa.int64()
+    if pa.types.is_struct(t):
+        fields = [(f, _plain_numbers_type(f.type)) for f in t]
+        if all(new is None for _, new in fields):
+            return None
+        return pa.struct([f if new is None else f.with_type(new) for f, new in fields])
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        item = _plain_numbers_type(t.value_type)
+        return None if item is None else pa.list_(t.value_field.with_type(item))
+    if pa.types.is_map(t):
+        key, item = _plain_numbers_type(t.key_type), _plain_numbers_type(t.item_type)
+        if key is None and item is None:
+            return None
+        return pa.map_(t.key_field.with_type(key or t.key_type), t.item_field.with_type(item or t.item_type))
+    return None
 
 
 def _children(t: pa.DataType) -> list[pa.DataType]:

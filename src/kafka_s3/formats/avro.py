@@ -12,6 +12,7 @@ import fastavro
 import orjson
 import pyarrow as pa
 
+from ..converters.avro_data import datums_array, expand
 from ..converters.base import Logical
 from ..converters.connect import SchemaError, avro_full_name
 from ..errors import ConversionError, FormatError
@@ -94,6 +95,7 @@ class AvroFormat(Format):
         if kind is None:
             try:
                 value_schema = avro_value_schema(schema)
+                expanded = expand(schema)
             except SchemaError as exc:
                 raise FormatError(f"unsupported value schema ({exc})", ctx.object_key, "header") from None
 
@@ -101,7 +103,7 @@ class AvroFormat(Format):
             if kind is not None:
                 logical = Logical(kind, pa.array(datums, pa.binary() if kind == "bytes" else pa.string()))
             else:
-                logical = Logical("struct", pa.array(datums, value_schema.arrow), value_schema)
+                logical = Logical("struct", datums_array(datums, expanded, value_schema.arrow), value_schema)
             return restored_batch(self, ctx.topic, logical)
 
         return to_batch

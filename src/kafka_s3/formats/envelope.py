@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from ..converters.base import Kind, Logical, ValueSchema
 from ..converters.bytearray import ByteArrayConverter
-from ..converters.connect import AVRO_NAMESPACE, DEFAULT_RECORD_NAME, ConnectSchema, avro_full_name, fingerprint
+from ..converters.connect import AVRO_NAMESPACE, DEFAULT_RECORD_NAME, avro_full_name, fingerprint
 from ..converters.json import NULL_VALUES
 from ..errors import ConfigError, ConversionError
 from ..records import HEADERS_TYPE, RECORD_SCHEMA
@@ -170,7 +170,9 @@ def plain_kind(avro: Any) -> Kind | None:
 def avro_value_schema(avro: Any, arrow: pa.DataType | None = None) -> ValueSchema:
     """The ValueSchema of typed values read back from an object. Raises SchemaError for unsupported schemas."""
     if arrow is None:
-        arrow = ConnectSchema.from_avro(avro).to_arrow()
+        from ..converters.avro_data import arrow_type, expand
+
+        arrow = arrow_type(expand(avro))
     record = next((b for b in avro if b != "null"), None) if isinstance(avro, list) else avro
     name = None
     if isinstance(record, dict) and record.get("type") == "record":

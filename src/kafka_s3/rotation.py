@@ -22,6 +22,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from .errors import ConversionError
+
 DAY_MS = 86_400_000
 
 
@@ -121,10 +123,14 @@ class Rotator:
         on_open: Callable[[int], int | None] | None = None,
         opened_at_ms: int | None = None,
         open_until: int | None = None,
+        schema_rolls: Callable[[str, str], bool] | None = None,
     ):
         self.policy = policy
         self.state = ChunkState()
         self.forced_end = forced_end
+        # Whether a record of schema ``incoming`` rolls a file of schema ``current`` (fingerprints): any difference
+        # (schema.compatibility=NONE) unless told otherwise (kafka_s3.schemas.SchemaJudge.rolls).
+        self.schema_rolls = schema_rolls or (lambda current, incoming: current != incoming)
         # Called with the first offset of every new chunk; may return an offset to force the chunk to end at
         # (the writer uses it to replay a chunk whose manifest is already in the bucket).
         self.on_open = on_open
@@ -252,16 +258,30 @@ class Rotator:
         return segments
 
     def _schema_change(self, i, end, partitions, dictionary, schemas, schema_names) -> int | None:
-        """First row in ``[i, end)`` whose schema differs from the schema its encoded partition has in the chunk."""
+        """First row in ``[i, end)`` whose schema rolls the file of its encoded partition in the chunk.
+
+        A decision depends only on the pair (encoded partition, schema) while the chunk is open, so each pair is
+        judged once, at its first row, in row order.
+        """
         st = self.state
-        for row in range(i, end):
-            part = dictionary[partitions[row]]
-            schema = schema_names[schemas[row]]
+        if end <= i:
+            return None
+        width = len(schema_names)
+        pairs = partitions[i:end].astype(np.int64) * width + schemas[i:end]
+        unique, first = np.unique(pairs, return_index=True)
+        for k in np.argsort(first, kind="stable"):
+            row, code = i + int(first[k]), int(unique[k])
+            part, schema = dictionary[code // width], schema_names[code % width]
             if not schema:
                 continue  # schema-less rows (tombstones) fit any file
             current = st.schemas.get(part)
             if current is None:
                 st.schemas[part] = schema
             elif current != schema and st.count + (row - i) > 0:
-                return row
+                try:
+                    if self.schema_rolls(current, schema):
+                        return row
+                except ConversionError as exc:  # e.g. versions needed to compare the schemas: name the record
+                    exc.row = row
+                    raise
         return None

@@ -8,6 +8,7 @@ them record by record; prints a summary. Every run uses fresh names, so it can b
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 import uuid
@@ -77,6 +78,7 @@ def main() -> int:
     logs.setup()
     logging.getLogger("kafka_s3").setLevel(logging.WARNING)
     settings = ensure_up(quiet=True)
+    os.environ.update(settings.environ())  # the jobs (and their Spark workers) connect with these
     run = uuid.uuid4().hex[:6]
     topic, target, bucket = f"demo-orders-{run}", f"demo-orders-{run}-restored", "kafka-s3-demo"
     work = state_dir() / "demo" / run
@@ -95,6 +97,7 @@ def main() -> int:
             "store.envelope=true",
             f"topic.rename={topic}:{target}",
             "topic.creation.enable=true",
+            "topic.creation.default.retention.ms=-1",  # the data is from 2020: keep it
             "exactly.once.support=required",
         ]) + "\n"
     )

@@ -19,13 +19,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .config.model import Config
-from .converters.base import Converted, Converter, Logical
+from .converters.base import Converted, Converter, Logical, ValueSchema
+from .converters.json import NULL_VALUES
 from .errors import ConversionError, KafkaS3Error, ObjectExistsError
 from .formats.base import FileContext, Format, FormatWriter
 from .layout import Layout
 from .manifest import FileEntry, Manifest, ManifestStore
 from .partitioners.base import Partitioner
 from .rotation import RotationPolicy, Rotator
+from .schemas import Compatibility, SchemaJudge, project
 from .stores.base import Store, Upload
 
 log = logging.getLogger(__name__)
@@ -78,6 +80,7 @@ class BackupPlugins:
     tombstone_partition: str
     tagging: bool
     extra_tags: dict[str, str]
+    compatibility: str = "NONE"  # schema.compatibility
 
     @classmethod
     def from_config(cls, config: Config) -> "BackupPlugins":
@@ -120,6 +123,7 @@ class BackupPlugins:
             tombstone_partition=config["tombstone.encoded.partition"],
             tagging=config["s3.object.tagging"],
             extra_tags=extra_tags,
+            compatibility=config["schema.compatibility"],
         )
 
     @property
@@ -170,42 +174,70 @@ class Values:
             "" if v.schema and v.schema.avro == "null" else (v.schema.fingerprint if v.schema else v.kind)
             for _, v in self.converted.runs
         ]
-        if len(names) == 1:
+        # So does a null value (tombstone) inside a typed run: which run it joins depends on the batching.
+        typed_nulls = [(start, v.array) for start, v in self.converted.runs if v.schema and v.array.null_count]
+        if len(names) == 1 and not typed_nulls:
             return None, names
         codes = np.zeros(self.n, dtype=np.int64)
         for idx, (start, _) in enumerate(self.converted.runs):
             codes[start:] = idx
+        if typed_nulls:
+            names = names + [""]
+            for start, array in typed_nulls:
+                nulls = np.flatnonzero(np.asarray(array.is_null()))
+                codes[start + nulls] = len(names) - 1
         return codes, names
 
-    def slice(self, start: int, stop: int) -> Logical | None:
+    def slice(self, start: int, stop: int, target: ValueSchema | None = None) -> Logical | None:
+        """Rows ``[start, stop)``; with a ``target`` schema (their file's), values of other schemas projected to it."""
         if self.converted is None:
             return None
         single = self.single
         if single is not None:
-            return single.slice(start, stop - start)
-        return self.take(np.arange(start, stop))
+            return _fit(single.slice(start, stop - start), target)
+        return self.take(np.arange(start, stop), target)
 
-    def take(self, rows: np.ndarray) -> Logical | None:
+    def take(self, rows: np.ndarray, target: ValueSchema | None = None) -> Logical | None:
         if self.converted is None:
             return None
         single = self.single
         if single is not None:
-            return single.take(pa.array(rows))
+            return _fit(single.take(pa.array(rows)), target)
         run_of = np.searchsorted(self.starts, rows, side="right") - 1
         pieces = []
         kind = schema = None
         for run in np.unique(run_of):
             start, logical = self.converted.runs[run]
-            piece = logical.take(pa.array(rows[run_of == run] - start))
-            kind, schema = logical.kind, logical.schema
+            piece = _fit(logical.take(pa.array(rows[run_of == run] - start)), target)
+            kind, schema = piece.kind, piece.schema
             pieces.append(piece.array)
         return Logical(kind, pa.concat_arrays(pieces), schema)  # type: ignore[arg-type]
 
+    def first_value_schema(self, rows: np.ndarray) -> ValueSchema | None:
+        """The schema of the first non-null typed value among ``rows`` (ascending), or ``None``."""
+        runs = self.converted.runs if self.converted else []
+        run_of = np.searchsorted(self.starts, rows, side="right") - 1 if len(runs) > 1 else np.zeros(len(rows), int)
+        for run in np.unique(run_of):
+            start, logical = runs[run]
+            if logical.schema is None or logical.schema.avro == "null":
+                continue
+            local = rows[run_of == run] - start
+            if logical.array.null_count == 0 or pc.any(logical.array.take(pa.array(local)).is_valid()).as_py():
+                return logical.schema
+        return None
+
     def converted_take(self, rows: np.ndarray) -> Converted | None:
-        """The converted values of ``rows`` as a Converted of one run (rows must share a schema run or be taken
-        across runs of one kind)."""
-        taken = self.take(rows)
-        return None if taken is None else Converted.single(taken)
+        """The converted values of ``rows`` (ascending), keeping their schema runs."""
+        if self.converted is None:
+            return None
+        run_of = np.searchsorted(self.starts, rows, side="right") - 1
+        runs, position = [], 0
+        for run in np.unique(run_of):
+            start, logical = self.converted.runs[run]
+            piece = logical.take(pa.array(rows[run_of == run] - start))
+            runs.append((position, piece))
+            position += len(piece)
+        return Converted(runs)
 
     def encode_with(self, partitioner: Partitioner, batch: pa.RecordBatch, now_ms: int) -> pa.Array:
         """Encoded partitions, calling the partitioner once per schema run."""
@@ -232,6 +264,19 @@ class Values:
         return np.concatenate(parts)
 
 
+def _fit(values: Logical, target: ValueSchema | None) -> Logical:
+    """Values written to a file of schema ``target``: projected when of another schema, nulls of its type.
+
+    ``target`` is ``None`` when the caller keeps values as they are (keys), ``NULL_VALUES`` for values of a file
+    that has no value yet (only nulls so far: they wait for the file's schema).
+    """
+    if target is None or values.schema is None or values.schema.fingerprint == target.fingerprint:
+        return values
+    if target.avro == "null" or values.array.null_count == len(values):
+        return Logical("struct", pa.array([None] * len(values), target.arrow), target)
+    return project(values, target)
+
+
 # ------------------------------------------------------------------------------------------------ open files
 @dataclass
 class Sidecar:
@@ -253,6 +298,7 @@ class OpenFile:
     records: int = 0
     upload: Upload | None = None  # None when the object is already in the bucket (replayed chunk)
     writer: FormatWriter | None = None
+    schema: ValueSchema | None = None  # of its first non-null value: values of other schemas are projected to it
     sidecars: list[Sidecar] = field(default_factory=list)
 
     def abort(self) -> None:
@@ -313,8 +359,9 @@ class PartitionBackup:
         self.manifests = ManifestStore(store, plugins.manifest_root, plugins.layout.directory_delim)
         self.recovering = recover
         self.replaying: Manifest | None = None
+        self.judge = SchemaJudge(plugins.compatibility)
         self.rotator = Rotator(plugins.policy, forced_end, on_open=self._on_chunk_open, opened_at_ms=open_since_ms,
-                               open_until=open_until)
+                               open_until=open_until, schema_rolls=self.judge.rolls)
         self.open: dict[str, OpenFile] = {}
         self.chunk_start: int | None = None
         self.chunk_first_timestamp: int | None = None
@@ -356,9 +403,16 @@ class PartitionBackup:
         dictionary = dictionary_array.dictionary.to_pylist()
         sizes = _record_sizes(batch) if plugins.policy.rotate_size_bytes > 0 else np.zeros(0, dtype=np.int64)
         schema_codes, schema_names = values.run_codes()
-        segments = self.rotator.split(
-            offsets, codes, dictionary, timestamps, sizes, schema_codes, schema_names, now_ms
-        )
+        if values.converted is not None and self.judge.mode is not Compatibility.NONE:
+            for _, run in values.converted.runs:
+                self.judge.learn(run.schema)
+        try:
+            segments = self.rotator.split(
+                offsets, codes, dictionary, timestamps, sizes, schema_codes, schema_names, now_ms
+            )
+        except ConversionError as exc:  # schemas that schema.compatibility cannot compare (no versions)
+            offset = offsets[exc.row] if exc.row is not None else "?"
+            raise ConversionError(f"{self.where} offset {offset}: {exc}") from None
         for segment in segments:
             if segment.opened is not None:
                 self.chunk_start = segment.opened
@@ -430,8 +484,10 @@ class PartitionBackup:
             self.chunk_first_timestamp = None if ts is None else ts // 1000
         segment_codes = codes[start:stop]
         if segment_codes.min() == segment_codes.max():
-            self._append(dictionary[segment_codes[0]], batch.slice(start, stop - start), values.slice(start, stop),
-                         keys.slice(start, stop), offsets[start], offsets[stop - 1], stop - start)
+            encoded = dictionary[segment_codes[0]]
+            target = self._target(encoded, values, start, stop)
+            self._append(encoded, batch.slice(start, stop - start), values.slice(start, stop, target),
+                         keys.slice(start, stop), offsets[start], offsets[stop - 1], stop - start, target)
             return
         order = np.argsort(segment_codes, kind="stable")
         sorted_codes = segment_codes[order]
@@ -442,21 +498,43 @@ class PartitionBackup:
         for group in groups:
             rows = group + start
             taken = pa.array(rows)
+            encoded = dictionary[segment_codes[group[0]]]
+            target = self._target(encoded, values, rows[0], rows[-1] + 1, rows)
             self._append(
-                dictionary[segment_codes[group[0]]],
+                encoded,
                 batch.take(taken),
-                values.take(rows),
+                values.take(rows, target),
                 keys.take(rows),
                 offsets[rows[0]],
                 offsets[rows[-1]],
                 len(rows),
+                target,
             )
 
-    def _append(self, encoded, records, values, keys, first, last, count) -> None:
+    def _target(self, encoded: str, values: Values, start: int, stop: int, rows=None) -> ValueSchema | None:
+        """The schema the rows' values are written with: their file's (the schema of its first non-null value, as
+        the rotator judges schemas), ``NULL_VALUES`` while the file has only nulls, ``None`` for untyped values."""
+        if values.converted is None:
+            return None
+        file = self.open.get(encoded)
+        if file is not None and file.schema is not None:
+            return file.schema
+        single = values.single
+        if single is not None and single.schema is not None and single.schema.avro != "null" and (
+                single.array.null_count == 0):
+            return single.schema  # the common case: one schema, no nulls
+        schema = values.first_value_schema(np.arange(start, stop) if rows is None else rows)
+        if schema is None and any(v.schema is not None for _, v in values.converted.runs):
+            return NULL_VALUES
+        return schema
+
+    def _append(self, encoded, records, values, keys, first, last, count, target=None) -> None:
         file = self.open.get(encoded)
         if file is None:
             file = self._open_file(encoded, int(first))
             self.open[encoded] = file
+        if file.schema is None and target is not None and target.avro != "null":
+            file.schema = target
         file.records += count
         file.last_offset = int(last)
         if file.writer is None:

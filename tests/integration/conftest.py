@@ -4,6 +4,8 @@ as pytest puts this directory on ``sys.path`` when it loads this file)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from confluent_kafka import Producer
 
@@ -56,3 +58,40 @@ def produce(kafka_bootstrap):
         producer.flush()
 
     return send
+
+
+class RegistryUnderTest:
+    """A Schema Registry the tests reach by URL: the suite's own server, or an external one."""
+
+    def __init__(self, url: str, user_info: str | None = None):
+        self.url = url
+        self.user_info = user_info
+
+    def converter_settings(self, role: str = "value") -> dict[str, str]:
+        """The ``<role>.converter.*`` properties of an AvroConverter using this registry."""
+        settings = {f"{role}.converter": "io.confluent.connect.avro.AvroConverter",
+                    f"{role}.converter.schema.registry.url": self.url}
+        if self.user_info:
+            settings[f"{role}.converter.basic.auth.credentials.source"] = "USER_INFO"
+            settings[f"{role}.converter.basic.auth.user.info"] = self.user_info
+        return settings
+
+    def client(self):
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+
+        return SchemaRegistryClient({"url": self.url, **({"basic.auth.user.info": self.user_info}
+                                                          if self.user_info else {})})
+
+
+@pytest.fixture(scope="session")
+def schema_registry():
+    """The Schema Registry of the integration tests: ``SCHEMA_REGISTRY_URL`` (with ``SCHEMA_REGISTRY_USER_INFO`` for
+    basic auth) when set, else a minimal registry server started for the run (``kafka_s3.dev.schema_registry``)."""
+    url = os.environ.get("SCHEMA_REGISTRY_URL")
+    if url:
+        yield RegistryUnderTest(url, os.environ.get("SCHEMA_REGISTRY_USER_INFO") or None)
+        return
+    from kafka_s3.dev.schema_registry import SchemaRegistryServer
+
+    with SchemaRegistryServer() as server:
+        yield RegistryUnderTest(server.url)

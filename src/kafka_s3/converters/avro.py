@@ -25,7 +25,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import ConversionError
+from ..errors import ConfigError, ConversionError
 from .avro_data import arrow_type, datum_adapter, expand, full_name, has_named_branches
 from .base import Converted, Converter, Logical, ValueSchema
 from .connect import SchemaError, first_unconvertible, fingerprint
@@ -197,8 +197,14 @@ class AvroConverter(Converter):
         return _inline(avro, definitions, None, set())
 
     def _raise(self, exc: BaseException, message: str, row: int | None):
+        """An unknown id, subject or version is about the record; refused credentials are a configuration error;
+        anything else (unreachable, server errors) an outage worth retrying."""
         if is_not_found(exc) or isinstance(exc, (ValueError, TypeError)):
             raise ConversionError(f"{message}: {describe(exc)}", row=row) from None
+        if getattr(exc, "http_status_code", None) in (401, 403):
+            raise ConfigError(f"{message}: {describe(exc)}: check {self.prefix}basic.auth.credentials.source and "
+                              f"{self.prefix}basic.auth.user.info (or bearer.auth.*)",
+                              key=self.prefix + "basic.auth.user.info") from None
         raise SchemaRegistryUnavailable(f"{message}: {describe(exc)}") from None
 
     # ---------------------------------------------------------------------------------------------------- encode

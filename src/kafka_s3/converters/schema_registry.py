@@ -88,13 +88,13 @@ def boolean(settings: Mapping[str, str], name: str, default: bool, prefix: str) 
     return text == "true"
 
 
-def client_config(settings: Mapping[str, str], prefix: str) -> dict[str, str]:
+def client_config(settings: Mapping[str, str], prefix: str) -> dict[str, Any]:
     """The confluent-kafka ``SchemaRegistryClient`` configuration for Confluent converter settings."""
     url = str(settings.get("schema.registry.url", "")).strip()
     if not url:
         raise ConfigError(f"Missing required configuration \"{prefix}schema.registry.url\" which has no default "
                           "value (AvroConverter reads schemas from a Schema Registry)", key=prefix + "schema.registry.url")
-    conf: dict[str, str] = {"url": url}
+    conf: dict[str, Any] = {"url": url}
     source = str(settings.get("basic.auth.credentials.source", "URL")).strip().upper()
     if source not in CREDENTIAL_SOURCES:
         raise ConfigError(f"Invalid value {source!r} for configuration {prefix}basic.auth.credentials.source: expected "
@@ -118,8 +118,14 @@ def client_config(settings: Mapping[str, str], prefix: str) -> dict[str, str]:
         log.warning("%sbasic.auth.user.info is ignored: %sbasic.auth.credentials.source is URL (set it to USER_INFO, "
                     "as Confluent's converters require)", prefix, prefix)
     for key, value in settings.items():
-        if key.startswith("bearer.auth.") or key in PASSED_THROUGH:
+        if key.startswith("bearer.auth."):
             conf[key] = str(value)
+        elif key in PASSED_THROUGH:
+            try:
+                conf[key] = int(value)
+            except ValueError:
+                raise ConfigError(f"Invalid value {value!r} for configuration {prefix}{key}: expected an integer",
+                                  key=prefix + key) from None
     host, port = settings.get("schema.registry.proxy.host"), settings.get("schema.registry.proxy.port")
     if host:
         conf["proxy"] = f"http://{host}:{port}" if port else f"http://{host}"

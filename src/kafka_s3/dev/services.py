@@ -28,8 +28,10 @@ from pathlib import Path
 ACCESS_KEY = "kafka-s3-dev"
 SECRET_KEY = "kafka-s3-dev-secret"
 REGION = "us-east-1"
-DEFAULT_KAFKA_PORT = 39092
-DEFAULT_S3_PORT = 39333
+# Below Linux's ephemeral range (32768+), so outgoing connections never hold them; SeaweedFS also takes
+# S3 port + 1..4 and their gRPC twins at +10000.
+DEFAULT_KAFKA_PORT = 21092
+DEFAULT_S3_PORT = 21333
 
 
 @dataclass

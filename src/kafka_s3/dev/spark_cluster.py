@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .services import _alive, _port_open, state_dir
 
-DEFAULT_PORT = 37077
+DEFAULT_PORT = 27077
 
 
 @dataclass

@@ -12,7 +12,7 @@ import fastavro
 import orjson
 import pyarrow as pa
 
-from ..converters.avro_data import datums_array, expand
+from ..converters.avro_data import datums_array, expand, has_named_branches
 from ..converters.base import Logical
 from ..converters.connect import SchemaError, avro_full_name
 from ..errors import ConversionError, FormatError
@@ -72,7 +72,7 @@ class AvroFormat(Format):
             schema = orjson.loads(reader.metadata["avro.schema"])
         except Exception as exc:  # fastavro raises assorted types (ValueError, EOFError, KeyError...) on bad headers
             raise FormatError(f"not a readable Avro container ({exc})", ctx.object_key, "header") from None
-        to_batch = self._batch_builder(schema, ctx)
+        to_batch = self._batch_builder(schema, ctx, _tag_union_branches(reader, schema))
         datums: list[Any] = []
         for datum_batch in _datums(reader, ctx):
             datums.extend(datum_batch)
@@ -82,7 +82,7 @@ class AvroFormat(Format):
         if datums:
             yield to_batch(datums)
 
-    def _batch_builder(self, schema: Any, ctx: FileContext):
+    def _batch_builder(self, schema: Any, ctx: FileContext, named_tuples: bool = False):
         """A function from decoded datums to ``RECORD_SCHEMA`` batches, chosen once from the file's schema."""
         if self.envelope:
             _expect_schema(schema, KAFKA_RECORD_NAME, "an envelope object (store.envelope=true)", ctx)
@@ -103,10 +103,25 @@ class AvroFormat(Format):
             if kind is not None:
                 logical = Logical(kind, pa.array(datums, pa.binary() if kind == "bytes" else pa.string()))
             else:
-                logical = Logical("struct", datums_array(datums, expanded, value_schema.arrow), value_schema)
+                logical = Logical("struct", datums_array(datums, expanded, value_schema.arrow, named_tuples),
+                                  value_schema)
             return restored_batch(self, ctx.topic, logical)
 
         return to_batch
+
+
+def _tag_union_branches(reader: Any, schema: Any) -> bool:
+    """Have fastavro tag the values of named types in unions of several types (``(name, value)``), so an enum symbol
+    is not taken for a string branch. Returns whether it will (the reader's options are read as blocks are)."""
+    options = getattr(reader, "options", None)
+    try:
+        wanted = has_named_branches(expand(schema))
+    except SchemaError:
+        return False
+    if wanted and isinstance(options, dict):
+        options["return_named_type"] = True
+        return True
+    return False
 
 
 def _expect_schema(schema: Any, full_name: str, what: str, ctx: FileContext) -> None:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.integration
 def private_services(tmp_path, monkeypatch):
     """A second, private instance on other ports, so the suite's shared services are never disturbed."""
     monkeypatch.setenv("KAFKA_S3_SERVICES_DIR", str(tmp_path / "services"))
-    environ = {"KAFKA_S3_DEV_KAFKA_PORT": "39192", "KAFKA_S3_DEV_S3_PORT": "39433"}
+    environ = {"KAFKA_S3_DEV_KAFKA_PORT": "22092", "KAFKA_S3_DEV_S3_PORT": "22333"}
     yield environ
     dev.down()
 
@@ -23,12 +23,12 @@ def test_up_twice_is_one_instance_and_down_stops_it(private_services, tmp_path):
     pids = (dev.kafka_pid(), dev.s3_pid())
     second = dev.ensure_up(private_services, quiet=True)
     assert (dev.kafka_pid(), dev.s3_pid()) == pids and first == second
-    assert first.kafka_bootstrap == "127.0.0.1:39192" and first.s3_endpoint == "http://127.0.0.1:39433"
+    assert first.kafka_bootstrap == "127.0.0.1:22092" and first.s3_endpoint == "http://127.0.0.1:22333"
     assert dev.kafka_healthy(first.kafka_bootstrap)
     assert dev.s3_healthy(first.s3_endpoint, first.access_key, first.secret_key)
     env_file = (tmp_path / "services" / "env").read_text()
-    assert "export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:39192" in env_file
-    assert "export AWS_ENDPOINT_URL_S3=http://127.0.0.1:39433" in env_file
+    assert "export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:22092" in env_file
+    assert "export AWS_ENDPOINT_URL_S3=http://127.0.0.1:22333" in env_file
     dev.down()
     assert not dev._alive(pids[0]) and not dev._alive(pids[1])
 

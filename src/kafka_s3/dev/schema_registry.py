@@ -1,0 +1,260 @@
+"""A minimal Schema-Registry-compatible HTTP server, for tests and demos (no real registry installs here: Confluent's
+is Java, karapace is not on the reachable package index).
+
+It implements the part of Confluent's REST API (v1) that confluent-kafka's ``SchemaRegistryClient`` uses to
+register, look up and fetch schemas, in memory:
+
+- ``GET /schemas/ids/{id}``, ``GET /schemas/ids/{id}/versions``, ``GET /schemas/ids/{id}/subjects``,
+  ``GET /schemas/types``;
+- ``GET /subjects``, ``GET /subjects/{subject}/versions``, ``GET /subjects/{subject}/versions/{version|latest}``,
+  ``POST /subjects/{subject}/versions`` (register: the same schema gets the same id in every subject, and
+  registering it again returns its id), ``POST /subjects/{subject}`` (look up), ``DELETE /subjects/{subject}``;
+- ``GET|PUT /config`` and ``/config/{subject}`` (the level is stored, not enforced: every schema is accepted).
+
+Errors use the registry's codes (40401 subject not found, 40402 version not found, 40403 schema not found, 42201
+invalid schema). Optional HTTP basic authentication (``users``) and TLS (``certfile``/``keyfile``) exercise the
+clients' settings. Run one with ``python -m kafka_s3.dev.schema_registry --port 8081``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import re
+import ssl
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlparse
+
+
+@dataclass
+class _Registry:
+    schemas: list[dict] = field(default_factory=list)  # index = id - 1: {"schema", "schemaType", "references"}
+    ids: dict[str, int] = field(default_factory=dict)  # canonical form -> id
+    subjects: dict[str, list[int]] = field(default_factory=dict)  # subject -> schema id of each version
+    config: dict[str, str] = field(default_factory=dict)  # "" (global) or subject -> compatibility level
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @staticmethod
+    def canonical(body: dict) -> str:
+        schema_type = body.get("schemaType") or "AVRO"
+        text = body["schema"]
+        if schema_type in ("AVRO", "JSON"):
+            text = json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+        return json.dumps([schema_type, text, body.get("references") or []], sort_keys=True)
+
+
+class RegistryError(Exception):
+    def __init__(self, status: int, code: int, message: str):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "SchemaRegistryServer"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read their own output
+        pass
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
+
+    def _serve(self, method: str) -> None:
+        url = urlparse(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        self.server.requests.append((method, url.path))
+        try:
+            self._authenticate()
+            body = json.loads(raw) if raw else {}
+            status, payload = 200, self.server.api(method, url.path, parse_qs(url.query), body)
+        except RegistryError as exc:
+            status, payload = exc.status, {"error_code": exc.code, "message": exc.message}
+        except (ValueError, KeyError, TypeError) as exc:
+            status, payload = 422, {"error_code": 42201, "message": f"Invalid schema or request: {exc}"}
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
+        self.send_header("Content-Length", str(len(data)))
+        if status == 401:
+            self.send_header("WWW-Authenticate", 'Basic realm="schema-registry"')
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _authenticate(self) -> None:
+        users = self.server.users
+        if not users:
+            return
+        header = self.headers.get("Authorization", "")
+        if header.startswith("Basic "):
+            user, _, password = base64.b64decode(header[6:]).decode().partition(":")
+            if users.get(user) == password:
+                return
+        raise RegistryError(401, 40101, "Unauthorized")
+
+
+class SchemaRegistryServer(ThreadingHTTPServer):
+    """The server; ``start()`` serves from a daemon thread, ``url`` is its address."""
+
+    daemon_threads = True
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, users: dict[str, str] | None = None,
+                 certfile: str | None = None, keyfile: str | None = None):
+        super().__init__((host, port), _Handler)
+        self.users = users or {}
+        self.registry = _Registry()
+        self.requests: list[tuple[str, str]] = []
+        self.tls = certfile is not None
+        if certfile:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(certfile, keyfile)
+            self.socket = context.wrap_socket(self.socket, server_side=True)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"{'https' if self.tls else 'http'}://{host}:{port}"
+
+    def start(self) -> "SchemaRegistryServer":
+        self._thread = threading.Thread(target=self.serve_forever, name="schema-registry", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+    def __enter__(self) -> "SchemaRegistryServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ---------------------------------------------------------------------------------------------- the API
+    def api(self, method: str, path: str, query: dict, body: dict) -> Any:
+        parts = [unquote(p) for p in path.strip("/").split("/") if p]
+        reg = self.registry
+        with reg.lock:
+            if parts == [] and method == "GET":
+                return {}
+            if parts[:1] == ["schemas"]:
+                return self._schemas(method, parts[1:])
+            if parts[:1] == ["subjects"]:
+                return self._subjects(method, parts[1:], query, body)
+            if parts[:1] == ["config"]:
+                subject = parts[1] if len(parts) > 1 else ""
+                if method == "PUT":
+                    reg.config[subject] = body["compatibility"]
+                    return {"compatibility": body["compatibility"]}
+                if method == "GET":
+                    return {"compatibilityLevel": reg.config.get(subject, reg.config.get("", "BACKWARD"))}
+        raise RegistryError(404, 404, f"HTTP 404 Not Found: {method} {path}")
+
+    def _schema(self, schema_id: int) -> dict:
+        if not 1 <= schema_id <= len(self.registry.schemas):
+            raise RegistryError(404, 40403, f"Schema {schema_id} not found")
+        return self.registry.schemas[schema_id - 1]
+
+    def _schemas(self, method: str, parts: list[str]) -> Any:
+        if method != "GET":
+            raise RegistryError(405, 405, "Method not allowed")
+        if parts == ["types"]:
+            return ["AVRO", "JSON", "PROTOBUF"]
+        if len(parts) >= 2 and parts[0] == "ids" and re.fullmatch(r"\d+", parts[1]):
+            schema_id = int(parts[1])
+            stored = self._schema(schema_id)
+            if len(parts) == 2:
+                return _schema_json(stored)
+            pairs = [(s, v + 1) for s, ids in self.registry.subjects.items() for v, i in enumerate(ids) if i == schema_id]
+            if parts[2:] == ["versions"]:
+                return [{"subject": s, "version": v} for s, v in pairs]
+            if parts[2:] == ["subjects"]:
+                return sorted({s for s, _ in pairs})
+        raise RegistryError(404, 404, "HTTP 404 Not Found")
+
+    def _subjects(self, method: str, parts: list[str], query: dict, body: dict) -> Any:
+        reg = self.registry
+        if not parts:
+            return sorted(reg.subjects)
+        subject = parts[0]
+        if len(parts) == 1 and method == "POST":  # look up
+            versions = self._versions(subject)
+            schema_id = reg.ids.get(reg.canonical(body))
+            if schema_id is None or schema_id not in versions:
+                raise RegistryError(404, 40403, "Schema not found")
+            return self._version_json(subject, versions.index(schema_id) + 1)
+        if len(parts) == 1 and method == "DELETE":
+            versions = self._versions(subject)
+            del reg.subjects[subject]
+            return list(range(1, len(versions) + 1))
+        if parts[1:2] != ["versions"]:
+            raise RegistryError(404, 404, "HTTP 404 Not Found")
+        if len(parts) == 2 and method == "POST":  # register
+            if "schema" not in body:
+                raise RegistryError(422, 42201, "Invalid schema: no schema given")
+            canonical = reg.canonical(body)
+            schema_id = reg.ids.get(canonical)
+            if schema_id is None:
+                reg.schemas.append({"schema": body["schema"], "schemaType": body.get("schemaType") or "AVRO",
+                                    "references": body.get("references") or []})
+                schema_id = reg.ids[canonical] = len(reg.schemas)
+            versions = reg.subjects.setdefault(subject, [])
+            if schema_id not in versions:
+                versions.append(schema_id)
+            return {"id": schema_id}
+        if len(parts) == 2 and method == "GET":
+            return list(range(1, len(self._versions(subject)) + 1))
+        if len(parts) == 3 and method == "GET":
+            versions = self._versions(subject)
+            version = len(versions) if parts[2] in ("latest", "-1") else int(parts[2])
+            if not 1 <= version <= len(versions):
+                raise RegistryError(404, 40402, f"Version {parts[2]} not found")
+            return self._version_json(subject, version)
+        raise RegistryError(405, 405, "Method not allowed")
+
+    def _versions(self, subject: str) -> list[int]:
+        versions = self.registry.subjects.get(subject)
+        if versions is None:
+            raise RegistryError(404, 40401, f"Subject '{subject}' not found")
+        return versions
+
+    def _version_json(self, subject: str, version: int) -> dict:
+        schema_id = self.registry.subjects[subject][version - 1]
+        return {"subject": subject, "version": version, "id": schema_id, **_schema_json(self._schema(schema_id))}
+
+
+def _schema_json(stored: dict) -> dict:
+    out = {"schema": stored["schema"]}
+    if stored["schemaType"] != "AVRO":
+        out["schemaType"] = stored["schemaType"]
+    if stored["references"]:
+        out["references"] = stored["references"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8081)
+    args = parser.parse_args()
+    server = SchemaRegistryServer(args.host, args.port)
+    print(server.url, flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -36,12 +36,12 @@ from .converters.avro_data import (
     default_value,
     expand,
     is_general_union,
+    is_map_entry,
     logical_type,
     member_name,
     non_null,
     nullable,
     type_name,
-    _is_map_entry,
 )
 from .converters.base import Logical, ValueSchema
 from .converters.connect import SchemaError
@@ -188,9 +188,9 @@ def _problem(src: Any, dst: Any, path: str) -> str | None:
             return _record_problem(src, dst, path)
         return None
     if src_type == "array" and dst_type == "array":
-        if _is_map_entry(src["items"]) != _is_map_entry(dst["items"]):
+        if is_map_entry(src["items"]) != is_map_entry(dst["items"]):
             return f"{path}: a map cannot be read as an array"
-        if _is_map_entry(src["items"]):
+        if is_map_entry(src["items"]):
             return _record_problem(src["items"], dst["items"], f"{path}[]")
         return _problem(src["items"], dst["items"], f"{path}[]")
     if src_type == "map" and dst_type == "map":

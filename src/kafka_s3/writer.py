@@ -516,17 +516,18 @@ class PartitionBackup:
         the rotator judges schemas), ``NULL_VALUES`` while the file has only nulls, ``None`` for untyped values."""
         if values.converted is None:
             return None
+        single = values.single
+        if single is not None and single.schema is None:
+            return None  # raw bytes, text, schemaless JSON: nothing to fit (the hot path of untyped backups)
         file = self.open.get(encoded)
         if file is not None and file.schema is not None:
             return file.schema
-        single = values.single
-        if single is not None and single.schema is not None and single.schema.avro != "null" and (
-                single.array.null_count == 0):
-            return single.schema  # the common case: one schema, no nulls
+        if single is not None and single.schema.avro != "null" and single.array.null_count == 0:
+            return single.schema  # one schema, no nulls
+        if all(v.schema is None for _, v in values.converted.runs):
+            return None
         schema = values.first_value_schema(np.arange(start, stop) if rows is None else rows)
-        if schema is None and any(v.schema is not None for _, v in values.converted.runs):
-            return NULL_VALUES
-        return schema
+        return NULL_VALUES if schema is None else schema
 
     def _append(self, encoded, records, values, keys, first, last, count, target=None) -> None:
         file = self.open.get(encoded)

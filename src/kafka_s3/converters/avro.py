@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from ..errors import ConfigError, ConversionError
 from .avro_data import arrow_type, datum_adapter, expand, full_name, has_named_branches
 from .base import Converted, Converter, Logical, ValueSchema
-from .connect import SchemaError, first_unconvertible, fingerprint
+from .connect import SchemaError, fingerprint, first_unconvertible
 from .json import NULL_VALUES
 from .schema_registry import (
     SchemaRegistryUnavailable,

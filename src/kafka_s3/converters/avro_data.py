@@ -130,7 +130,7 @@ def full_name(schema: Any) -> str | None:
     return None
 
 
-def _is_map_entry(schema: Any) -> bool:
+def is_map_entry(schema: Any) -> bool:
     return (
         isinstance(schema, dict)
         and schema.get("type") == "record"
@@ -177,7 +177,7 @@ def _arrow_type(schema: Any) -> pa.DataType:
         return pa.binary(int(schema["size"]))
     if typ == "array":
         items = schema["items"]
-        if _is_map_entry(items):
+        if is_map_entry(items):
             key, value = items["fields"]
             return pa.map_(_arrow_type(key["type"]), arrow_field("value", value["type"]))
         return pa.list_(arrow_field("item", items))
@@ -258,7 +258,7 @@ def _adapter(schema: Any, tuples: bool) -> Adapter | None:
         return None if not fields else (lambda v: _adapt_fields(v, fields))
     if typ == "array":
         items = schema["items"]
-        if _is_map_entry(items):
+        if is_map_entry(items):
             key, value = (_adapter(f["type"], tuples) or _identity for f in items["fields"])
             return lambda v: [(key(e["key"]), value(e["value"])) for e in v]
         item = _adapter(items, tuples)
@@ -405,7 +405,7 @@ def _default(schema: Any, value: Any) -> Any:
         return out
     if typ == "array":
         items = schema["items"]
-        if _is_map_entry(items):
+        if is_map_entry(items):
             key, val = items["fields"]
             return [(_default(key["type"], e["key"]), _default(val["type"], e["value"])) for e in value]
         return [_default(items, v) for v in value]

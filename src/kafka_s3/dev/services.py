@@ -130,9 +130,11 @@ def kafka_pid() -> int | None:
 
 def start_kafka(port: int) -> str:
     bootstrap = f"127.0.0.1:{port}"
-    if _alive(kafka_pid()) and _port_open(port):
-        _wait("Kafka", lambda: kafka_healthy(bootstrap), 30)
-        return bootstrap
+    if _alive(kafka_pid()):
+        if _port_open(port):
+            _wait("Kafka", lambda: kafka_healthy(bootstrap), 30)
+            return bootstrap
+        stop_kafka()  # ours, but on another port (the port setting changed): restart it
     data = _kafka_dir()
     data.mkdir(parents=True, exist_ok=True)
     cmd = [_bin("noida-db"), "up", "--data-dir", str(data), "--host", "127.0.0.1", "--only", "kafka"]
@@ -185,9 +187,11 @@ def s3_pid() -> int | None:
 
 def start_s3(port: int) -> str:
     endpoint = f"http://127.0.0.1:{port}"
-    if _alive(s3_pid()) and _port_open(port):
-        _wait("S3", lambda: s3_healthy(endpoint, ACCESS_KEY, SECRET_KEY), 30)
-        return endpoint
+    if _alive(s3_pid()):
+        if _port_open(port):
+            _wait("S3", lambda: s3_healthy(endpoint, ACCESS_KEY, SECRET_KEY), 30)
+            return endpoint
+        stop_s3()  # ours, but on another port: restart it
     base = _s3_dir()
     (base / "data").mkdir(parents=True, exist_ok=True)
     (base / "logs").mkdir(parents=True, exist_ok=True)

@@ -85,7 +85,7 @@ def test_three_schema_versions_roll_and_project_as_each_mode_says(fmt, mode, spa
     keys = [f"{directory}/{topic}+0+{first:010d}{EXTENSIONS[fmt]}" for first, _, _ in files]
     assert data_keys(s3_client, fresh_bucket, topic) == sorted(keys)
     assert summary.objects == len(files) and summary.records == len(SEQUENCE)
-    for key, (first, last, version) in zip(keys, files):
+    for key, (first, last, version) in zip(keys, files, strict=True):
         schema, rows = read_file(fmt, get(s3_client, fresh_bucket, key))
         assert schema == VERSIONS[version]  # the registered writer schema, kept as it is
         # each record as written, or read with the file's schema (Avro's resolution, by fastavro)
@@ -98,7 +98,7 @@ def test_restore_re_encodes_in_the_wire_format_under_the_target_subject(fmt, mod
                                                                         schema_registry):
     topic, target = fresh_topic(1), fresh_topic(1, prefix="restored")
     produce_versions(produce, schema_registry, topic)
-    properties = {"format.class": fmt, "schema.compatibility": mode, "flush.size": "100",
+    properties = {"format.class": fmt, "schema.compatibility": mode, "flush.size": "100", "store.kafka.keys": "true",
                   **schema_registry.converter_settings()}
     _, sink = make_config(fresh_bucket, topic, **_props(properties))
     Backup(sink, spark=spark).run_once()

@@ -3,7 +3,6 @@ confluent-kafka's in-memory registry (``mock://``)."""
 
 from __future__ import annotations
 
-import io
 import json
 import struct
 import uuid

@@ -206,7 +206,7 @@ def test_interleaved_versions_file_count(backup_of):
     the first (newer) v2, then each chunk is a v2 file with the v1 records projected into it: 4 files. FORWARD: v2
     records are projected into v1 files: 3 files, one per flush.size."""
     sequence = [1, 2] * 30
-    none, none_cuts, _ = backup_of(sequence, "NONE", "avro", batches=(17, 17), flush_size=20)
+    none, _, _ = backup_of(sequence, "NONE", "avro", batches=(17, 17), flush_size=20)
     backward, backward_cuts, _ = backup_of(sequence, "BACKWARD", "avro", batches=(17, 17), flush_size=20)
     forward, forward_cuts, _ = backup_of(sequence, "FORWARD", "avro", batches=(17, 17), flush_size=20)
     assert len(none) == 60

@@ -11,7 +11,7 @@ from decimal import Decimal
 import fastavro
 import pyarrow as pa
 import pytest
-from avro_versions import V1, V2, V3, VERSIONS, read_as, record
+from avro_versions import V1, VERSIONS, read_as, record
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -192,7 +192,7 @@ def test_projection_of_nested_types_is_avros_schema_resolution(datums):
     source = vs(RICH_WRITER)
     projected = project(logical(source, [dict(d) for d in datums]), vs(RICH_READER)).array.to_pylist()
     expected = [resolved(RICH_WRITER, RICH_READER, d) for d in datums]
-    for got, want in zip(projected, expected):
+    for got, want in zip(projected, expected, strict=True):
         want = dict(want)
         want["scores"] = list(want["scores"].items())
         want["added"] = {"n": 7, "m": [("k", "v")]}
@@ -241,8 +241,9 @@ def test_tombstone_runs_become_nulls_of_the_target():
 
 def test_connect_schemas_from_json_converter_project_too():
     """JsonConverter's schemas (Connect → Avro) go through the same resolution: a field added with a default."""
-    from kafka_s3.converters.json import JsonConverter
     import orjson
+
+    from kafka_s3.converters.json import JsonConverter
 
     v1 = {"type": "struct", "name": "shop.Item", "version": 1, "optional": False,
           "fields": [{"field": "sku", "type": "string", "optional": False}]}

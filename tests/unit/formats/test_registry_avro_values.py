@@ -68,7 +68,7 @@ def test_avro_objects_keep_the_registered_writer_schema_and_every_value(payments
 
 
 def test_parquet_columns_have_the_types_pyarrow_writes_for_each_avro_type(payments):
-    converter, records, values, wire = payments
+    converter, records, values, _ = payments
     data = write_object(ParquetFormat(sink_config("parquet"), converter=converter), [(records, values)])
     table = pq.read_table(io.BytesIO(data))
     schema = table.schema

@@ -21,7 +21,7 @@ from .kafka.admin import TP, Admin
 from .kafka.settings import client_settings
 from .manifest import ManifestStore
 from .spark.backup_task import RESULT_SCHEMA, PartitionPlan, backup_task
-from .writer import DEFAULT_MANIFEST_DIR
+from .writer import BackupPlugins
 
 log = logging.getLogger("kafka_s3.backup")
 
@@ -96,9 +96,8 @@ class Backup:
         self.states: dict[TP, PartitionState] = {}
         self.cycle_number = 0
         self._cycle_wall_start = 0.0  # wall time the current cycle started
-        layout_root = config["topics.dir"].strip(config["directory.delim"])
-        root = config["directory.delim"].join(p for p in (layout_root, DEFAULT_MANIFEST_DIR) if p)
-        self.manifests = ManifestStore(self.store, root, config["directory.delim"])
+        self.plugins = BackupPlugins.from_config(config)  # also validates every plugin setting before a job starts
+        self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
         self.raw_config = {k: str(v) if not isinstance(v, str) else v for k, v in config.originals.items()}
 
     # ------------------------------------------------------------------------------------------------ setup

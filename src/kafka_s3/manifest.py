@@ -7,7 +7,7 @@ either reproduces exactly that chunk or re-creates its missing files; a run that
 "never a different object under an existing name" true, and what lets a backup resume from the bucket alone when
 its consumer-group offsets are lost.
 
-Manifests live under ``<topics.dir>/<manifest.dir>/<topic>/<partition>/<startOffset>.chunk``; the ``.chunk``
+Manifests live under ``<topics.dir>/_kafka-s3/<extension>/<topic>/<partition>/<startOffset>.chunk``; the ``.chunk``
 extension keeps them invisible to format readers (Confluent's source ignores other extensions). Their content is
 deterministic JSON (no wall-clock values), so a re-run writes identical bytes.
 """

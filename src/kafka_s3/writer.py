@@ -119,7 +119,9 @@ class BackupPlugins:
             policy=RotationPolicy.from_config(config),
             envelope=envelope,
             null_behavior=config["behavior.on.null.values"],
-            manifest_root=layout.join(layout.topics_dir, DEFAULT_MANIFEST_DIR),
+            # One manifest tree per object extension: backups of a topic in two formats under one prefix are two
+            # independent object sets (as the objects' names say), not two cuts of one.
+            manifest_root=layout.join(layout.topics_dir, DEFAULT_MANIFEST_DIR, value_format.extension.lstrip(".")),
             tombstone_partition=config["tombstone.encoded.partition"],
             tagging=config["s3.object.tagging"],
             extra_tags=extra_tags,

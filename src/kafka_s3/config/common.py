@@ -283,7 +283,8 @@ FORMAT = ConfigDef("format").define(
         "s3.compression.level",
         Type.INT,
         "-1",
-        "Compression level for gzip (-1: default, 0-9) or zstd (1-22).",
+        "Compression level for gzip (0-9: zlib's levels, as Confluent; -1: ISA-L's fast level 1, about 15x faster "
+        "than zlib's default level 6 for ~25% larger objects) or zstd (1-22; -1: 3).",
         L,
         "S3",
         Range(-1, 22),
@@ -296,6 +297,17 @@ FORMAT = ConfigDef("format").define(
         L,
         "Connector",
         OneOf(("null", "deflate", "snappy", "bzip2", "xz", "zstandard")),
+    ),
+    Prop(
+        "avro.deflate.level",
+        Type.INT,
+        "-1",
+        "Level of avro.codec=deflate: 0-9 are zlib's levels (Confluent's connector always uses 6); -1: ISA-L's fast "
+        "level 1, about 15x faster than zlib's 6 for ~25% larger blocks.",
+        L,
+        "Connector",
+        Range(-1, 9),
+        origin="kafka-s3",
     ),
     Prop(
         "parquet.codec",

@@ -121,10 +121,9 @@ class AvroConverter(Converter):
                 runs.append((start, _run(current, datums, start, what)))
                 start, datums = row, []
             current = writer
-            buffer = io.BytesIO(raw)
-            buffer.seek(HEADER_BYTES)
             try:
-                datums.append(reader(buffer, writer.parsed, None, return_named_type=writer.named_tuples))
+                datums.append(reader(io.BytesIO(raw[HEADER_BYTES:]), writer.parsed, None,
+                                     return_named_type=writer.named_tuples))
             except Exception as exc:  # fastavro raises EOFError, ValueError, UnicodeDecodeError... on bad data
                 raise ConversionError(f"{what}: cannot decode its Avro data with schema id {schema_id}: "
                                       f"{type(exc).__name__}: {exc}", row=row) from None

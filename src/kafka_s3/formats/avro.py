@@ -58,6 +58,7 @@ class AvroFormat(Format):
         super().__init__(config, role, converter, envelope)
         require_schema_converter(self)
         self.codec = config["avro.codec"]
+        self.deflate_level = config.get("avro.deflate.level", -1)
 
     @property
     def extension(self) -> str:
@@ -159,7 +160,7 @@ class _AvroWriter(FormatWriter):
         self._format = fmt
         self._sink = sink
         self._sync = ctx.sync_marker()
-        self._compress = avro_block_compressor(fmt.codec)
+        self._compress = avro_block_compressor(fmt.codec, fmt.deflate_level)
         self._values = ObjectValues()
         self._schema: Any = None
         self._expanded: Any = None

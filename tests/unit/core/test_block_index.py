@@ -86,7 +86,7 @@ def test_each_object_has_an_index_sidecar_listed_in_its_chunk_manifest(tmp_path)
     store, result = back_up(tmp_path, list(range(120)))
     keys = sorted(info.key for info in store.list(PREFIX))
     assert keys == [PREFIX + f"{TOPIC}+0+{start:010d}{ext}" for start in (0, 50, 100) for ext in (".gz", ".index.json")]
-    manifest = Manifest.from_bytes(store.get(f"topics/_kafka-s3/{TOPIC}/0/{0:020d}.chunk"))
+    manifest = Manifest.from_bytes(store.get(f"topics/_kafka-s3/gz/{TOPIC}/0/{0:020d}.chunk"))
     assert [(f.kind, f.key) for f in manifest.files] == [("data", FIRST + ".gz"), ("index", FIRST + ".index.json")]
     index_entry = manifest.files[1]
     assert index_entry.bytes == store.head(FIRST + ".index.json").size

@@ -1,6 +1,7 @@
 """Stream compression (gzip, zstd), Avro block codecs, and the framing helpers the formats share."""
 
 import bz2
+import gzip
 import io
 import itertools
 import lzma
@@ -16,7 +17,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafka_s3.errors import ConfigError, FormatError
-from kafka_s3.formats.compression import CompressingSink, avro_block_compressor, decompressed, stream_settings
+from kafka_s3.formats.compression import (
+    SLICE_BYTES,
+    CompressingSink,
+    avro_block_compressor,
+    decompressed,
+    stream_settings,
+)
 from kafka_s3.formats.framing import SizeGrouper, joined, split
 
 DATA = b"".join(b"line %d \xc3\xa9\n" % i for i in range(5000))
@@ -85,7 +92,7 @@ def test_corrupt_gzip_names_object_and_byte():
 
 def test_level_ranges_per_algorithm():
     with pytest.raises(ConfigError, match="gzip"):
-        stream_settings(sink_config("json", s3__compression__type="gzip", s3__compression__level="12"))
+        stream_settings(sink_config("json", s3__compression__type="gzip", s3__compression__level="10"))
     with pytest.raises(ConfigError, match="zstd"):
         stream_settings(sink_config("json", s3__compression__type="zstd", s3__compression__level="0"))
     assert stream_settings(sink_config("json", s3__compression__type="zstd", s3__compression__level="22")) == (
@@ -162,3 +169,36 @@ def test_size_groups_do_not_depend_on_batching(sizes, batch_lengths, threshold):
     groups = list(itertools.pairwise([0, *expected]))
     assert all(sum(sizes[a:b]) >= threshold for a, b in groups)
     assert all(sum(sizes[a : b - 1]) < threshold for a, b in groups)
+
+
+@pytest.mark.parametrize("level", [-1, 1, 6, 9])
+def test_gzip_streams_depend_only_on_their_bytes_not_on_the_write_sizes(level):
+    # ISA-L (the default level) gives other bytes for other input cuts unless fed fixed slices; zlib never does.
+    data = bytes(range(256)) * (SLICE_BYTES // 100) + b"tail"  # a few slices and a remainder
+
+    def compress(step: int) -> bytes:
+        out = io.BytesIO()
+        sink = CompressingSink(out, "gzip", level)
+        for i in range(0, len(data), step):
+            sink.write(data[i : i + step])
+        sink.finish()
+        return out.getvalue()
+
+    first = compress(4096)
+    assert first == compress(99_991) == compress(len(data)) == compress(7)
+    assert first[:10] == b"\x1f\x8b\x08\x00\x00\x00\x00\x00" + first[8:10]  # no name, mtime 0
+    assert gzip.decompress(first) == data
+    assert subprocess.run(["gzip", "-dc"], input=first, capture_output=True, check=True).stdout == data
+
+
+def test_an_empty_gzip_stream_is_a_valid_empty_file():
+    out = io.BytesIO()
+    CompressingSink(out, "gzip").finish()
+    assert gzip.decompress(out.getvalue()) == b""
+
+
+@pytest.mark.parametrize("level", [-1, 6])
+def test_avro_deflate_blocks_are_raw_deflate(level):
+    data = b"avro block " * 5000
+    block = avro_block_compressor("deflate", level)(data)
+    assert zlib.decompress(block, -15) == data

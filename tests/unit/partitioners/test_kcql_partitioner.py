@@ -139,4 +139,4 @@ def test_a_kcql_backup_keeps_the_confluent_layout_under_the_prefix(tmp_path):
     keys = sorted(info.key for info in store.list("kcql/prefix/t/"))
     assert keys == ["kcql/prefix/t/DE/t+0+0000000001.bin", "kcql/prefix/t/FR/t+0+0000000000.bin"]
     assert store.get(keys[1]) == b"v0\nv2\n"
-    assert [i.key for i in store.list("kcql/prefix/_kafka-s3/")] == ["kcql/prefix/_kafka-s3/t/0/" + "0" * 20 + ".chunk"]
+    assert [i.key for i in store.list("kcql/prefix/_kafka-s3/")] == ["kcql/prefix/_kafka-s3/bin/t/0/" + "0" * 20 + ".chunk"]

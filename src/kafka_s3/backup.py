@@ -21,6 +21,7 @@ from .kafka.admin import TP, Admin
 from .kafka.settings import client_settings
 from .manifest import ManifestStore
 from .spark.backup_task import RESULT_SCHEMA, PartitionPlan, backup_task
+from .spark.live import LiveCounts
 from .writer import BackupPlugins
 
 log = logging.getLogger("kafka_s3.backup")
@@ -98,6 +99,10 @@ class Backup:
         self._cycle_wall_start = 0.0  # wall time the current cycle started
         self.plugins = BackupPlugins.from_config(config)  # also validates every plugin setting before a job starts
         self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
+        self._noted_counts: dict[str, int] = {}
+        self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
+        self.live: LiveCounts | None = None
+        self.targets: dict[TP, int] = {}  # run_once: the offsets it backs up to
         self.raw_config = {k: str(v) if not isinstance(v, str) else v for k, v in config.originals.items()}
 
     # ------------------------------------------------------------------------------------------------ setup
@@ -116,6 +121,10 @@ class Backup:
         topics = self.admin.select_topics(self.config["topics"], self.config["topics.regex"])
         if not topics and not self.config["topics.regex"]:
             raise KafkaS3Error("no topic to back up")
+        for topic, count in topics.items():
+            if self._noted_counts.get(topic) != count:  # a restore creates missing topics with this count
+                self.manifests.note_partition_count(topic, count)
+                self._noted_counts[topic] = count
         return topics
 
     def _resume(self, tps: list[TP]) -> None:
@@ -192,7 +201,10 @@ class Backup:
         self._cycle_wall_start = time.time()
         spark = self.spark
         spark.sparkContext.setJobDescription(f"kafka-s3 backup cycle {self.cycle_number} ({len(plans)} partitions)")
-        task = backup_task(plans, self.raw_config, self.store_spec, self.kafka_settings)
+        if self.live_progress and self.live is None:
+            self.live = LiveCounts.for_session(spark)
+        task = backup_task(plans, self.raw_config, self.store_spec, self.kafka_settings,
+                           self.live.new_round() if self.live else None)
         job_started = time.monotonic()
         rows = spark.range(0, len(plans), 1, len(plans)).mapInArrow(task, RESULT_SCHEMA).collect()
         results = [json.loads(row.result) for row in rows]
@@ -259,6 +271,7 @@ class Backup:
         tps = [(t, p) for t, n in topics.items() for p in range(n)]
         self._resume(tps)
         targets = self.admin.end_offsets(tps, read_committed=self.config["isolation.level"] == "read_committed")
+        self.targets = dict(targets)
         summary = BackupSummary(targets=dict(targets))
         while True:
             plans = self.plan(targets, flush_open=True, targets=targets)

@@ -188,9 +188,10 @@ def cmd_restore(args) -> int:
             signal.signal(sig, lambda *_: stop.set())
         restore.follow(stop)
         return 0
-    from .progress import print_restore_summary
+    from .progress import RestoreProgress, print_restore_summary
 
-    summary = restore.run()
+    with RestoreProgress(restore, enabled=not args.no_progress):
+        summary = restore.run()
     print_restore_summary(summary)
     return 0
 
@@ -306,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("--until-timestamp", help="only records before this time (epoch ms or ISO-8601)")
     restore.add_argument("--from-offset", help="PARTITION:OFFSET[,...] (or TOPIC:PARTITION:OFFSET): first offset")
     restore.add_argument("--until-offset", help="PARTITION:OFFSET[,...]: stop before this offset")
+    restore.add_argument("--no-progress", action="store_true", help="no progress bar")
     restore.set_defaults(func=cmd_restore)
 
     read = sub.add_parser(

@@ -9,7 +9,9 @@ its consumer-group offsets are lost.
 
 Manifests live under ``<topics.dir>/_kafka-s3/<extension>/<topic>/<partition>/<startOffset>.chunk``; the ``.chunk``
 extension keeps them invisible to format readers (Confluent's source ignores other extensions). Their content is
-deterministic JSON (no wall-clock values), so a re-run writes identical bytes.
+deterministic JSON (no wall-clock values), so a re-run writes identical bytes. Next to them,
+``<topic>/partition-count/<n>.json`` records each partition count the backup saw, so a restore into a new cluster
+creates the topic with the source's partition count even when its last partitions hold no records.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ from .stores.base import Store
 
 EXTENSION = ".chunk"
 PAD = 20
+MANIFEST_DIR = "_kafka-s3"
+PARTITION_COUNT_DIR = "partition-count"
+
+
+def manifest_root(topics_dir: str, object_extension: str, delim: str = "/") -> str:
+    """One manifest tree per object extension: backups of a topic in two formats under one prefix are two
+    independent object sets (as the objects' names say), not two cuts of one."""
+    return delim.join(p for p in (topics_dir.strip(delim), MANIFEST_DIR, object_extension.lstrip(".")) if p)
 
 
 @dataclass(frozen=True)
@@ -106,3 +116,19 @@ class ManifestStore:
                 if best is None or start > best:
                     best = start
         return None if best is None else self.get(topic, partition, best)
+
+    def _count_prefix(self, topic: str) -> str:
+        return f"{self.root}{self.delim}{topic}{self.delim}{PARTITION_COUNT_DIR}{self.delim}"
+
+    def note_partition_count(self, topic: str, count: int) -> None:
+        """Record that ``topic`` had ``count`` partitions (idempotent: one immutable object per count seen)."""
+        try:
+            self.store.put(f"{self._count_prefix(topic)}{count}.json", json.dumps({"topic": topic, "partitions": count}).encode())
+        except ObjectExistsError:
+            pass
+
+    def partition_count(self, topic: str) -> int | None:
+        """The highest partition count a backup of ``topic`` recorded, or ``None`` (e.g. objects from another tool)."""
+        counts = [info.key.rsplit(self.delim, 1)[-1].removesuffix(".json") for info in self.store.list(self._count_prefix(topic))]
+        numbers = [int(c) for c in counts if c.isdigit()]
+        return max(numbers) if numbers else None

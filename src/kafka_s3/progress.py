@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections import defaultdict
 
 from rich.console import Console
@@ -10,11 +11,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 
-class BackupProgress:
-    """One bar per topic (records read up to the target offsets) plus the running Spark stage's task count."""
+Key = tuple[str, int]
 
-    def __init__(self, backup, enabled: bool = True):
-        self.backup = backup
+
+class _LiveBars(ABC):
+    """One bar per topic (records, MB) fed by the running tasks' live counts plus the counts of finished jobs, and a
+    bar of the running Spark stage's tasks. ``job`` is a Backup or a Restore (``spark``, ``live_progress``, ``live``)."""
+
+    unit = "MB"
+
+    def __init__(self, job, enabled: bool = True):
+        self.job = job
         self.console = Console(stderr=True)
         self.enabled = enabled and self.console.is_terminal
         self.progress = Progress(
@@ -26,67 +33,120 @@ class BackupProgress:
             console=self.console,
             disable=not self.enabled,
         )
-        self.tasks: dict[str, int] = {}
-        self.done: dict[str, int] = defaultdict(int)
-        self.bytes: dict[str, int] = defaultdict(int)
+        self.bars: dict[str, int] = {}
+        self.finished: dict[Key, tuple[int, int]] = defaultdict(lambda: (0, 0))
+        self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._poller: threading.Thread | None = None
-        self._stage_task = None
+        self._stage_bar = None
 
-    def __enter__(self) -> "BackupProgress":
-        previous = self.backup.on_cycle
-        self.backup.on_cycle = lambda report, results: (self._on_cycle(results), previous and previous(report, results))
+    @abstractmethod
+    def totals(self) -> dict[str, int | None]:
+        """Records expected per topic (``None``: unknown), or ``{}`` while the job is not planned yet."""
+
+    def __enter__(self):
+        self.job.live_progress = self.enabled
         self.progress.start()
         if self.enabled:
-            self._stage_task = self.progress.add_task("spark tasks", total=None, detail="")
-            self._poller = threading.Thread(target=self._poll_spark, daemon=True)
-            self._poller.start()
+            self._stage_bar = self.progress.add_task("spark tasks", total=None, detail="")
+            threading.Thread(target=self._poll, name="kafka-s3-progress", daemon=True).start()
         return self
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
+        with self._lock:
+            self._refresh()
         self.progress.stop()
+        if self.job.live is not None:
+            self.job.live.close()
+            self.job.live = None
 
-    def _ensure_topic_bars(self) -> None:
-        if self.tasks or not self.backup.states:
-            return
-        totals: dict[str, int] = defaultdict(int)
-        targets = getattr(self.backup, "targets", {})
-        for (topic, partition), state in self.backup.states.items():
-            totals[topic] += max(0, targets.get((topic, partition), state.next_offset) - state.next_offset)
-        for topic, total in sorted(totals.items()):
-            self.tasks[topic] = self.progress.add_task(topic, total=total, detail="")
+    def finish_round(self, counts: dict[Key, tuple[int, int]]) -> None:
+        """Add a finished job's counts; the live counts of that job are dropped (they are in ``counts`` now)."""
+        with self._lock:
+            for key, (records, nbytes) in counts.items():
+                before = self.finished[key]
+                self.finished[key] = (before[0] + records, before[1] + nbytes)
+            if self.job.live is not None:
+                self.job.live.new_round()
+            self._refresh()
 
-    def _on_cycle(self, results) -> None:
-        self._ensure_topic_bars()
-        for result in results:
-            topic = result["topic"]
-            self.done[topic] += max(0, result["read_until"] - result["start"])
-            self.bytes[topic] += sum(f["bytes"] for c in result["chunks"] for f in c["files"])
-            if topic in self.tasks:
-                self.progress.update(
-                    self.tasks[topic], completed=self.done[topic], detail=f"{self.bytes[topic] / 1e6:.1f} MB"
-                )
+    def _refresh(self) -> None:
+        if not self.bars:
+            for topic, total in sorted(self.totals().items()):
+                self.bars[topic] = self.progress.add_task(topic, total=total, detail="")
+        live = self.job.live.snapshot() if self.job.live is not None else {}
+        per_topic: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for source in (self.finished, live):
+            for (topic, _), (records, nbytes) in source.items():
+                per_topic[topic][0] += records
+                per_topic[topic][1] += nbytes
+        for topic, (records, nbytes) in per_topic.items():
+            if topic in self.bars:
+                self.progress.update(self.bars[topic], completed=records, detail=f"{nbytes / 1e6:.1f} {self.unit}")
 
-    def _poll_spark(self) -> None:
+    def _poll(self) -> None:
         while not self._stop.wait(0.5):
             try:
-                self._ensure_topic_bars()
-                tracker = self.backup.spark.sparkContext.statusTracker()
+                with self._lock:
+                    self._refresh()
+                spark = self.job._spark
+                if spark is None or self._stage_bar is None:
+                    continue
+                tracker = spark.sparkContext.statusTracker()
                 done = total = 0
                 for stage_id in tracker.getActiveStageIds():
                     info = tracker.getStageInfo(stage_id)
                     if info:
                         done += info.numCompletedTasks
                         total += info.numTasks
-                if self._stage_task is not None:
-                    self.progress.update(self._stage_task, completed=done, total=total or None,
-                                         detail=f"cycle {self.backup.cycle_number + (1 if total else 0)}")
+                self.progress.update(self._stage_bar, completed=done, total=total or None)
             except Exception:  # progress display must never break the job
                 pass
 
+
+class BackupProgress(_LiveBars):
+    """Records read per topic up to the offsets the ``--once`` run targets."""
+
+    unit = "MB read"
+
+    def __enter__(self) -> "BackupProgress":
+        previous = self.job.on_cycle
+        self.job.on_cycle = lambda report, results: (self._on_cycle(results), previous and previous(report, results))
+        return super().__enter__()
+
+    def totals(self) -> dict[str, int | None]:
+        totals: dict[str, int | None] = {}
+        for (topic, partition), target in self.job.targets.items():
+            state = self.job.states.get((topic, partition))
+            if state is not None:
+                totals[topic] = (totals.get(topic) or 0) + max(0, target - state.next_offset)
+        return totals
+
+    def _on_cycle(self, results) -> None:
+        self.finish_round({(r["topic"], r["partition"]): (max(0, r["read_until"] - r["start"]), r.get("read_bytes", 0))
+                           for r in results})
+
     def print_summary(self, summary) -> None:
         print_backup_summary(summary)
+
+
+class RestoreProgress(_LiveBars):
+    """Records produced per source topic, against the estimate from the objects' names and sizes."""
+
+    unit = "MB produced"
+
+    def totals(self) -> dict[str, int | None]:
+        from .restore import estimate_records
+
+        plan_set = self.job.current_plan
+        if plan_set is None:
+            return {}
+        totals: dict[str, int | None] = {}
+        for plan in plan_set.plans:
+            estimate = estimate_records(list(plan.objects))
+            known = totals.get(plan.source_topic, 0)
+            totals[plan.source_topic] = None if estimate is None or known is None else known + estimate
+        return totals
 
 
 def print_backup_summary(summary) -> None:

@@ -24,9 +24,9 @@ from .config.model import Config
 from .errors import FormatError, LayoutError
 from .formats.base import FileContext, Format
 from .layout import Layout, ObjectName
+from .manifest import MANIFEST_DIR, ManifestStore, manifest_root
 from .records import RECORD_SCHEMA
 from .stores.base import Store
-from .writer import DEFAULT_MANIFEST_DIR
 
 log = logging.getLogger(__name__)
 TP = tuple[str, int]
@@ -106,6 +106,10 @@ class ReadPlugins:
             envelope=envelope,
         )
 
+    def manifests(self, store: Store) -> ManifestStore:
+        root = manifest_root(self.layout.topics_dir, self.value_format.extension, self.layout.directory_delim)
+        return ManifestStore(store, root, self.layout.directory_delim)
+
     def extensions(self) -> dict[str, str]:
         data = self.value_format.extension
         extensions = {
@@ -140,10 +144,13 @@ def discover(
     on_error: str = "fail",
     problems: list[Problem] | None = None,
 ) -> dict[TP, SourcePartition]:
-    """Every source partition's objects, sorted by start offset. Listing runs in parallel, one prefix per topic."""
+    """Every source partition's objects, sorted by start offset. Listing runs in parallel, one prefix per topic (all
+    topics under ``topics.dir`` when none are named)."""
     layout = plugins.layout
-    manifest_prefix = layout.topic_prefix(DEFAULT_MANIFEST_DIR)
-    prefixes = [layout.topic_prefix(t) for t in topics] if topics else [layout.topic_prefix()]
+    manifest_prefix = layout.topic_prefix(MANIFEST_DIR)
+    if not topics:
+        topics = [t for t in store.children(layout.topic_prefix(), layout.directory_delim) if t != MANIFEST_DIR]
+    prefixes = [layout.topic_prefix(t) for t in topics]
     with ThreadPoolExecutor(max_workers=min(16, max(1, len(prefixes)))) as pool:
         listings = list(pool.map(lambda prefix: list(store.list(prefix)), prefixes))
     extensions = plugins.extensions()

@@ -53,6 +53,13 @@ def timestamps_ms(batch: pa.RecordBatch | pa.Table) -> pa.Array:
     return pc.divide(batch.column("timestamp").cast(pa.int64()), 1000)
 
 
+def payload_bytes(batch: pa.RecordBatch) -> int:
+    """Bytes of the batch's keys and values (what progress bars count as data moved)."""
+    import pyarrow.compute as pc
+
+    return sum(pc.sum(pc.binary_length(batch.column(name))).as_py() or 0 for name in ("key", "value"))
+
+
 def make_batch(records: Iterable[Mapping[str, Any]]) -> pa.RecordBatch:
     """Build a record batch from dicts (tests, small tools). Missing fields get neutral defaults.
 

@@ -19,6 +19,7 @@ from .errors import ConfigError, KafkaS3Error, PlanError
 from .kafka.admin import TP, Admin
 from .kafka.settings import client_settings
 from .reading import Bounds, Gap, Problem, ReadPlugins, SourcePartition, discover, order_warning
+from .spark.live import LiveCounts
 from .spark.restore_task import RESULT_SCHEMA, RestorePlan, restore_task
 from .transforms import topic_router
 
@@ -93,7 +94,7 @@ class RestorePlanSet:
     problems: list[Problem]
     created_topics: list[str] = field(default_factory=list)
     target_partitions: dict[str, int | None] = field(default_factory=dict)
-    creation_enabled: bool = False  # topic.creation.enable: missing targets are created
+    creation_partitions: dict[str, int] = field(default_factory=dict)  # missing targets: partitions they get
     blockers: list[str] = field(default_factory=list)  # what would stop the restore (dry runs)
 
 
@@ -127,6 +128,9 @@ class Restore:
         self.raw_config = {k: str(v) for k, v in config.originals.items()}
         self.progress_base = f"kafka-s3-restore-{config['name']}"
         self._exactly_once: bool | None = None
+        self.current_plan: RestorePlanSet | None = None  # what run() is restoring (progress bars read it)
+        self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
+        self.live: LiveCounts | None = None
 
     @property
     def spark(self):
@@ -220,7 +224,6 @@ class Restore:
             plan_set.blockers.append(message)
 
         existing = self.admin.topics()
-        plan_set.creation_enabled = self.config["topic.creation.enable"]
         needed: dict[str, int] = {}
         for plan in plan_set.plans:
             needed[plan.target_topic] = max(needed.get(plan.target_topic, 0), plan.target_partition + 1)
@@ -231,13 +234,23 @@ class Restore:
                 if not self.config["topic.creation.enable"]:
                     fail(f"target topic {target!r} does not exist; create it with at least {count} partitions, or set "
                          "topic.creation.enable=true")
-                elif create:
+                    continue
+                count = max(count, self._recorded_partitions(plan_set, target))
+                plan_set.creation_partitions[target] = count
+                if create:
                     self._create_target(plan_set, target, count)
             elif have < count:
                 fail(f"target topic {target!r} has {have} partitions but the backup holds partition {count - 1}: add "
                      f"partitions (kafka-topics --alter --partitions {count}) or restore to another topic; nothing "
                      "was produced")
         self._check_feedback_loop(plan_set, existing, fail)
+
+    def _recorded_partitions(self, plan_set: RestorePlanSet, target: str) -> int:
+        """The partition count the backup recorded for the source topic(s) routed to ``target`` (0 when none did:
+        objects written by another tool), so that a created topic has the source's partitions, empty ones included."""
+        manifests = self.plugins.manifests(self.store)
+        counts = [manifests.partition_count(source) for source, routed in plan_set.targets.items() if routed == target]
+        return max((c for c in counts if c is not None), default=0)
 
     def _create_target(self, plan_set: RestorePlanSet, target: str, count: int) -> None:
         replication, topic_config = self._creation_settings()
@@ -282,6 +295,7 @@ class Restore:
         started = time.monotonic()
         plan_set = plan_set or self.plan()
         self.check_targets(plan_set)
+        self.current_plan = plan_set
         summary = RestoreSummary(problems=list(plan_set.problems))
         plans = plan_set.plans
         if plans:
@@ -312,8 +326,10 @@ class Restore:
         slots = min(len(plans), cap) if cap > 0 else len(plans)
         spark = self.spark
         spark.sparkContext.setJobDescription(f"kafka-s3 restore ({len(plans)} partitions)")
+        if self.live_progress and self.live is None:
+            self.live = LiveCounts.for_session(spark)
         task = restore_task(plans, self.raw_config, self.store_spec, self.producer_settings, self.consumer_settings,
-                            slots)
+                            slots, self.live.new_round() if self.live else None)
         job_started = time.monotonic()
         rows = spark.range(0, slots, 1, slots).mapInArrow(task, RESULT_SCHEMA).collect()
         results = sorted((json.loads(r.result) for r in rows), key=lambda r: (r["source_topic"], r["source_partition"]))
@@ -377,6 +393,10 @@ def estimate_records(objects) -> int | None:
     return span + max(1, last)
 
 
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _bounds_text(bounds: Bounds) -> str:
     parts = []
     if bounds.from_offset is not None or bounds.until_offset is not None:
@@ -402,7 +422,8 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
         records = estimate_records(objects)
         have = plan_set.target_partitions.get(plan.target_topic)
         if have is None:
-            check = "missing, will be created" if plan_set.creation_enabled else "MISSING"
+            count = plan_set.creation_partitions.get(plan.target_topic)
+            check = f"missing, will be created with {_plural(count, 'partition')}" if count else "MISSING"
         elif have > plan.target_partition:
             check = f"ok ({have} partitions)"
         else:

@@ -24,7 +24,7 @@ from .converters.json import NULL_VALUES
 from .errors import ConversionError, KafkaS3Error, ObjectExistsError
 from .formats.base import FileContext, Format, FormatWriter
 from .layout import Layout
-from .manifest import FileEntry, Manifest, ManifestStore
+from .manifest import FileEntry, Manifest, ManifestStore, manifest_root
 from .partitioners.base import Partitioner
 from .rotation import RotationPolicy, Rotator
 from .schemas import Compatibility, SchemaJudge, project
@@ -32,7 +32,6 @@ from .stores.base import Store, Upload
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MANIFEST_DIR = "_kafka-s3"
 MAX_PENDING_COMMITS = 2  # chunks whose files complete in the background while the next chunk is written
 
 
@@ -119,9 +118,7 @@ class BackupPlugins:
             policy=RotationPolicy.from_config(config),
             envelope=envelope,
             null_behavior=config["behavior.on.null.values"],
-            # One manifest tree per object extension: backups of a topic in two formats under one prefix are two
-            # independent object sets (as the objects' names say), not two cuts of one.
-            manifest_root=layout.join(layout.topics_dir, DEFAULT_MANIFEST_DIR, value_format.extension.lstrip(".")),
+            manifest_root=manifest_root(layout.topics_dir, value_format.extension, layout.directory_delim),
             tombstone_partition=config["tombstone.encoded.partition"],
             tagging=config["s3.object.tagging"],
             extra_tags=extra_tags,

@@ -4,6 +4,13 @@ can import it without clashing with a directory's own helpers)."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
 
 QUICKSTART_SCHEMA = {"type": "struct", "name": "myrecord", "optional": False,
                      "fields": [{"field": "f1", "type": "string", "optional": False}]}
@@ -23,3 +30,38 @@ def list_keys(s3_client, bucket: str, prefix: str = "") -> list[str]:
     for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         keys.extend(item["Key"] for item in page.get("Contents", []))
     return sorted(keys)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+def run_in_terminal(args: list[str], timeout: float = 300, env: dict | None = None) -> tuple[int, str]:
+    """Run ``kafka-s3 ARGS`` with a pseudo-terminal as stdout and stderr (progress bars only draw on a terminal);
+    returns the exit code and everything it printed, terminal control sequences removed."""
+    main, secondary = pty.openpty()
+    environ = {**os.environ, "PYSPARK_PYTHON": sys.executable, "COLUMNS": "200", "LINES": "50", "TERM": "xterm",
+               **(env or {})}
+    proc = subprocess.Popen([sys.executable, "-m", "kafka_s3.cli", *args], stdin=secondary, stdout=secondary,
+                            stderr=secondary, env=environ, close_fds=True)
+    os.close(secondary)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError(f"kafka-s3 {' '.join(args)} did not end within {timeout}s")
+            ready, _, _ = select.select([main], [], [], 0.5)
+            if ready:
+                try:
+                    data = os.read(main, 65536)
+                except OSError:  # EIO: the terminal's other end closed (the process ended)
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            elif proc.poll() is not None:
+                break
+    finally:
+        os.close(main)
+    return proc.wait(timeout=30), ANSI.sub("", b"".join(chunks).decode("utf-8", errors="replace")).replace("\r", "\n")

@@ -46,11 +46,14 @@ def _cached(key: str, factory: Callable[[], Any]) -> Any:
     return _PROCESS_CACHE[key]
 
 
-def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, kafka_settings: dict[str, str]) -> dict:
+def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, kafka_settings: dict[str, str],
+                  live: tuple[str, int, int] | None = None) -> dict:
     from ..config.sink import SINK
     from ..errors import ConfigError, ConversionError, FormatError, PartitionerError
     from ..kafka.reader import read_range
+    from ..records import payload_bytes
     from ..writer import BackupPlugins, ChunkConflict, DataError, PartitionBackup
+    from .live import LiveReporter
 
     RECORD_ERRORS = (ConversionError, PartitionerError, DataError, ConfigError, FormatError)
 
@@ -60,6 +63,8 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
     isolation = plugins.config["isolation.level"]
     start, forced_end = plan.start, plan.forced_end
     open_since_ms, open_until = plan.open_since_ms, plan.open_until
+    reporter = LiveReporter(live, plan.topic, plan.partition)
+    read_bytes = 0
     while True:
         writer = PartitionBackup(plugins, store, plan.topic, plan.partition, forced_end=forced_end,
                                  open_since_ms=open_since_ms, open_until=open_until)
@@ -72,6 +77,8 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
             ):
                 writer.write(batch)
                 position = batch.column("offset")[-1].as_py() + 1
+                read_bytes += payload_bytes(batch)
+                reporter.update(position - plan.start, read_bytes)
                 if position >= plan.end:
                     # Past the planned end: keep going only until the open chunk commits (chunks never split
                     # across cycles), bounded by hard_end.
@@ -99,17 +106,21 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
             raise
         exhausted = position >= plan.hard_end
         result = writer.finish(position, flush_open=plan.flush_open and exhausted)
-        result["start"] = plan.start
+        result.update(start=plan.start, read_bytes=read_bytes)
+        reporter.update(position - plan.start, read_bytes, final=True)
+        reporter.close()
         return result
 
 
-def backup_task(plans: list[PartitionPlan], config_raw: dict[str, str], store_spec, kafka_settings: dict[str, str]):
-    """The ``mapInArrow`` function: each Spark partition holds one row id, the index of its plan."""
+def backup_task(plans: list[PartitionPlan], config_raw: dict[str, str], store_spec, kafka_settings: dict[str, str],
+                live: tuple[str, int, int] | None = None):
+    """The ``mapInArrow`` function: each Spark partition holds one row id, the index of its plan. ``live``: where to
+    send running counts (:mod:`kafka_s3.spark.live`), if anywhere."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
-                result = run_partition(plans[index], config_raw, store_spec, kafka_settings)
+                result = run_partition(plans[index], config_raw, store_spec, kafka_settings, live)
                 yield pa.RecordBatch.from_pydict({"result": [json.dumps(result)]})
 
     return run

@@ -94,12 +94,14 @@ def _produce_batch(producer, plan: RestorePlan, batch: pa.RecordBatch, outcome: 
 
 
 def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_spec, producer_settings: dict,
-                          consumer_settings: dict) -> dict:
+                          consumer_settings: dict, live: tuple[str, int, int] | None = None) -> dict:
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     from ..config.source import SOURCE
     from ..errors import FormatError, KafkaError
     from ..reading import Problem, ReadPlugins, SourcePartition, missing_offsets, read_partition
+    from ..records import payload_bytes
+    from .live import LiveReporter
 
     fingerprint = json.dumps(config_raw, sort_keys=True)
     plugins = _cached("read-plugins:" + fingerprint, lambda: ReadPlugins.from_config(SOURCE.parse(config_raw)))
@@ -108,6 +110,8 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
     on_error = {"log": "ignore"}.get(plugins.config["behavior.on.error"], plugins.config["behavior.on.error"])
     txn_records = plugins.config["restore.transaction.records"]
     outcome = Outcome()
+    reporter = LiveReporter(live, plan.source_topic, plan.source_partition)
+    produced_bytes = 0
     problems: list[Problem] = []
     error: str | None = None
 
@@ -150,6 +154,9 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
                 remaining = producer.flush(120)
                 if remaining:
                     raise KafkaError(f"{plan.target_topic}[{plan.target_partition}]: {remaining} records not delivered")
+                # Progress never passes a record that was not delivered: a rerun restores it again.
+                if outcome.delivery_errors:
+                    raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
                 consumer.commit(offsets=offsets, asynchronous=False)
             if outcome.delivery_errors:
                 raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
@@ -192,6 +199,8 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
                 outcome.first_source = first if outcome.first_source is None else outcome.first_source
                 outcome.last_source = last
                 outcome.records += batch.num_rows
+                produced_bytes += payload_bytes(batch)
+                reporter.update(outcome.records, produced_bytes)
                 pending += batch.num_rows
                 if not by_object:
                     next_offset = last + 1
@@ -218,6 +227,8 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
         raise
     finally:
         consumer.close()
+        reporter.update(outcome.records, produced_bytes, final=True)
+        reporter.close()
     return {
         "source_topic": plan.source_topic,
         "source_partition": plan.source_partition,
@@ -238,15 +249,17 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
 
 
 def restore_task(plans: list[RestorePlan], config_raw: dict[str, str], store_spec, producer_settings: dict,
-                 consumer_settings: dict, slots: int):
-    """The ``mapInArrow`` function: Spark partition ``i`` restores plans ``i, i+slots, ...`` one after another."""
+                 consumer_settings: dict, slots: int, live: tuple[str, int, int] | None = None):
+    """The ``mapInArrow`` function: Spark partition ``i`` restores plans ``i, i+slots, ...`` one after another.
+    ``live``: where to send running counts (:mod:`kafka_s3.spark.live`), if anywhere."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for slot in batch.column(0).to_pylist():
                 for plan in plans[slot::slots]:
                     started = time.monotonic()
-                    result = run_restore_partition(plan, config_raw, store_spec, producer_settings, consumer_settings)
+                    result = run_restore_partition(plan, config_raw, store_spec, producer_settings, consumer_settings,
+                                                   live)
                     result["seconds"] = time.monotonic() - started
                     yield pa.RecordBatch.from_pydict({"result": [json.dumps(result)]})
 

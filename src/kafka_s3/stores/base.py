@@ -115,6 +115,13 @@ class Store(ABC):
     def list(self, prefix: str) -> Iterator[ObjectInfo]:
         """Every object under ``prefix`` exactly once, in no guaranteed order (callers sort)."""
 
+    def children(self, prefix: str, delimiter: str = "/") -> list[str]:
+        """The distinct names that follow ``prefix`` up to the next ``delimiter`` among keys that have one (the
+        "directories" under ``prefix``), sorted."""
+        names = {info.key[len(prefix):].partition(delimiter)[0] for info in self.list(prefix)
+                 if delimiter in info.key[len(prefix):]}
+        return sorted(names)
+
     @abstractmethod
     def delete(self, keys: Iterable[str]) -> None: ...
 

@@ -111,6 +111,17 @@ class LocalStore(Store):
                             stat = entry.stat()
                             yield ObjectInfo(key, stat.st_size, last_modified=stat.st_mtime)
 
+    def children(self, prefix: str, delimiter: str = "/") -> list[str]:
+        if delimiter != "/" or (prefix and not prefix.endswith("/")):
+            return super().children(prefix, delimiter)
+        self._require_bucket()
+        start = self._path(prefix.rstrip("/")) if prefix else self.bucket_dir
+        with self._errors("list", prefix):
+            if not start.is_dir():
+                return []
+            with os.scandir(start) as entries:
+                return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+
     def delete(self, keys: Iterable[str]) -> None:
         self._require_bucket()
         for key in keys:

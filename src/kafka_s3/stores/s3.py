@@ -227,6 +227,18 @@ class S3Store(Store):
                 raise StoreError(f"list {self.url}/{prefix}: truncated listing without a continuation token")
             args["ContinuationToken"] = page["NextContinuationToken"]
 
+    def children(self, prefix: str, delimiter: str = "/") -> list[str]:
+        args: dict[str, Any] = {"Bucket": self.spec.bucket, "Prefix": prefix, "Delimiter": delimiter}
+        names: set[str] = set()
+        while True:
+            page = self._call("list_objects_v2", prefix, partial(self._client.list_objects_v2, **args))
+            names.update(p["Prefix"][len(prefix):].removesuffix(delimiter) for p in page.get("CommonPrefixes", ()))
+            if not page.get("IsTruncated"):
+                return sorted(names)
+            if not page.get("NextContinuationToken"):
+                raise StoreError(f"list {self.url}/{prefix}: truncated listing without a continuation token")
+            args["ContinuationToken"] = page["NextContinuationToken"]
+
     def delete(self, keys: Iterable[str]) -> None:
         remaining = iter(keys)
         while batch := list(islice(remaining, DELETE_BATCH)):

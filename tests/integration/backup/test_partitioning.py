@@ -196,3 +196,39 @@ def test_time_based_partitioners(case, extractor, spark, make_config, fresh_buck
         assert [v["n"] for v in objects[key]] == offsets, key
     assert summary.records == 4
     assert data_keys(s3_client, fresh_bucket, topic) == sorted(expected)
+
+
+# ------------------------------------------------------------------------------------------------ custom partitioner
+CUSTOM_PARTITIONER = '''
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kafka_s3.partitioners.base import Partitioner
+
+
+class ByKeyInitial(Partitioner):
+    """Directory ``initial=<first letter of the key>``."""
+
+    def encode(self, records, values, now_ms):
+        return pc.binary_join_element_wise(
+            pa.scalar("initial="), pc.utf8_slice_codeunits(records.column("key").cast(pa.string()), 0, 1), "")
+'''
+
+
+def test_a_custom_partitioner_by_dotted_path(spark, make_config, fresh_bucket, fresh_topic, produce, s3_client,
+                                             tmp_path, monkeypatch):
+    module = f"custom_partitioner_{fresh_bucket.replace('-', '_')}"
+    path = tmp_path / f"{module}.py"
+    path.write_text(CUSTOM_PARTITIONER)
+    monkeypatch.syspath_prepend(str(tmp_path))  # the driver validates the configuration
+    spark.sparkContext.addPyFile(str(path))  # executors get it as a user would ship it (--py-files)
+    topic = fresh_topic(1)
+    produce(topic, [{"key": k.encode(), "value": b'{"n":%d}' % i} for i, k in enumerate(["apple", "banana", "avocado"])])
+
+    summary = _backup(spark, make_config, fresh_bucket, topic, **JSON_SCHEMALESS, **{
+        "partitioner.class": f"{module}.ByKeyInitial", "flush.size": "10"})
+
+    objects = json_objects(s3_client, fresh_bucket, topic)
+    assert objects == {f"topics/{topic}/initial=a/{topic}+0+0000000000.json": [{"n": 0}, {"n": 2}],
+                       f"topics/{topic}/initial=b/{topic}+0+0000000001.json": [{"n": 1}]}
+    assert summary.records == 3

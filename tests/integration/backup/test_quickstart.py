@@ -52,8 +52,10 @@ def test_quickstart(case, spark, make_config, fresh_bucket, fresh_topic, produce
     expected = [f"topics/{topic}/partition=0/{topic}+0+{start:010d}{extension}" for start in (0, 3, 6)]
     assert list_keys(s3_client, fresh_bucket, f"topics/{topic}/") == expected
     assert summary.records == 9 and summary.objects == 3
-    manifests = list_keys(s3_client, fresh_bucket, "topics/_kafka-s3/")
-    assert len(manifests) == 3 and all(m.endswith(".chunk") for m in manifests)
+    bookkeeping = list_keys(s3_client, fresh_bucket, "topics/_kafka-s3/")
+    kind = extension.lstrip(".")  # one bookkeeping tree per object extension
+    assert [k for k in bookkeeping if not k.endswith(".chunk")] == [f"topics/_kafka-s3/{kind}/{topic}/partition-count/1.json"]
+    assert len(bookkeeping) == 4  # a manifest per chunk, and the topic's partition count
 
     records = []
     for key in expected:

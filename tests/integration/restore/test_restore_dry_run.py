@@ -74,6 +74,6 @@ def test_dry_run_with_topic_creation_and_bounds(backup, restorer, fresh_bucket, 
     line = next(line for line in report.splitlines() if " -> " in line)
     # objects start at 0, 3, 6, 9; the last one, a third of the size of the others, holds ~1 record
     assert "4 objects" in line and "~10 records" in line and "only offsets [4, 8)" in line, line
-    assert line.endswith("target: missing, will be created"), line
+    assert line.endswith("target: missing, will be created with 1 partition"), line
     assert "would fail" not in report
     assert target not in Admin({"bootstrap.servers": kafka_bootstrap}).topics()

@@ -114,3 +114,16 @@ def test_delivery_modes_restore_exactly_the_backup(mode, backup, restorer, fresh
     again = restorer(fresh_bucket, topic, properties).run()
     assert again.records == 0
     assert sum(len(v) for v in values(kafka_bootstrap, target).values()) == 14
+
+
+def test_a_created_target_gets_the_source_partition_count_even_when_its_last_partitions_were_empty(
+        backup, restorer, fresh_bucket, fresh_topic, produce, kafka_bootstrap):
+    topic = fresh_topic(4)
+    produce(topic, records(2, 3))  # partitions 2 and 3 stay empty: no object names them
+    backup(fresh_bucket, topic, JSON)
+    target = f"{topic}-new"
+    summary = restorer(fresh_bucket, topic, {**JSON, "topic.rename": f"{topic}:{target}",
+                                             "topic.creation.enable": "true",
+                                             "topic.creation.default.retention.ms": "-1"}).run()
+    assert summary.records == 6
+    assert Admin({"bootstrap.servers": kafka_bootstrap}).topics()[target] == 4

@@ -1,0 +1,33 @@
+"""Which topics a backup takes (``topics.regex``) and where it commits its progress (``group.id``, default
+``connect-<name>`` as Kafka Connect names a sink's group)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from bk_helpers import data_keys, group_offsets
+
+from kafka_s3.backup import Backup
+
+pytestmark = pytest.mark.integration
+
+
+def test_topics_regex_selects_the_matching_topics_and_group_id_overrides_the_group(
+        spark, make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap):
+    stem = f"sel{uuid.uuid4().hex[:8]}"
+    orders, clicks = fresh_topic(1, prefix=f"{stem}-orders"), fresh_topic(2, prefix=f"{stem}-clicks")
+    unrelated = fresh_topic(1, prefix=f"x{stem}")  # contains the stem, but the regex must match the whole name
+    for topic in (orders, clicks, unrelated):
+        produce(topic, [{"partition": i % 2 if topic == clicks else 0, "value": b'{"i":%d}' % i} for i in range(4)])
+    _, config = make_config(fresh_bucket, "", topics__regex=f"{stem}-(orders|clicks)-.*", group__id=f"{stem}-group",
+                            flush__size="2")
+
+    summary = Backup(config, spark=spark).run_once()
+
+    assert summary.records == 8
+    assert len(data_keys(s3_client, fresh_bucket, orders)) == 2 and len(data_keys(s3_client, fresh_bucket, clicks)) == 2
+    assert data_keys(s3_client, fresh_bucket, unrelated) == []
+    assert group_offsets(kafka_bootstrap, f"{stem}-group", orders, 1) == {0: 4}
+    assert group_offsets(kafka_bootstrap, f"{stem}-group", clicks, 2) == {0: 2, 1: 2}
+    assert group_offsets(kafka_bootstrap, f"connect-{config['name']}", orders, 1) == {0: None}

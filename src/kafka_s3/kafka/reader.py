@@ -85,6 +85,19 @@ def _batch(topic: str, partition: int, messages: list, headers: bool, timestamps
     )
 
 
+def _out_of_range(consumer, tp, position: int, reason: str) -> str:
+    """Why ``position`` cannot be read: deleted (below the log start) or not written yet (past the log end)."""
+    where = f"{tp.topic}[{tp.partition}]"
+    try:
+        low, high = consumer.get_watermark_offsets(tp, timeout=10, cached=False)
+    except Exception:  # the broker is unreachable now: say what the fetch said
+        return f"{where}: offset {position} is out of range: {reason}"
+    if position < low:
+        return (f"{where}: offset {position} is no longer in the log, which starts at {low} (deleted by retention or "
+                "DeleteRecords before it was backed up)")
+    return f"{where}: offset {position} is past the end of the log ({high}): {reason}"
+
+
 def read_range(
     settings: Mapping[str, str],
     topic: str,
@@ -125,9 +138,7 @@ def read_range(
                     # Reached the end of the log: everything below the log end was delivered.
                     position = max(position, m.offset())
                 elif err.code() == RdKafkaError._AUTO_OFFSET_RESET or err.code() == RdKafkaError.OFFSET_OUT_OF_RANGE:
-                    raise KafkaError(
-                        f"{where}: offset {position} is no longer in the log (deleted by retention?): {err.str()}"
-                    )
+                    raise KafkaError(_out_of_range(consumer, TopicPartition(topic, partition), position, err.str()))
                 elif not err.retriable() and err.fatal():
                     raise KafkaError(f"{where}: consume failed at offset {position}: {err.str()}")
             if good:

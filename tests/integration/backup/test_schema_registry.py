@@ -92,7 +92,8 @@ def test_three_schema_versions_roll_and_project_as_each_mode_says(fmt, mode, spa
         assert rows == [read_as(record(SEQUENCE[o], o), SEQUENCE[o], version) for o in range(first, last + 1)]
 
 
-@pytest.mark.parametrize("fmt, mode", [("avro", "NONE"), ("parquet", "NONE"), ("avro", "BACKWARD")])
+@pytest.mark.parametrize("fmt, mode", [("avro", "NONE"), ("parquet", "NONE"), ("avro", "BACKWARD"), ("avro", "FULL"),
+                                       ("avro", "FORWARD"), ("parquet", "FORWARD")])
 def test_restore_re_encodes_in_the_wire_format_under_the_target_subject(fmt, mode, spark, make_config, fresh_bucket,
                                                                         fresh_topic, produce, kafka_bootstrap,
                                                                         schema_registry):
@@ -116,10 +117,10 @@ def test_restore_re_encodes_in_the_wire_format_under_the_target_subject(fmt, mod
     # the same records (as the backup holds them: projected to the file's schema under BACKWARD)
     assert [rec for _, rec in decoded] == [read_as(record(v, o), v, file_version[o]) for o, v in enumerate(SEQUENCE)]
     assert [schema for schema, _ in decoded] == [VERSIONS[file_version[o]] for o in range(len(SEQUENCE))]
-    # registered under the target topic's subject (TopicNameStrategy), in the order the versions came
+    # registered under the target topic's subject (TopicNameStrategy), in the order the files' versions came
     subject = client.get_versions(f"{target}-value")
     assert [json.loads(client.get_version(f"{target}-value", v).schema.schema_str) for v in subject] == [
-        VERSIONS[1], VERSIONS[2], VERSIONS[3]]
+        VERSIONS[v] for v in dict.fromkeys(version for _, _, version in FILES[mode])]
 
 
 def test_interleaved_schema_versions_do_not_give_a_file_per_record(spark, make_config, fresh_bucket, fresh_topic,
@@ -217,3 +218,44 @@ def test_a_schema_id_the_registry_does_not_know_fails_naming_the_record(spark, m
     message = str(failure.value)
     assert f"{topic}[0]" in message and "offset 1" in message
     assert f"schema id {unknown} cannot be resolved in the Schema Registry at {schema_registry.url}" in message
+
+
+KEY_SCHEMA = {"type": "record", "name": "OrderKey", "namespace": "shop",
+              "fields": [{"name": "region", "type": "string"}, {"name": "id", "type": "long"}]}
+
+
+def test_avro_keys_back_up_to_a_keys_sidecar_and_restore_in_the_wire_format(spark, make_config, fresh_bucket,
+                                                                            fresh_topic, produce, kafka_bootstrap,
+                                                                            s3_client, schema_registry):
+    from confluent_kafka.schema_registry import Schema
+
+    topic, target = fresh_topic(1), fresh_topic(1, prefix="restored")
+    client = schema_registry.client()
+    key_id = client.register_schema(f"{topic}-key", Schema(json.dumps(KEY_SCHEMA, separators=(",", ":")), "AVRO"))
+    value_ids = register_versions(client, f"{topic}-value")
+
+    def key(n: int) -> bytes:
+        body = io.BytesIO()
+        fastavro.schemaless_writer(body, fastavro.parse_schema(KEY_SCHEMA), {"region": f"r{n % 2}", "id": n})
+        return b"\x00" + key_id.to_bytes(4, "big") + body.getvalue()
+
+    produce(topic, [{"key": key(n), "value": wire(value_ids[1], 1, record(1, n))} for n in range(4)])
+    properties = {**schema_registry.converter_settings("key"), **schema_registry.converter_settings(),
+                  "format.class": "avro", "store.kafka.keys": "true", "keys.format.class": "avro", "flush.size": "10"}
+    _, sink = make_config(fresh_bucket, topic, **_props(properties))
+    Backup(sink, spark=spark).run_once()
+
+    sidecar = next(k for k in data_keys(s3_client, fresh_bucket, topic) if k.endswith(".keys.avro"))
+    schema, keys = read_file("avro", get(s3_client, fresh_bucket, sidecar))
+    assert schema == KEY_SCHEMA  # the keys' registered schema, kept
+    assert keys == [{"region": f"r{n % 2}", "id": n} for n in range(4)]
+
+    _, source = make_config(fresh_bucket, topic, source=True,
+                            **_props({**properties, "topic.rename": f"{topic}:{target}"}))
+    assert Restore(source, spark=spark).run().records == 4
+    restored = read_all(kafka_bootstrap, target)
+    assert [unwire(client, r["key"]) for r in restored] == [(KEY_SCHEMA, {"region": f"r{n % 2}", "id": n})
+                                                            for n in range(4)]
+    assert [unwire(client, r["value"])[1] for r in restored] == [record(1, n) for n in range(4)]
+    assert [json.loads(client.get_version(f"{target}-key", v).schema.schema_str)
+            for v in client.get_versions(f"{target}-key")] == [KEY_SCHEMA]

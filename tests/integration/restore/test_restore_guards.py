@@ -127,3 +127,18 @@ def test_a_created_target_gets_the_source_partition_count_even_when_its_last_par
                                              "topic.creation.default.retention.ms": "-1"}).run()
     assert summary.records == 6
     assert Admin({"bootstrap.servers": kafka_bootstrap}).topics()[target] == 4
+
+
+@pytest.mark.parametrize(("tasks_max", "tasks"), [("0", 3), ("2", 2), ("1", 1)])
+def test_tasks_max_caps_the_restore_tasks(tasks_max, tasks, spark, backup, restorer, fresh_bucket, fresh_topic,
+                                          produce, kafka_bootstrap):
+    topic, target = fresh_topic(3), fresh_topic(3)
+    produce(topic, records(3, 4))
+    backup(fresh_bucket, topic, JSON)
+    summary = restorer(fresh_bucket, topic, {**JSON, "topic.rename": f"{topic}:{target}", "tasks.max": tasks_max}).run()
+    assert summary.records == 12
+    assert {p: [json.loads(v) for v in vs] for p, vs in values(kafka_bootstrap, target).items()} == {
+        p: [json.loads(v) for v in vs] for p, vs in values(kafka_bootstrap, topic).items()}
+    tracker = spark.sparkContext.statusTracker()
+    job = tracker.getJobInfo(max(tracker.getJobIdsForGroup()))  # the restore's job: the session's latest
+    assert sum(tracker.getStageInfo(stage).numTasks for stage in job.stageIds) == tasks

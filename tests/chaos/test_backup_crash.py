@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -18,24 +19,47 @@ pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 
 PARTITIONS = 3
 PER_PARTITION = 3000
+BASE_TS = 1_700_000_000_000  # record i has timestamp BASE_TS + i seconds: ~2.5 hours, several hour directories
+
+TIME_BASED = {
+    "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+    "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+    "partition.duration.ms": "3600000",
+    "locale": "en",
+    "timezone": "UTC",
+    "rotate.interval.ms": "600000",  # record-time rotation too
+}
+JSON_VALUES = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+               "value.converter.schemas.enable": "false"}
+# Exactly-once holds for every partitioner whose directories depend only on the records: each trial crashes one.
+VARIANTS = {
+    "default": {},
+    "field": {**JSON_VALUES, "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+              "partition.field.name": "region"},
+    "time-record": {**TIME_BASED, "timestamp.extractor": "Record"},
+    "time-recordfield": {**JSON_VALUES, **TIME_BASED, "timestamp.extractor": "RecordField", "timestamp.field": "ts"},
+}
 
 
-def _write_config(path: Path, name: str, topic: str, bucket: str, s3_env, bootstrap: str) -> None:
-    path.write_text("\n".join([
-        f"name={name}",
-        "connector.class=io.confluent.connect.s3.S3SinkConnector",
-        f"topics={topic}",
-        "flush.size=200",
-        "max.records.per.partition.per.cycle=1000",  # several cycles: crashes land between offset commits too
-        f"s3.bucket.name={bucket}",
-        f"store.url={s3_env['endpoint_url']}",
-        f"s3.region={s3_env['region']}",
-        f"bootstrap.servers={bootstrap}",
-        "format.class=io.confluent.connect.s3.format.avro.AvroFormat",
-        "avro.codec=deflate",
-        "store.envelope=true",
-        "store.kafka.keys=false",
-    ]) + "\n")
+def _write_config(path: Path, name: str, topic: str, bucket: str, s3_env, bootstrap: str,
+                  variant: str = "default") -> None:
+    settings = {
+        "name": name,
+        "connector.class": "io.confluent.connect.s3.S3SinkConnector",
+        "topics": topic,
+        "flush.size": "200",
+        "max.records.per.partition.per.cycle": "1000",  # several cycles: crashes land between offset commits too
+        "s3.bucket.name": bucket,
+        "store.url": s3_env["endpoint_url"],
+        "s3.region": s3_env["region"],
+        "bootstrap.servers": bootstrap,
+        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+        "avro.codec": "deflate",
+        "store.envelope": "true",
+        "store.kafka.keys": "false",
+        **VARIANTS[variant],
+    }
+    path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
 
 
 def _records_in_bucket(config_path: Path) -> list[tuple[int, int]]:
@@ -52,41 +76,53 @@ def _records_in_bucket(config_path: Path) -> list[tuple[int, int]]:
 
 
 def test_backup_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fresh_topic, s3_env, s3_client,
-                                fresh_bucket, tmp_path):
+                                fresh_bucket, new_bucket, tmp_path):
     topic = fresh_topic(PARTITIONS, prefix="crash")
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 5, "queue.buffering.max.messages": 100000})
     for i in range(PER_PARTITION * PARTITIONS):
-        producer.produce(topic, key=f"k{i}".encode(), value=os.urandom(64) + f"-{i}".encode(), partition=i % PARTITIONS,
+        ts = BASE_TS + i * 1000
+        value = json.dumps({"region": f"r{i % 4}", "ts": ts, "pad": os.urandom(32).hex(), "i": i}).encode()
+        producer.produce(topic, key=f"k{i}".encode(), value=value, partition=i % PARTITIONS, timestamp=ts,
                          headers=[("n", str(i).encode())])
         if i % 5000 == 0:
             producer.poll(0)
     producer.flush()
     env = dict(os.environ)
     log = tmp_path / "runs.log"
-
-    clean_config = tmp_path / "clean.properties"
-    _write_config(clean_config, "clean", topic, fresh_bucket, s3_env, kafka_bootstrap)
-    clean = cli(["backup", "--once", "--no-progress", "-c", str(clean_config)], env, log,
-                probe=lambda: s3_client.list_objects_v2(Bucket=fresh_bucket, MaxKeys=1).get("KeyCount", 0) > 0)
-    assert clean.returncode == 0, clean.output
-    assert clean.work_started is not None
-    expected = bucket_contents(s3_client, fresh_bucket)
-    offsets = _records_in_bucket(clean_config)
-    assert len(offsets) == len(set(offsets)) == PER_PARTITION * PARTITIONS  # every record exactly once
-
     admin = Admin({"bootstrap.servers": kafka_bootstrap})
     ends = admin.end_offsets([(topic, p) for p in range(PARTITIONS)])
+
+    cleans = {}  # variant -> (its clean run, the bucket it made)
+
+    def has_data(bucket: str) -> bool:  # a data object landed (the bookkeeping objects come first)
+        return s3_client.list_objects_v2(Bucket=bucket, Prefix=f"topics/{topic}/", MaxKeys=1).get("KeyCount", 0) > 0
+
+    def clean_run(variant: str):
+        if variant not in cleans:
+            bucket = new_bucket(f"{fresh_bucket}-clean-{variant}")
+            config = tmp_path / f"clean-{variant}.properties"
+            _write_config(config, f"clean-{variant}-{fresh_bucket}", topic, bucket, s3_env, kafka_bootstrap, variant)
+            run = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log,
+                      probe=lambda: has_data(bucket))
+            assert run.returncode == 0, run.output
+            assert run.work_started is not None
+            offsets = _records_in_bucket(config)
+            assert len(offsets) == len(set(offsets)) == PER_PARTITION * PARTITIONS  # every record exactly once
+            cleans[variant] = (run, bucket_contents(s3_client, bucket))
+        return cleans[variant]
+
     kills = 0
     for trial in range(chaos_trials):
-        bucket = f"{fresh_bucket}-{trial}"
-        s3_client.create_bucket(Bucket=bucket)
+        variant = list(VARIANTS)[trial % len(VARIANTS)]
+        clean, expected = clean_run(variant)
+        bucket = new_bucket(f"{fresh_bucket}-{trial}")
         config = tmp_path / f"trial{trial}.properties"
-        _write_config(config, f"trial-{trial}-{fresh_bucket}", topic, bucket, s3_env, kafka_bootstrap)
+        _write_config(config, f"trial-{trial}-{fresh_bucket}", topic, bucket, s3_env, kafka_bootstrap, variant)
         plan = clean.kill_plan(chaos_random, trial)
         crashed = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log, kill_group=trial % 3 != 2,
-                      probe=lambda: s3_client.list_objects_v2(Bucket=bucket, MaxKeys=1).get("KeyCount", 0) > 0,
+                      probe=lambda: has_data(bucket),
                       **plan)
-        moment = f"{plan} (work seen at {crashed.work_started})"
+        moment = f"{variant}: {plan} (work seen at {crashed.work_started})"
         kills += crashed.killed
         finished = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log)
         assert finished.returncode == 0, f"trial {trial} (killed: {moment}): {finished.output}"

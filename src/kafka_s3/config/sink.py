@@ -231,8 +231,9 @@ SINK.define(
     Prop(
         "upload.buffer.memory.bytes",
         Type.LONG,
-        str(256 * 1024),
-        "Bytes an open object keeps in memory before its pending part spills to a local temporary file.",
+        str(32 * MiB),
+        "Bytes an open object keeps in memory (its part being filled) before the part spills to a local temporary "
+        "file; also bounded by upload.buffer.memory.total.bytes.",
         L,
         "kafka-s3",
         Range(0),
@@ -241,7 +242,7 @@ SINK.define(
     Prop(
         "upload.buffer.memory.total.bytes",
         Type.LONG,
-        str(64 * MiB),
+        str(128 * MiB),
         "Bytes all open objects of one Spark worker keep in memory together before pending parts spill to local "
         "temporary files (bounds memory when a partitioner keeps thousands of objects open).",
         L,

@@ -30,10 +30,10 @@ import pyarrow.compute as pc
 
 from ..errors import ConfigError, FormatError
 from .base import Block, FileContext, Format, FormatWriter, Role
-from .bytearray import READ_BATCH_BYTES, READ_BATCH_RECORDS
+from .bytearray import READ_BATCH_BYTES
 from .compression import LEVEL_KEY, CompressingSink, decompressed
 from .envelope import role_batch
-from .framing import SizeGrouper, joined, split
+from .framing import SizeGrouper, joined, split_arrays
 
 if TYPE_CHECKING:
     from ..config.model import Config
@@ -87,19 +87,8 @@ class BlockGzipFormat(Format):
         return BlockGzipWriter(sink, self.level, self.block_size, self.column)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
-        records: list[bytes] = []
-        size = 0
-        for record in split(decompressed(source, "gzip", ctx.object_key), SEPARATOR):
-            records.append(record)
-            size += len(record)
-            if len(records) == READ_BATCH_RECORDS or size >= READ_BATCH_BYTES:
-                yield self._batch(records)
-                records, size = [], 0
-        if records:
-            yield self._batch(records)
-
-    def _batch(self, records: list[bytes]) -> pa.RecordBatch:
-        return role_batch(len(records), **{self.column: pa.array(records, pa.binary())})
+        for records in split_arrays(decompressed(source, "gzip", ctx.object_key), SEPARATOR, READ_BATCH_BYTES):
+            yield role_batch(len(records), **{self.column: records.cast(pa.binary())})
 
     def blocks(self, index: bytes, ctx: FileContext) -> list[Block]:
         try:

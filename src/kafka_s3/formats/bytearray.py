@@ -15,14 +15,13 @@ from ..errors import ConfigError
 from .base import FileContext, Format, FormatWriter, Role
 from .compression import SUFFIXES, StreamWriter, decompressed, stream_settings
 from .envelope import role_batch
-from .framing import joined, split
+from .framing import joined, split_arrays
 
 if TYPE_CHECKING:
     from ..config.model import Config
     from ..converters.base import Converter, Logical
 
 SEPARATOR_KEY = "format.bytearray.separator"
-READ_BATCH_RECORDS = 65536
 READ_BATCH_BYTES = 16 * 1024 * 1024
 _JAVA_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[btnfr\"'\\])")
 _JAVA_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
@@ -77,16 +76,6 @@ class ByteArrayFormat(Format):
                 f"{SEPARATOR_KEY} is empty: records written without a separator cannot be split apart again",
                 key=SEPARATOR_KEY,
             )
-        records: list[bytes] = []
-        size = 0
-        for record in split(decompressed(source, self.compression, ctx.object_key), self.separator):
-            records.append(record)
-            size += len(record)
-            if len(records) == READ_BATCH_RECORDS or size >= READ_BATCH_BYTES:
-                yield self._batch(records)
-                records, size = [], 0
-        if records:
-            yield self._batch(records)
-
-    def _batch(self, records: list[bytes]) -> pa.RecordBatch:
-        return role_batch(len(records), **{self.column: pa.array(records, pa.binary())})
+        for records in split_arrays(decompressed(source, self.compression, ctx.object_key), self.separator,
+                                    READ_BATCH_BYTES):
+            yield role_batch(len(records), **{self.column: records.cast(pa.binary())})

@@ -43,6 +43,48 @@ def split(chunks: Iterable[bytes], separator: bytes) -> Iterator[bytes]:
         yield tail
 
 
+def split_arrays(chunks: Iterable[bytes], separator: bytes, target_bytes: int) -> Iterator[pa.Array]:
+    """The records of :func:`split`, as ``large_binary`` arrays of about ``target_bytes`` of stream each.
+
+    With a one-byte separator (the default line separator) records are found with numpy and the array is built from
+    the stream's bytes, with no Python object per record: restores of ByteArray objects spent a fifth of their time
+    splitting records one by one. Longer separators go through ``bytes.split``.
+    """
+    pending = bytearray()
+    for chunk in chunks:
+        pending += chunk
+        if len(pending) >= target_bytes:
+            cut = pending.rfind(separator)
+            if cut >= 0:
+                cut += len(separator)
+                yield _records(bytes(pending[:cut]), separator)
+                del pending[:cut]
+    if pending:
+        yield _records(bytes(pending), separator)
+
+
+def _records(data: bytes, separator: bytes) -> pa.Array:
+    """The records of ``data``: each followed by ``separator``, except perhaps the last."""
+    if len(separator) != 1:
+        parts = data.split(separator)
+        if not parts[-1]:
+            parts.pop()  # what follows the last separator is not a record when empty
+        return pa.array(parts, LARGE_BINARY)
+    stream = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(stream == separator[0])  # where each record's separator is
+    tail = len(data) - (int(ends[-1]) + 1 if len(ends) else 0)  # bytes of a last record without a separator
+    count = len(ends) + (1 if tail else 0)
+    # Without the separators, record i starts where record i-1 ended: offsets are the separators' positions minus
+    # the number of separators before them.
+    offsets = np.empty(count + 1, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1 : len(ends) + 1] = ends - np.arange(len(ends))
+    if tail:
+        offsets[-1] = len(data) - len(ends)
+    content = np.delete(stream, ends)
+    return pa.Array.from_buffers(LARGE_BINARY, count, [None, pa.py_buffer(offsets), pa.py_buffer(content)])
+
+
 class SizeGrouper:
     """Cuts a stream of rows into groups of at least ``threshold`` bytes, across batch boundaries."""
 

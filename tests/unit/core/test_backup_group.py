@@ -89,7 +89,10 @@ def test_follow_stops_every_statement_when_one_fails(group):
 def test_follow_ends_when_stopped(group):
     stop = threading.Event()
     threading.Timer(0.2, stop.set).start()
-    group.follow(stop)  # returns: every statement saw the stop
+    runner = threading.Thread(target=group.follow, args=(stop,), daemon=True)
+    runner.start()
+    runner.join(timeout=30)
+    assert not runner.is_alive(), "follow did not return after its stop event was set"
 
 
 def test_needs_a_configuration():

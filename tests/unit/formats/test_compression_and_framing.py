@@ -24,7 +24,7 @@ from kafka_s3.formats.compression import (
     decompressed,
     stream_settings,
 )
-from kafka_s3.formats.framing import SizeGrouper, joined, split
+from kafka_s3.formats.framing import SizeGrouper, joined, split, split_arrays
 
 DATA = b"".join(b"line %d \xc3\xa9\n" % i for i in range(5000))
 
@@ -202,3 +202,26 @@ def test_avro_deflate_blocks_are_raw_deflate(level):
     data = b"avro block " * 5000
     block = avro_block_compressor("deflate", level)(data)
     assert zlib.decompress(block, -15) == data
+
+
+@given(
+    records=st.lists(st.binary(max_size=40), max_size=60),
+    separator=st.sampled_from([b"\n", b"\x00", b"|", b"\r\n", b"--"]),
+    cuts=st.lists(st.integers(min_value=1, max_value=50), min_size=1, max_size=10),
+    target=st.integers(min_value=1, max_value=200),
+    tail=st.booleans(),
+)
+def test_split_arrays_gives_the_records_split_gives_whatever_the_chunks(records, separator, cuts, target, tail):
+    records = [r.replace(separator[:1], b"") for r in records]  # a record never holds its separator
+    stream = b"".join(r + separator for r in records)
+    if tail and records and records[-1]:
+        stream = stream[: -len(separator)]  # the last record without its separator
+    chunks, position = [], 0
+    for size in itertools.cycle(cuts):
+        if position >= len(stream):
+            break
+        chunks.append(stream[position : position + size])
+        position += size
+    arrays = list(split_arrays(iter(chunks), separator, target))
+    assert [r for a in arrays for r in a.to_pylist()] == list(split(iter(chunks), separator))
+    assert all(a.type == pa.large_binary() for a in arrays)

@@ -34,6 +34,8 @@ chaos: venv
 	KAFKA_S3_CHAOS_TRIALS=20 $(PY) -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
 
 bench: services-up
+	@command -v kcat >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq kcat) >/dev/null 2>&1 \
+		|| echo "kcat could not be installed: its consume limit is reported as n/a"
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean: services-down

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterator
 import pyarrow as pa
 
 from .errors import FormatError
-from .formats.base import Block, FileContext, Format
+from .formats.base import Block, FileContext, Format, IndexedFormat
 from .stores.base import Store
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class RangeReader(io.RawIOBase):
         return len(data)
 
 
-def load_blocks(store: Store, fmt: Format, obj: "BackupObject") -> list[Block]:
+def load_blocks(store: Store, fmt: IndexedFormat, obj: "BackupObject") -> list[Block]:
     """The object's blocks from its index sidecar, checked against the object (they must tile it exactly and start at
     the object name's offset). A mismatch raises FormatError naming the index."""
     index_key = obj.index_key

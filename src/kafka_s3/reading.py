@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from .blocks import load_blocks, read_blocks, select
 from .config.model import Config
 from .errors import FormatError, LayoutError
-from .formats.base import FileContext, Format
+from .formats.base import FileContext, Format, IndexedFormat
 from .layout import Layout, ObjectName
 from .manifest import MANIFEST_DIR, ManifestStore, manifest_root
 from .records import RECORD_SCHEMA
@@ -248,7 +248,7 @@ def read_object(store: Store, plugins: ReadPlugins, obj: BackupObject, bounds: B
     headers = _read_all(plugins.headers_format, store, obj.headers_key, ctx) if obj.headers_key else None
     fmt = plugins.value_format
     whole = True  # every record of the object is read (sidecar counts can be checked)
-    if obj.index_key and fmt.index_extension:
+    if obj.index_key and isinstance(fmt, IndexedFormat):
         blocks = load_blocks(store, fmt, obj)
         chosen = select(blocks, bounds.from_offset, bounds.until_offset) if bounds is not None else blocks
         whole = len(chosen) == len(blocks)

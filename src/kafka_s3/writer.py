@@ -375,6 +375,12 @@ class PartitionBackup:
     def where(self) -> str:
         return f"{self.topic}[{self.partition}]"
 
+    def records_until_flush(self) -> int | None:
+        """Records the open chunk takes at most before ``flush.size`` closes it (None with no chunk open)."""
+        if not self.open:
+            return None
+        return max(1, self.plugins.policy.flush_size - max(f.records for f in self.open.values()))
+
     # ------------------------------------------------------------------------------------------------ input
     def write(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:

@@ -25,6 +25,24 @@ def quickstart_values(with_schema: bool) -> list[bytes]:
     return out
 
 
+ITEM_SCHEMA = {"type": "struct", "name": "item", "optional": False,
+               "fields": [{"field": "p", "type": "int32", "optional": False},
+                          {"field": "i", "type": "int32", "optional": False}]}
+
+
+def sidecar_records(partitions: int = 2, per_partition: int = 5) -> list[dict]:
+    """Records for keys and headers sidecars: values are Connect JSON with ITEM_SCHEMA; record 1 of a partition has
+    no headers, record 2 a null key, the others repeated header keys around a null header value."""
+    out = []
+    for p in range(partitions):
+        for i in range(per_partition):
+            headers = None if i == 1 else [("h", f"first-{p}-{i}".encode()), ("empty", None),
+                                           ("h", f"second-{p}-{i}".encode())]
+            out.append({"partition": p, "key": None if i == 2 else f"key-{p}-{i}".encode(), "headers": headers,
+                        "value": json.dumps({"schema": ITEM_SCHEMA, "payload": {"p": p, "i": i}}).encode()})
+    return out
+
+
 def list_keys(s3_client, bucket: str, prefix: str = "") -> list[str]:
     keys = []
     for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):

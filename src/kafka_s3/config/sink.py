@@ -200,8 +200,9 @@ SINK.define(
         "max.records.per.partition.per.cycle",
         Type.LONG,
         "1000000",
-        "Records read from one topic-partition per backup cycle (bounds a cycle's latency; objects still close "
-        "only by the rotation rules).",
+        "Records read from one topic-partition per backup cycle, which bounds a cycle's latency. Objects still "
+        "close only by the rotation rules: the chunk open at the cap is completed in the same cycle (chunks never "
+        "span cycles), so a cycle may read past the cap up to the end of that chunk.",
         M,
         "kafka-s3",
         Range(1),

@@ -80,7 +80,8 @@ class Format(ABC):
     #: short registry name
     name: str = ""
     #: extension of the index sidecar written beside each object (``.json`` gives ``<name>.index.json``), or ``None``
-    #: for formats without an index. Such formats implement :meth:`FormatWriter.index` and :meth:`blocks`.
+    #: for formats without an index. Formats with one are :class:`IndexedFormat` (their writers implement
+    #: :meth:`FormatWriter.index`).
     index_extension: str | None = None
 
     def __init__(
@@ -114,10 +115,17 @@ class Format(ABC):
         :class:`~kafka_s3.errors.FormatError` naming ``ctx.object_key`` and the position.
         """
 
+
+
+class IndexedFormat(Format):
+    """A format whose objects are made of independently readable blocks, listed in an index sidecar."""
+
+    index_extension: str = ".json"
+
+    @abstractmethod
     def blocks(self, index: bytes, ctx: FileContext) -> list[Block]:
-        """The blocks an index sidecar lists, in object order (formats with an :attr:`index_extension`).
+        """The blocks an index sidecar lists, in object order.
 
         Readers bounded by offsets fetch only the blocks they need, with ranged GETs. A malformed index raises
         :class:`~kafka_s3.errors.FormatError` naming ``ctx.object_key`` (the index's key).
         """
-        raise NotImplementedError(f"format {self.name} writes no index")

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ConfigError, FormatError
-from .base import Block, FileContext, Format, FormatWriter, Role
+from .base import Block, FileContext, FormatWriter, IndexedFormat, Role
 from .bytearray import READ_BATCH_BYTES
 from .compression import LEVEL_KEY, CompressingSink, decompressed
 from .envelope import role_batch
@@ -44,11 +44,10 @@ SEPARATOR = b"\n"
 INDEX_FIELDS = ("byte_offset", "byte_length", "byte_length_uncompressed", "num_records", "first_record_offset")
 
 
-class BlockGzipFormat(Format):
+class BlockGzipFormat(IndexedFormat):
     """Lines of raw values (or raw keys, for a keys sidecar) in gzip blocks of ``compressed_block_size`` bytes."""
 
     name = "block_gzip"
-    index_extension = ".json"
 
     def __init__(
         self, config: "Config", role: Role = "value", converter: "Converter | None" = None, envelope: bool = False

@@ -13,9 +13,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
 
 RESULT_SCHEMA = "result string"
+# Past the cycle's planned end with no record-count rule to say where the open chunk ends (time rules): records fed
+# to the writer at a time, which bounds how far the read goes beyond that chunk's last record.
+TAIL_PIECE_RECORDS = 1000
 log = logging.getLogger(__name__)
 
 
@@ -69,23 +73,39 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
         writer = PartitionBackup(plugins, store, plan.topic, plan.partition, forced_end=forced_end,
                                  open_since_ms=open_since_ms, open_until=open_until)
         position = start
-        committed_at_soft_end: int | None = None
+        soft_end_commits: int | None = None  # chunks committed when the read reached plan.end
+
+        def write(piece: pa.RecordBatch) -> None:
+            nonlocal position, read_bytes
+            writer.write(piece)
+            position = piece.column("offset")[-1].as_py() + 1
+            read_bytes += payload_bytes(piece)
+            reporter.update(position - plan.start, read_bytes)
+
+        def may_stop() -> bool:
+            """At or past plan.end: stop once no chunk is open, or the one open at plan.end has committed."""
+            nonlocal soft_end_commits
+            if soft_end_commits is None:
+                soft_end_commits = len(writer.committed)
+            return not writer.open or len(writer.committed) > soft_end_commits
+
         try:
             for batch in read_range(
                 kafka_settings, plan.topic, plan.partition, start, plan.hard_end, isolation_level=isolation,
                 headers=plugins.needs_headers, timestamps=plugins.needs_timestamps,
             ):
-                writer.write(batch)
-                position = batch.column("offset")[-1].as_py() + 1
-                read_bytes += payload_bytes(batch)
-                reporter.update(position - plan.start, read_bytes)
-                if position >= plan.end:
-                    # Past the planned end: keep going only until the open chunk commits (chunks never split
-                    # across cycles), bounded by hard_end.
-                    if committed_at_soft_end is None:
-                        committed_at_soft_end = len(writer.committed)
-                    if not writer.open or len(writer.committed) > committed_at_soft_end:
-                        break
+                # Up to plan.end in one piece; past it (completing the open chunk) in pieces no bigger than what
+                # the chunk can still take, so the cycle reads little beyond the chunk's end.
+                below = int(np.searchsorted(batch.column("offset").to_numpy(), plan.end))
+                if below:
+                    write(batch.slice(0, below))
+                rest = batch.slice(below)
+                while rest.num_rows and not may_stop():
+                    step = writer.records_until_flush() or TAIL_PIECE_RECORDS
+                    write(rest.slice(0, step))
+                    rest = rest.slice(step)
+                if rest.num_rows or (position >= plan.end and may_stop()):
+                    break
             else:
                 position = plan.hard_end
         except ChunkConflict as conflict:

@@ -1,6 +1,6 @@
 """A part buffer that keeps memory bounded: bytes stay in memory up to a limit, then move to a temporary file.
 
-A few open objects per worker keep their parts in memory (``upload.buffer.memory.bytes``, a part by default): disk
+A few open objects per worker keep their parts in memory (``upload.buffer.memory.bytes``, 32 MiB by default): disk
 round trips cost a fifth of a ByteArray backup's time when measured. Thousands of open objects (a field partitioner
 with many values) would not fit, so all buffers of a process share one budget
 (``upload.buffer.memory.total.bytes``) and those beyond it spill to temporary files.

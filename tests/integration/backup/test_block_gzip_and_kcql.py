@@ -6,7 +6,7 @@ import json
 import subprocess
 
 import pytest
-from it_helpers import list_keys
+from integration_helpers import list_keys
 
 from kafka_s3.backup import Backup
 from kafka_s3.backup_group import BackupGroup

@@ -31,3 +31,20 @@ def test_topics_regex_selects_the_matching_topics_and_group_id_overrides_the_gro
     assert group_offsets(kafka_bootstrap, f"{stem}-group", orders, 1) == {0: 4}
     assert group_offsets(kafka_bootstrap, f"{stem}-group", clicks, 2) == {0: 2, 1: 2}
     assert group_offsets(kafka_bootstrap, f"connect-{config['name']}", orders, 1) == {0: None}
+
+
+def test_the_per_cycle_cap_bounds_each_cycle_to_the_chunk_open_at_the_cap(spark, make_config, fresh_bucket,
+                                                                         fresh_topic, produce, s3_client):
+    topic = fresh_topic(1)
+    produce(topic, [{"value": b'{"i":%d}' % i} for i in range(100)])
+    _, config = make_config(fresh_bucket, topic, flush__size="10", max__records__per__partition__per__cycle="25")
+    reads = []
+    backup = Backup(config, spark=spark, on_cycle=lambda report, results: reads.extend(
+        (r["start"], r["read_until"]) for r in results))
+
+    summary = backup.run_once()
+
+    # A cycle reads the cap, then completes the chunk open there (chunks never span cycles), and commits it.
+    assert reads == [(0, 30), (30, 60), (60, 90), (90, 100)]
+    assert len(summary.cycles) == 4 and summary.records == 100
+    assert len(data_keys(s3_client, fresh_bucket, topic)) == 10

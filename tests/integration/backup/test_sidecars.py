@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 
 import avro.datafile
 import avro.io
 import pyarrow.parquet as pq
 import pytest
 from bk_helpers import data_keys, get, json_lines
+from integration_helpers import sidecar_records
 
 from kafka_s3.backup import Backup
 
@@ -21,20 +21,6 @@ pytestmark = pytest.mark.integration
 PARTITIONS, PER_PARTITION = 2, 5
 
 
-def _records():
-    out = []
-    for p in range(PARTITIONS):
-        for i in range(PER_PARTITION):
-            headers = None if i == 1 else [("h", f"first-{p}-{i}".encode()), ("empty", None),
-                                           ("h", f"second-{p}-{i}".encode())]
-            out.append({"partition": p, "key": None if i == 2 else f"key-{p}-{i}".encode(), "headers": headers,
-                        "value": json.dumps({"schema": SCHEMA, "payload": {"p": p, "i": i}}).encode()})
-    return out
-
-
-SCHEMA = {"type": "struct", "name": "item", "optional": False,
-          "fields": [{"field": "p", "type": "int32", "optional": False},
-                     {"field": "i", "type": "int32", "optional": False}]}
 VALUE_JSON = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
               "value.converter.schemas.enable": "true"}
 
@@ -73,7 +59,7 @@ def _read_headers(fmt: str, body: bytes) -> list[list[tuple]]:
 def test_keys_and_headers_sidecars(case, spark, make_config, fresh_bucket, fresh_topic, produce, s3_client):
     fmt, extension, keys_fmt, headers_fmt, key_converter = CASES[case]
     topic = fresh_topic(PARTITIONS)
-    records = _records()
+    records = sidecar_records(PARTITIONS, PER_PARTITION)
     produce(topic, records)
     props = {**VALUE_JSON, "format.class": fmt, "flush.size": "3", "store.kafka.keys": "true",
              "store.kafka.headers": "true", "keys.format.class": keys_fmt, "headers.format.class": headers_fmt,

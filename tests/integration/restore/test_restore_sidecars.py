@@ -7,13 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from integration_helpers import sidecar_records
 from restore_helpers import read_topic
 
 pytestmark = pytest.mark.integration
-
-SCHEMA = {"type": "struct", "name": "item", "optional": False,
-          "fields": [{"field": "p", "type": "int32", "optional": False},
-                     {"field": "i", "type": "int32", "optional": False}]}
 
 CASES = {
     # value format, keys format, headers format, key converter
@@ -21,17 +18,6 @@ CASES = {
     "avro+json-sidecars": ("avro", "json", "json", "string"),
     "parquet+parquet-sidecars": ("parquet", "parquet", "parquet", "bytearray"),
 }
-
-
-def records(partitions: int = 2, per_partition: int = 5) -> list[dict]:
-    out = []
-    for p in range(partitions):
-        for i in range(per_partition):
-            headers = None if i == 1 else [("h", f"first-{p}-{i}".encode()), ("empty", None),
-                                           ("h", f"second-{p}-{i}".encode())]
-            out.append({"partition": p, "key": None if i == 2 else f"key-{p}-{i}".encode(), "headers": headers,
-                        "value": json.dumps({"schema": SCHEMA, "payload": {"p": p, "i": i}}).encode()})
-    return out
 
 
 def payload(value: bytes) -> dict:
@@ -44,7 +30,7 @@ def test_keys_and_headers_restore_from_sidecars(case, backup, restorer, fresh_bu
                                                 kafka_bootstrap):
     fmt, keys_fmt, headers_fmt, key_converter = CASES[case]
     topic, target = fresh_topic(2), fresh_topic(2)
-    produce(topic, records())
+    produce(topic, sidecar_records())
     properties = {"format.class": fmt, "value.converter": "org.apache.kafka.connect.json.JsonConverter",
                   "value.converter.schemas.enable": "true", "store.kafka.keys": "true",
                   "store.kafka.headers": "true", "keys.format.class": keys_fmt, "headers.format.class": headers_fmt,

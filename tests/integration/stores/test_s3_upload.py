@@ -179,8 +179,8 @@ def test_a_conflict_at_completion_is_object_exists_and_aborts(open_s3, s3_client
 
 
 def test_a_30_mib_upload_holds_at_most_the_memory_threshold_plus_one_part(open_s3):
-    threshold = 256 * 1024  # upload.buffer.memory.bytes default
-    store = open_s3(SMALL_PART)
+    threshold = 256 * 1024
+    store = open_s3({**SMALL_PART, "upload.buffer.memory.bytes": str(threshold)})
     block = random_bytes(64 * 1024)
     blocks = 30 * MiB // len(block)
     upload = store.create("big.bin")

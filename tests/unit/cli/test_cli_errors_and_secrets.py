@@ -1,0 +1,59 @@
+"""The command line without services: ``config show`` never prints a secret (table or JSON), ``config validate``
+names the bad key in one line, and ``--debug`` is what brings a traceback back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kafka_s3.cli import main
+from kafka_s3.errors import ConfigError
+
+SECRETS = {
+    "aws.secret.access.key": "AWS-SECRET-abc123",
+    "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+                        'password="JAAS-PASSWORD-xyz";',
+    "s3.sse.customer.key": "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=",
+    "value.converter.basic.auth.user.info": "user:REGISTRY-PASSWORD-42",
+    "consumer.override.ssl.key.password": "KEY-PASSWORD-7",
+}
+
+
+def write(tmp_path, **extra) -> str:
+    props = {"name": "n", "topics": "t", "flush.size": "3", "s3.bucket.name": "b", "format.class": "json",
+             "aws.access.key.id": "AKIAEXAMPLE", **SECRETS, **extra}
+    path = tmp_path / "sink.properties"
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    return str(path)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_config_show_hides_every_secret(tmp_path, capsys, as_json):
+    assert main(["config", "show", "-c", write(tmp_path)] + (["--json"] if as_json else [])) == 0
+    out, err = capsys.readouterr()
+    for secret in ("AWS-SECRET-abc123", "JAAS-PASSWORD-xyz", "MDEyMzQ1Njc4OTAxMjM0NTY3", "REGISTRY-PASSWORD-42",
+                   "KEY-PASSWORD-7"):
+        assert secret not in out + err, secret
+    assert "AKIAEXAMPLE" in out  # an access key id is not a secret
+    if as_json:
+        json.loads(out)
+
+
+def test_config_validate_names_the_bad_key_in_one_line(tmp_path, capsys):
+    assert main(["config", "validate", "-c", write(tmp_path, **{"flush.size": "abc"})]) != 0
+    _, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.startswith("kafka-s3: error")]
+    assert len(lines) == 1 and "flush.size" in lines[0] and "abc" in lines[0], err
+    assert "Traceback" not in err
+
+
+def test_errors_keep_secrets_out_of_the_message(tmp_path, capsys):
+    assert main(["config", "validate", "-c", write(tmp_path, **{"format.class": "AWS-SECRET-abc123"})]) != 0
+    _, err = capsys.readouterr()
+    assert "format.class" in err and "AWS-SECRET-abc123" not in err
+
+
+def test_debug_raises_with_the_traceback(tmp_path):
+    with pytest.raises(ConfigError, match="flush.size"):
+        main(["--debug", "config", "validate", "-c", write(tmp_path, **{"flush.size": "abc"})])

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 import orjson
 import pyarrow as pa
 
+from .. import json_text
 from ..errors import ConfigError, ConversionError
 from .base import Converted, Converter, Logical, ValueSchema
 from .connect import (
@@ -72,7 +73,7 @@ class JsonConverter(Converter):
         raws = data.to_pylist()
         subject = f"{'key' if self.is_key else 'value'} of topic {topic}"  # how errors name what failed
         if not self.schemas_enabled:
-            return Converted.single(Logical("json", pa.array(_compact_all(raws, subject), pa.binary())))
+            return Converted.single(Logical("json", _compact_all(raws, subject)))
         return Converted(self._typed_runs(raws, subject))
 
     def _typed_runs(self, raws: list[bytes | None], subject: str) -> list[tuple[int, Logical]]:
@@ -126,11 +127,10 @@ class JsonConverter(Converter):
         if values.kind == "json":
             return values.array
         payloads = payload_values(values.array)
-        rendered = [None if p is None else orjson.dumps(p, default=json_default, option=JSON_OPTIONS) for p in payloads]
-        if self.schemas_enabled:
-            prefix = b'{"schema":' + self._connect_schema_json(values, topic) + b',"payload":'
-            rendered = [None if r is None else prefix + r + b"}" for r in rendered]
-        return pa.array(rendered, pa.binary())
+        if not self.schemas_enabled:
+            return json_text.binary_array(payloads, _render_payload)
+        prefix = b'{"schema":' + self._connect_schema_json(values, topic) + b',"payload":'
+        return json_text.binary_array(payloads, lambda p: prefix + _render_payload(p) + b"}")
 
     def _connect_schema_json(self, values: Logical, topic: str) -> bytes:
         if values.kind != "struct":  # raw bytes and text are Connect's optional bytes/string schemas
@@ -161,17 +161,21 @@ def _boolean_setting(settings: Mapping[str, str], name: str, default: bool, is_k
     return text == "true"
 
 
-def _compact_all(raws: list[bytes | None], subject: str) -> list[bytes | None]:
-    out: list[bytes | None] = []
-    for row, raw in enumerate(raws):
-        if raw is None:
-            out.append(None)
-            continue
-        try:
-            out.append(orjson.dumps(orjson.loads(raw)))
-        except orjson.JSONDecodeError as exc:
-            raise ConversionError(f"{subject} is not valid JSON: {exc}", row=row) from None
-    return out
+def _render_payload(payload: Any) -> bytes:
+    return orjson.dumps(payload, default=json_default, option=JSON_OPTIONS)
+
+
+def _compact_all(raws: list[bytes | None], subject: str) -> pa.Array:
+    try:
+        return json_text.binary_array(raws, lambda raw: orjson.dumps(orjson.loads(raw)))
+    except orjson.JSONDecodeError:
+        for row, raw in enumerate(raws):  # the error path only: which record
+            try:
+                if raw is not None:
+                    orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise ConversionError(f"{subject} is not valid JSON: {exc}", row=row) from None
+        raise
 
 
 def _envelope(raw: bytes, row: int, subject: str) -> tuple[Any, Any]:
@@ -236,7 +240,7 @@ def _run(typed: _TypedSchema | None, payloads: list[Any], start: int, subject: s
     if typed is None:
         return Logical("struct", pa.nulls(len(payloads)), NULL_VALUES)
     if typed.connect is None:
-        return Logical("json", pa.array([None if p is None else orjson.dumps(p) for p in payloads], pa.binary()))
+        return Logical("json", json_text.binary_array(payloads, orjson.dumps))
     arrow = typed.value_schema.arrow
     try:
         array = pa.array(payloads, arrow)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator
 import orjson
 import pyarrow as pa
 
+from .. import json_text
 from ..converters.base import Kind, Logical
 from ..converters.bytearray import ByteArrayConverter
 from ..converters.connect import JSON_OPTIONS, first_unconvertible, json_default, payload_values
@@ -54,7 +55,7 @@ class JsonFormat(Format):
         if self.envelope:
             return _envelope_lines(records)
         if self.role == "headers":
-            return _lines([orjson.dumps(h or [], default=json_default) for h in records.column("headers").to_pylist()])
+            return json_text.lines(records.column("headers").to_pylist(), _render_headers)
         return _value_lines(values)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
@@ -94,35 +95,39 @@ def _value_lines(values: Logical) -> bytes | memoryview:
     """Converted values (or keys) as JSON lines."""
     if values.kind == "json":  # already compact JSON text: joined without a per-record step
         return joined(values.array.fill_null(pa.scalar(b"null", values.array.type)), b"\n")
-    return _lines([orjson.dumps(v, default=json_default, option=JSON_OPTIONS) for v in payload_values(values.array)])
+    return json_text.lines(payload_values(values.array), _render_value)
 
 
-def _lines(rendered: list[bytes]) -> bytes:
-    return b"\n".join(rendered) + b"\n" if rendered else b""
+def _render_headers(headers: list | None) -> bytes:
+    return orjson.dumps(headers or [], default=json_default)
 
 
-def _envelope_lines(records: pa.RecordBatch) -> bytes:
+def _render_value(value: Any) -> bytes:
+    return orjson.dumps(value, default=json_default, option=JSON_OPTIONS)
+
+
+def _envelope_lines(records: pa.RecordBatch) -> memoryview:
     columns = [
         timestamps_ms(records).to_pylist() if name == "timestamp" else records.column(name).to_pylist()
         for name in ENVELOPE_FIELDS
     ]
-    return _lines(
-        [
-            orjson.dumps(
-                {
-                    "topic": topic,
-                    "partition": partition,
-                    "offset": offset,
-                    "timestamp": timestamp,
-                    "timestampType": timestamp_type,
-                    "key": key,
-                    "value": value,
-                    "headers": headers or [],
-                },
-                default=json_default,
-            )
-            for topic, partition, offset, timestamp, timestamp_type, key, value, headers in zip(*columns, strict=True)
-        ]
+    return json_text.lines(list(zip(*columns, strict=True)), _render_envelope)
+
+
+def _render_envelope(record: tuple) -> bytes:
+    topic, partition, offset, timestamp, timestamp_type, key, value, headers = record
+    return orjson.dumps(
+        {
+            "topic": topic,
+            "partition": partition,
+            "offset": offset,
+            "timestamp": timestamp,
+            "timestampType": timestamp_type,
+            "key": key,
+            "value": value,
+            "headers": headers or [],
+        },
+        default=json_default,
     )
 
 

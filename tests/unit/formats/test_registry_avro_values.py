@@ -80,8 +80,8 @@ def test_parquet_columns_have_the_types_pyarrow_writes_for_each_avro_type(paymen
     parquet_types = {c.name: c.logical_type.type for c in pq.ParquetFile(io.BytesIO(data)).schema}
     assert parquet_types["at_us"] == "TIMESTAMP" and parquet_types["day"] == "DATE"
     assert parquet_types["amount"] == "DECIMAL" and parquet_types["status"] == "STRING"
-    tbl = table  # noqa: F841 (DuckDB reads the Arrow table by its variable name)
-    rows = duckdb.sql('select payer.name, detail.long, status, tags from tbl order by "count" desc').fetchall()
+    rows = duckdb.from_arrow(table).query(
+        "tbl", 'select payer.name, detail.long, status, tags from tbl order by "count" desc').fetchall()
     assert rows[1] == ("p1", 7, "PAID", ["t0"])
     assert table.column("id").to_pylist()[0] == rich_record(0)["id"]
 

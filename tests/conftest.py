@@ -88,7 +88,7 @@ def kafka_bootstrap(services) -> str:
 @pytest.fixture
 def fresh_topic(kafka_bootstrap):
     """Factory: ``fresh_topic(partitions=1) -> name`` creating a unique topic that keeps records forever."""
-    from kafka_s3.kafka.admin import Admin
+    from kafka_s3.io.kafka.admin import Admin
 
     admin = Admin({"bootstrap.servers": kafka_bootstrap})
 

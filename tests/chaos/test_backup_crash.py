@@ -10,10 +10,10 @@ import pytest
 from confluent_kafka import Producer
 from chaos_helpers import bucket_contents, cli
 
-from kafka_s3.kafka.admin import Admin
-from kafka_s3.reading import ReadPlugins, discover, read_partition
-from kafka_s3.config.source import SOURCE
-from kafka_s3.stores.spec import StoreSpec
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.pipelines.read.reader import ReadPlugins, discover, read_partition
+from kafka_s3.core.config.source import SOURCE
+from kafka_s3.io.stores.spec import StoreSpec
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 
@@ -63,7 +63,7 @@ def _write_config(path: Path, name: str, topic: str, bucket: str, s3_env, bootst
 
 
 def _records_in_bucket(config_path: Path) -> list[tuple[int, int]]:
-    from kafka_s3.config.loader import load
+    from kafka_s3.core.config.loader import load
 
     config = load(SOURCE, config_path)
     store = StoreSpec.from_config(config).open()

@@ -9,9 +9,9 @@ import pytest
 from confluent_kafka import Producer
 from chaos_helpers import cli
 
-from kafka_s3.kafka.admin import Admin
-from kafka_s3.kafka.reader import read_range
-from kafka_s3.records import to_dicts
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.io.kafka.reader import read_range
+from kafka_s3.core.records import to_dicts
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 

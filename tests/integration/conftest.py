@@ -9,8 +9,8 @@ import os
 import pytest
 from confluent_kafka import Producer
 
-from kafka_s3.config.sink import SINK
-from kafka_s3.config.source import SOURCE
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.config.source import SOURCE
 
 
 @pytest.fixture

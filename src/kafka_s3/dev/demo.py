@@ -48,9 +48,9 @@ def produce(bootstrap: str, topic: str) -> int:
 
 
 def read_topic(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tuple]]:
-    from kafka_s3.kafka.admin import Admin
-    from kafka_s3.kafka.reader import read_range
-    from kafka_s3.records import to_dicts
+    from kafka_s3.io.kafka.admin import Admin
+    from kafka_s3.io.kafka.reader import read_range
+    from kafka_s3.core.records import to_dicts
 
     admin = Admin({"bootstrap.servers": bootstrap})
     ends = admin.end_offsets([(topic, p) for p in range(partitions)])
@@ -62,17 +62,17 @@ def read_topic(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tu
 
 
 def main() -> int:
-    from kafka_s3 import logs
-    from kafka_s3.backup import Backup
-    from kafka_s3.config.loader import load
-    from kafka_s3.config.sink import SINK
-    from kafka_s3.config.source import SOURCE
+    from kafka_s3.core import logs
+    from kafka_s3.pipelines.backup.driver import Backup
+    from kafka_s3.core.config.loader import load
+    from kafka_s3.core.config.sink import SINK
+    from kafka_s3.core.config.source import SOURCE
     from kafka_s3.dev.services import ensure_up, state_dir
-    from kafka_s3.errors import BucketNotFoundError
-    from kafka_s3.kafka.admin import Admin
-    from kafka_s3.restore import Restore
+    from kafka_s3.core.errors import BucketNotFoundError
+    from kafka_s3.io.kafka.admin import Admin
+    from kafka_s3.pipelines.restore.driver import Restore
     from kafka_s3.spark.session import build_session
-    from kafka_s3.stores.spec import StoreSpec
+    from kafka_s3.io.stores.spec import StoreSpec
 
     console = Console()
     logs.setup()

@@ -17,7 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from .services import _alive, _port_open, state_dir
+from kafka_s3.dev.services import _alive, _port_open, state_dir
 
 DEFAULT_PORT = 27077
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from ..records import RECORD_DDL
+from kafka_s3.core.records import RECORD_DDL
 
 
 FROM_OFFSET = "from.offset"
@@ -40,17 +40,17 @@ class BackupReader(DataSourceReader):
         self.offsets = offsets or {}
 
     def _setup(self):
-        from ..config.source import SOURCE
-        from ..reading import ReadPlugins
-        from ..stores.spec import StoreSpec
+        from kafka_s3.core.config.source import SOURCE
+        from kafka_s3.pipelines.read.reader import ReadPlugins
+        from kafka_s3.io.stores.spec import StoreSpec
 
         config = SOURCE.parse(self.raw)
         return config, StoreSpec.from_config(config).open(), ReadPlugins.from_config(config)
 
     def partitions(self):
-        from ..reading import discover
+        from kafka_s3.pipelines.read.reader import discover
 
-        from ..restore import RestoreOptions, parse_offsets
+        from kafka_s3.pipelines.restore.driver import RestoreOptions, parse_offsets
 
         config, store, plugins = self._setup()
         options = RestoreOptions(
@@ -61,7 +61,7 @@ class BackupReader(DataSourceReader):
         return [BackupPartition(t, p, tuple(part.objects), options.bounds((t, p))) for (t, p), part in parts.items()]
 
     def read(self, partition: BackupPartition):
-        from ..reading import Bounds, SourcePartition, read_partition
+        from kafka_s3.pipelines.read.reader import Bounds, SourcePartition, read_partition
 
         config, store, plugins = self._setup()
         part = SourcePartition(partition.topic, partition.partition, list(partition.objects))
@@ -78,7 +78,7 @@ class BackupDataSource(DataSource):
         return RECORD_DDL
 
     def reader(self, schema) -> DataSourceReader:
-        from ..config.loader import interpolate, read_raw
+        from kafka_s3.core.config.loader import interpolate, read_raw
 
         options = dict(self.options)
         offsets = {key: options.pop(key) for key in (FROM_OFFSET, UNTIL_OFFSET) if key in options}

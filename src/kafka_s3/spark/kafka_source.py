@@ -21,7 +21,7 @@ import re
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from ..records import RECORD_DDL
+from kafka_s3.core.records import RECORD_DDL
 
 
 class KafkaRangePartition(InputPartition):
@@ -42,7 +42,7 @@ def _offsets_option(value: str | None, default: str) -> str | dict:
 
 def plan_ranges(options: dict[str, str]) -> list[tuple[str, int, int, int]]:
     """``(topic, partition, start, end)`` for every partition selected by the options (runs on the driver)."""
-    from ..kafka.admin import Admin
+    from kafka_s3.io.kafka.admin import Admin
 
     settings = {k[len("kafka."):]: v for k, v in options.items() if k.startswith("kafka.")}
     if "bootstrap.servers" not in settings:
@@ -94,7 +94,7 @@ class KafkaTopicReader(DataSourceReader):
         return [KafkaRangePartition(*r) for r in plan_ranges(self.options)]
 
     def read(self, partition: KafkaRangePartition):
-        from ..kafka.reader import read_range
+        from kafka_s3.io.kafka.reader import read_range
 
         settings = {k[len("kafka."):]: v for k, v in self.options.items() if k.startswith("kafka.")}
         isolation = settings.pop("isolation.level", "read_committed")

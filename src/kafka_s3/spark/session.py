@@ -84,19 +84,19 @@ WORKER_MODULES = (
     "boto3",
     "fastavro",
     "pyarrow.parquet",
-    "kafka_s3.spark.backup_task",
-    "kafka_s3.spark.restore_task",
-    "kafka_s3.writer",
-    "kafka_s3.reading",
-    "kafka_s3.kafka.reader",
-    "kafka_s3.stores.s3",
-    "kafka_s3.formats.avro",
-    "kafka_s3.formats.parquet",
-    "kafka_s3.formats.json",
-    "kafka_s3.formats.bytearray",
-    "kafka_s3.converters.json",
-    "kafka_s3.partitioners.time_based",
-    "kafka_s3.partitioners.field",
+    "kafka_s3.pipelines.backup.task",
+    "kafka_s3.pipelines.restore.task",
+    "kafka_s3.pipelines.backup.partition",
+    "kafka_s3.pipelines.read.reader",
+    "kafka_s3.io.kafka.reader",
+    "kafka_s3.io.stores.s3",
+    "kafka_s3.core.formats.avro",
+    "kafka_s3.core.formats.parquet",
+    "kafka_s3.core.formats.json",
+    "kafka_s3.core.formats.bytearray",
+    "kafka_s3.core.converters.json",
+    "kafka_s3.core.partitioners.time_based",
+    "kafka_s3.core.partitioners.field",
 )
 
 
@@ -119,8 +119,8 @@ def warm_up_workers(session) -> None:
 
 def register_data_sources(session) -> None:
     """Make ``spark.read.format("kafka-s3-topic")`` (Kafka) and ``"kafka-s3"`` (a backup) available."""
-    from .backup_source import BackupDataSource
-    from .kafka_source import KafkaTopicDataSource
+    from kafka_s3.spark.backup_source import BackupDataSource
+    from kafka_s3.spark.kafka_source import KafkaTopicDataSource
 
     session.dataSource.register(KafkaTopicDataSource)
     session.dataSource.register(BackupDataSource)

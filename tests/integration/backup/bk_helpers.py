@@ -13,7 +13,7 @@ from typing import Callable
 
 from integration_helpers import list_keys
 
-from kafka_s3.kafka.admin import Admin
+from kafka_s3.io.kafka.admin import Admin
 
 MANIFEST_PREFIX = "topics/_kafka-s3/"
 

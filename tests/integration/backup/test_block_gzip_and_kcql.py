@@ -8,14 +8,14 @@ import subprocess
 import pytest
 from integration_helpers import list_keys
 
-from kafka_s3.backup import Backup
-from kafka_s3.backup_group import BackupGroup
-from kafka_s3.config.kcql import KCQL_KEY, split_statements
-from kafka_s3.config.sink import SINK
-from kafka_s3.kafka.admin import Admin
-from kafka_s3.kafka.reader import read_range
-from kafka_s3.records import to_dicts
-from kafka_s3.restore import Restore, RestoreOptions
+from kafka_s3.pipelines.backup.driver import Backup
+from kafka_s3.pipelines.backup.group import BackupGroup
+from kafka_s3.core.config.kcql import KCQL_KEY, split_statements
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.io.kafka.reader import read_range
+from kafka_s3.core.records import to_dicts
+from kafka_s3.pipelines.restore.driver import Restore, RestoreOptions
 
 pytestmark = pytest.mark.integration
 

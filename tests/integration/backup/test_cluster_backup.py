@@ -10,7 +10,7 @@ import pytest
 from bk_helpers import cli, get, write_properties
 from integration_helpers import list_keys
 
-from kafka_s3.backup import Backup
+from kafka_s3.pipelines.backup.driver import Backup
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 

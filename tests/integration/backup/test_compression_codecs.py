@@ -17,7 +17,7 @@ import pytest
 import zstandard
 from bk_helpers import data_keys, get, json_lines
 
-from kafka_s3.backup import Backup
+from kafka_s3.pipelines.backup.driver import Backup
 
 pytestmark = pytest.mark.integration
 

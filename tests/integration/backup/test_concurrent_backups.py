@@ -14,7 +14,7 @@ import pytest
 from bk_helpers import get, wait_until
 from integration_helpers import list_keys
 
-from kafka_s3.backup import Backup, group_id
+from kafka_s3.pipelines.backup.driver import Backup, group_id
 
 pytestmark = pytest.mark.integration
 

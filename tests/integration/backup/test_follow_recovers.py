@@ -8,7 +8,7 @@ import pytest
 from bk_helpers import data_keys, group_offsets, wait_until
 from faultproxy import FaultProxy
 
-from kafka_s3.backup import Backup, group_id
+from kafka_s3.pipelines.backup.driver import Backup, group_id
 
 pytestmark = pytest.mark.integration
 

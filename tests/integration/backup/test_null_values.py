@@ -8,7 +8,7 @@ import json
 import pytest
 from bk_helpers import data_keys, get, group_offsets, json_lines
 
-from kafka_s3.backup import Backup, BackupFailed, group_id
+from kafka_s3.pipelines.backup.driver import Backup, BackupFailed, group_id
 
 pytestmark = pytest.mark.integration
 

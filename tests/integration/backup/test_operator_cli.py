@@ -17,7 +17,7 @@ import pytest
 from bk_helpers import cli, data_keys, write_properties
 from botocore.exceptions import ClientError
 
-from kafka_s3.backup import Backup
+from kafka_s3.pipelines.backup.driver import Backup
 
 pytestmark = pytest.mark.integration
 

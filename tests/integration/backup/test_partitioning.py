@@ -8,7 +8,7 @@ import json
 import pytest
 from bk_helpers import data_keys, json_objects, utc_ms
 
-from kafka_s3.backup import Backup
+from kafka_s3.pipelines.backup.driver import Backup
 
 pytestmark = pytest.mark.integration
 
@@ -203,7 +203,7 @@ CUSTOM_PARTITIONER = '''
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.partitioners.base import Partitioner
+from kafka_s3.core.partitioners.base import Partitioner
 
 
 class ByKeyInitial(Partitioner):

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from integration_helpers import list_keys, quickstart_values
 
-from kafka_s3.backup import Backup
+from kafka_s3.pipelines.backup.driver import Backup
 
 pytestmark = pytest.mark.integration
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from integration_helpers import quickstart_values
 
-from kafka_s3.backup import Backup
-from kafka_s3.kafka.admin import Admin
-from kafka_s3.kafka.reader import read_range
-from kafka_s3.records import to_dicts
-from kafka_s3.restore import Restore
+from kafka_s3.pipelines.backup.driver import Backup
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.io.kafka.reader import read_range
+from kafka_s3.core.records import to_dicts
+from kafka_s3.pipelines.restore.driver import Restore
 
 pytestmark = pytest.mark.integration
 

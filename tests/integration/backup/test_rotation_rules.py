@@ -16,7 +16,7 @@ import avro.io
 import pytest
 from bk_helpers import data_keys, get, group_offsets, json_objects, utc_ms, wait_until
 
-from kafka_s3.backup import Backup, group_id
+from kafka_s3.pipelines.backup.driver import Backup, group_id
 
 pytestmark = pytest.mark.integration
 

@@ -14,11 +14,11 @@ import pytest
 from avro_versions import VERSIONS, read_as, record, register_versions, unwire, wire
 from bk_helpers import data_keys, get
 
-from kafka_s3.backup import Backup, BackupFailed
-from kafka_s3.kafka.admin import Admin
-from kafka_s3.kafka.reader import read_range
-from kafka_s3.records import to_dicts
-from kafka_s3.restore import Restore
+from kafka_s3.pipelines.backup.driver import Backup, BackupFailed
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.io.kafka.reader import read_range
+from kafka_s3.core.records import to_dicts
+from kafka_s3.pipelines.restore.driver import Restore
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from bk_helpers import data_keys, group_offsets
 
-from kafka_s3.backup import Backup
+from kafka_s3.pipelines.backup.driver import Backup
 
 pytestmark = pytest.mark.integration
 

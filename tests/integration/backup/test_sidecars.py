@@ -14,7 +14,7 @@ import pytest
 from bk_helpers import data_keys, get, json_lines
 from integration_helpers import sidecar_records
 
-from kafka_s3.backup import Backup
+from kafka_s3.pipelines.backup.driver import Backup
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,9 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 
-from kafka_s3.errors import KafkaError
-from kafka_s3.kafka.admin import Admin
-from kafka_s3.kafka.reader import read_range
+from kafka_s3.core.errors import KafkaError
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.io.kafka.reader import read_range
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_s3.backup import Backup
-from kafka_s3.restore import Restore, RestoreOptions
+from kafka_s3.pipelines.backup.driver import Backup
+from kafka_s3.pipelines.restore.driver import Restore, RestoreOptions
 
 
 def _props(properties: dict) -> dict:

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from kafka_s3.kafka.admin import Admin
+from kafka_s3.io.kafka.admin import Admin
 
 SCHEMA = {"type": "struct", "name": "rec", "optional": False,
           "fields": [{"field": "n", "type": "int32", "optional": False},

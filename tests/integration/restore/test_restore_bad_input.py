@@ -12,8 +12,8 @@ import pytest
 from integration_helpers import list_keys
 from restore_helpers import end_offsets, fidelity, get_object, read_topic, records, replace_object, restore_progress
 
-from kafka_s3.errors import BucketNotFoundError, KafkaError, LayoutError, PlanError, StoreAccessDeniedError
-from kafka_s3.restore import RestoreFailed
+from kafka_s3.core.errors import BucketNotFoundError, KafkaError, LayoutError, PlanError, StoreAccessDeniedError
+from kafka_s3.pipelines.restore.driver import RestoreFailed
 
 pytestmark = pytest.mark.integration
 
@@ -230,7 +230,7 @@ def test_missing_target_topic_fails_unless_topic_creation_is_enabled(backed_up, 
                                                                      kafka_bootstrap):
     from confluent_kafka.admin import AdminClient, ConfigResource
 
-    from kafka_s3.kafka.admin import Admin
+    from kafka_s3.io.kafka.admin import Admin
 
     source = backed_up(JSON_PLAIN, partitions=3)
     target = f"{source}-new"

@@ -14,7 +14,7 @@ import pytest
 from integration_helpers import run_in_terminal
 from restore_helpers import read_topic
 
-from kafka_s3.kafka.admin import Admin
+from kafka_s3.io.kafka.admin import Admin
 
 pytestmark = pytest.mark.integration
 

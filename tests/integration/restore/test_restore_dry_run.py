@@ -8,7 +8,7 @@ import re
 import pytest
 from restore_helpers import end_offsets, records, restore_progress, run_cli, write_properties
 
-from kafka_s3.kafka.admin import Admin
+from kafka_s3.io.kafka.admin import Admin
 
 pytestmark = pytest.mark.integration
 
@@ -59,7 +59,7 @@ def test_dry_run_prints_the_plan_and_target_checks_and_produces_nothing(
 
 def test_dry_run_with_topic_creation_and_bounds(backup, restorer, fresh_bucket, fresh_topic, produce,
                                                 kafka_bootstrap):
-    from kafka_s3.restore import RestoreOptions, describe_plan
+    from kafka_s3.pipelines.restore.driver import RestoreOptions, describe_plan
 
     topic = fresh_topic(1)
     produce(topic, records(1, 10))

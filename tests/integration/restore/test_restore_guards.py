@@ -9,9 +9,9 @@ import time
 import pytest
 from restore_helpers import end_offsets, get_object, read_topic, records, replace_object, restore_progress
 
-from kafka_s3.errors import PlanError
-from kafka_s3.kafka.admin import Admin
-from kafka_s3.restore import RestoreFailed
+from kafka_s3.core.errors import PlanError
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.pipelines.restore.driver import RestoreFailed
 
 pytestmark = pytest.mark.integration
 

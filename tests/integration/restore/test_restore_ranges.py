@@ -9,8 +9,8 @@ import datetime as dt
 import pytest
 from restore_helpers import fidelity, read_topic, restore_progress, run_cli, write_properties
 
-from kafka_s3.errors import ConfigError
-from kafka_s3.restore import RestoreOptions, parse_offsets, parse_time
+from kafka_s3.core.errors import ConfigError
+from kafka_s3.pipelines.restore.driver import RestoreOptions, parse_offsets, parse_time
 
 pytestmark = pytest.mark.integration
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from faultproxy import FaultProxy
 
-from kafka_s3.config.sink import SINK
-from kafka_s3.stores.s3 import S3Store
-from kafka_s3.stores.spec import open_store
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.io.stores.s3 import S3Store
+from kafka_s3.io.stores.spec import open_store
 
 
 @pytest.fixture

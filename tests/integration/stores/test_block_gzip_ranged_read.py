@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from kafka_s3.cli import main
-from kafka_s3.records import make_batch
-from kafka_s3.stores.spec import open_store
-from kafka_s3.writer import BackupPlugins, PartitionBackup
+from kafka_s3.cli.main import main
+from kafka_s3.core.records import make_batch
+from kafka_s3.io.stores.spec import open_store
+from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from kafka_s3.errors import StoreError
+from kafka_s3.core.errors import StoreError
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from kafka_s3.errors import BucketNotFoundError, StoreAccessDeniedError, StoreError
-from kafka_s3.stores.spec import open_store
+from kafka_s3.core.errors import BucketNotFoundError, StoreAccessDeniedError, StoreError
+from kafka_s3.io.stores.spec import open_store
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kafka_s3.errors import StoreError
-from kafka_s3.stores.s3 import READ_AHEAD_BYTES
+from kafka_s3.core.errors import StoreError
+from kafka_s3.io.stores.s3 import READ_AHEAD_BYTES
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from kafka_s3.errors import ObjectExistsError, StoreAccessDeniedError, StoreError
+from kafka_s3.core.errors import ObjectExistsError, StoreAccessDeniedError, StoreError
 
 pytestmark = pytest.mark.integration
 
@@ -14,7 +14,7 @@ MiB = 1024 * 1024
 
 
 def retry_warnings(caplog) -> list[str]:
-    retries = [r for r in caplog.records if r.name == "kafka_s3.stores.retry"]
+    retries = [r for r in caplog.records if r.name == "kafka_s3.io.stores.retry"]
     assert all(r.levelno == logging.WARNING for r in retries)
     return [r.getMessage() for r in retries]
 

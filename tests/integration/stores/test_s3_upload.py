@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from kafka_s3.errors import ObjectExistsError, StoreError
+from kafka_s3.core.errors import ObjectExistsError, StoreError
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from kafka_s3.cli import main
-from kafka_s3.errors import ConfigError
+from kafka_s3.cli.main import main
+from kafka_s3.core.errors import ConfigError
 
 SECRETS = {
     "aws.secret.access.key": "AWS-SECRET-abc123",

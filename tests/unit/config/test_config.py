@@ -7,11 +7,11 @@ import textwrap
 
 import pytest
 
-from kafka_s3.config.loader import interpolate, load, read_properties_text, read_raw
-from kafka_s3.config.model import REDACTED
-from kafka_s3.config.sink import SINK
-from kafka_s3.config.source import SOURCE
-from kafka_s3.errors import ConfigError
+from kafka_s3.core.config.loader import interpolate, load, read_properties_text, read_raw
+from kafka_s3.core.config.model import REDACTED
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.config.source import SOURCE
+from kafka_s3.core.errors import ConfigError
 
 QUICKSTART = textwrap.dedent(
     """\

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from kafka_s3.config.kcql import KCQL_KEY, parse, split_statements
-from kafka_s3.config.loader import load, load_all
-from kafka_s3.config.sink import SINK
-from kafka_s3.config.source import SOURCE
-from kafka_s3.errors import ConfigError
+from kafka_s3.core.config.kcql import KCQL_KEY, parse, split_statements
+from kafka_s3.core.config.loader import load, load_all
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.config.source import SOURCE
+from kafka_s3.core.errors import ConfigError
 
 CONNECTION = {"name": "lenses-s3-sink", "aws.region": "eu-west-1"}
 
@@ -265,7 +265,7 @@ def _kcql_file(tmp_path):
 
 
 def test_cli_shows_and_validates_every_statement(tmp_path, capsys):
-    from kafka_s3.cli import main
+    from kafka_s3.cli.main import main
 
     path = _kcql_file(tmp_path)
     assert main(["config", "show", "--config", str(path)]) == 0
@@ -279,9 +279,9 @@ def test_cli_shows_and_validates_every_statement(tmp_path, capsys):
 
 
 def test_cli_backup_runs_every_statement_as_one_group(tmp_path, monkeypatch, capsys):
-    from kafka_s3 import backup_group
-    from kafka_s3.backup import BackupSummary
-    from kafka_s3.cli import main
+    from kafka_s3.pipelines.backup import group as backup_group
+    from kafka_s3.pipelines.backup.driver import BackupSummary
+    from kafka_s3.cli.main import main
 
     seen = []
 
@@ -298,7 +298,7 @@ def test_cli_backup_runs_every_statement_as_one_group(tmp_path, monkeypatch, cap
 
 
 def test_cli_reports_kcql_errors_with_their_position(tmp_path, capsys):
-    from kafka_s3.cli import main
+    from kafka_s3.cli.main import main
 
     path = tmp_path / "bad.properties"
     path.write_text(f"name=n\n{KCQL_KEY}=INSERT INTO b:p SELECT * FROM t STOREAS XML\n")
@@ -307,7 +307,7 @@ def test_cli_reports_kcql_errors_with_their_position(tmp_path, capsys):
 
 
 def test_cli_read_picks_the_statement_of_the_topic(tmp_path, capsys):
-    from kafka_s3.cli import main
+    from kafka_s3.cli.main import main
 
     path = _kcql_file(tmp_path)
     assert main(["read", "--config", str(path), "--offset", "0:0"]) == 2

@@ -13,10 +13,10 @@ import pytest
 from avro_versions import RICH, V1, V2, V3, encoded, record, register_versions, rich_record, wire
 from confluent_kafka.schema_registry import Schema, SchemaReference
 
-from kafka_s3.converters import REGISTRY
-from kafka_s3.converters.avro import AvroConverter
-from kafka_s3.converters.schema_registry import SchemaRegistryUnavailable, registry_client
-from kafka_s3.errors import ConfigError, ConversionError
+from kafka_s3.core.converters import REGISTRY
+from kafka_s3.io.schema_registry.converter import AvroConverter
+from kafka_s3.io.schema_registry.client import SchemaRegistryUnavailable, registry_client
+from kafka_s3.core.errors import ConfigError, ConversionError
 
 
 @pytest.fixture
@@ -97,10 +97,10 @@ def test_unknown_schema_id_is_an_error_naming_the_row(registry):
 
 
 def test_unknown_schema_id_in_a_backup_names_topic_partition_and_offset(registry, tmp_path):
-    from kafka_s3.config.sink import SINK
-    from kafka_s3.records import make_batch
-    from kafka_s3.stores.spec import StoreSpec
-    from kafka_s3.writer import BackupPlugins, PartitionBackup
+    from kafka_s3.core.config.sink import SINK
+    from kafka_s3.core.records import make_batch
+    from kafka_s3.io.stores.spec import StoreSpec
+    from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
 
     url, client = registry
     ids = register_versions(client, "orders-value")
@@ -216,7 +216,7 @@ def test_use_latest_version_projects_values_to_the_subjects_latest_schema(regist
 
 
 def test_raw_values_are_written_as_avro_primitives(registry):
-    from kafka_s3.converters.base import Logical
+    from kafka_s3.core.converters.base import Logical
 
     url, client = registry
     out = converter(url).from_logical("t", Logical("string", pa.array(["é", None])))

@@ -3,11 +3,11 @@
 import pyarrow as pa
 import pytest
 
-from kafka_s3.converters import REGISTRY
-from kafka_s3.converters.base import Logical, ValueSchema
-from kafka_s3.converters.bytearray import ByteArrayConverter
-from kafka_s3.converters.string import StringConverter
-from kafka_s3.errors import ConfigError, ConversionError
+from kafka_s3.core.converters import REGISTRY
+from kafka_s3.core.converters.base import Logical, ValueSchema
+from kafka_s3.core.converters.bytearray import ByteArrayConverter
+from kafka_s3.core.converters.string import StringConverter
+from kafka_s3.core.errors import ConfigError, ConversionError
 
 
 def test_registry_resolves_connect_class_names():

@@ -10,14 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_s3.converters.connect import (
-    ConnectSchema,
-    SchemaError,
-    decimal_bytes,
-    first_null_violation,
-    json_default,
-    payload_values,
-)
+from kafka_s3.core.converters.connect import ConnectSchema, SchemaError, decimal_bytes, first_null_violation, json_default, payload_values
 
 
 def struct(*fields, name=None, optional=False, **extra):

@@ -9,11 +9,11 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from kafka_s3.converters import REGISTRY
-from kafka_s3.converters import connect as connect_module
-from kafka_s3.converters.base import Logical, ValueSchema
-from kafka_s3.converters.json import JsonConverter
-from kafka_s3.errors import ConfigError, ConversionError
+from kafka_s3.core.converters import REGISTRY
+from kafka_s3.core.converters import connect as connect_module
+from kafka_s3.core.converters.base import Logical, ValueSchema
+from kafka_s3.core.converters.json import JsonConverter
+from kafka_s3.core.errors import ConfigError, ConversionError
 
 USER_SCHEMA = {
     "type": "struct",

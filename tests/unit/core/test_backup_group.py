@@ -6,12 +6,12 @@ import threading
 
 import pytest
 
-from kafka_s3 import backup_group
-from kafka_s3.backup import BackupSummary, CycleReport
-from kafka_s3.config.kcql import KCQL_KEY
-from kafka_s3.config.loader import load_all
-from kafka_s3.config.sink import SINK
-from kafka_s3.errors import KafkaS3Error
+from kafka_s3.pipelines.backup import group as backup_group
+from kafka_s3.pipelines.backup.driver import BackupSummary, CycleReport
+from kafka_s3.core.config.kcql import KCQL_KEY
+from kafka_s3.core.config.loader import load_all
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.errors import KafkaS3Error
 
 STATEMENTS = ("INSERT INTO b1:p SELECT * FROM orders STOREAS JSON; "
               "INSERT INTO b2:q SELECT * FROM clicks STOREAS TEXT; "

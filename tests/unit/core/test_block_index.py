@@ -11,17 +11,17 @@ import json
 
 import pytest
 
-from kafka_s3.cli import main
-from kafka_s3.config.sink import SINK
-from kafka_s3.config.source import SOURCE
-from kafka_s3.errors import FormatError
-from kafka_s3.lookup import NotInBackup, read_records
-from kafka_s3.manifest import Manifest
-from kafka_s3.reading import Bounds, ReadPlugins, discover, read_partition
-from kafka_s3.records import make_batch
-from kafka_s3.stores.local import LocalStore
-from kafka_s3.stores.spec import StoreSpec
-from kafka_s3.writer import BackupPlugins, PartitionBackup
+from kafka_s3.cli.main import main
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.config.source import SOURCE
+from kafka_s3.core.errors import FormatError
+from kafka_s3.pipelines.read.lookup import NotInBackup, read_records
+from kafka_s3.core.manifest import Manifest
+from kafka_s3.pipelines.read.reader import Bounds, ReadPlugins, discover, read_partition
+from kafka_s3.core.records import make_batch
+from kafka_s3.io.stores.local import LocalStore
+from kafka_s3.io.stores.spec import StoreSpec
+from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
 
 TOPIC = "orders"
 PREFIX = f"topics/{TOPIC}/partition=0/"

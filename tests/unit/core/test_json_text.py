@@ -3,7 +3,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_s3 import json_text
+from kafka_s3.core import json_text
 
 ITEMS = st.lists(st.one_of(st.none(), st.integers(-2**63, 2**63 - 1), st.text(max_size=5)), max_size=3 * json_text.SLICE + 7)
 

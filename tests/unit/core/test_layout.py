@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from kafka_s3.errors import LayoutError
-from kafka_s3.layout import Layout
+from kafka_s3.core.errors import LayoutError
+from kafka_s3.core.layout import Layout
 
 EXTS = {".avro": "data", ".keys.avro": "keys", ".headers.avro": "headers"}
 

@@ -3,8 +3,8 @@
 import io
 import logging
 
-from kafka_s3 import logs
-from kafka_s3.config.sink import SINK
+from kafka_s3.core import logs
+from kafka_s3.core.config.sink import SINK
 
 
 def test_registered_secrets_are_scrubbed_from_log_records():

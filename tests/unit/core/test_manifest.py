@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kafka_s3.manifest import FileEntry, Manifest, ManifestStore
-from kafka_s3.stores.spec import StoreSpec
+from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
+from kafka_s3.io.stores.spec import StoreSpec
 
 
 def _manifest(start=0, end=2):

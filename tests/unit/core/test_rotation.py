@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from kafka_s3.rotation import RotationPolicy, Rotator
+from kafka_s3.core.rotation import RotationPolicy, Rotator
 
 
 def reference_cuts(records, policy: RotationPolicy, time_based: bool):

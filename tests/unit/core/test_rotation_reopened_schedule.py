@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from kafka_s3.rotation import RotationPolicy, Rotator
+from kafka_s3.core.rotation import RotationPolicy, Rotator
 
 POLICY = RotationPolicy(flush_size=100, rotate_schedule_interval_ms=60_000, timezone=ZoneInfo("UTC"))
 T0 = int(dt.datetime(2024, 1, 1, 0, 0, 10, tzinfo=dt.timezone.utc).timestamp() * 1000)

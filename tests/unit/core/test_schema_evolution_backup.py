@@ -15,15 +15,15 @@ from avro_versions import VERSIONS, read_as, record, register_versions, wire
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_s3.config.sink import SINK
-from kafka_s3.converters.base import ValueSchema
-from kafka_s3.converters.schema_registry import registry_client
-from kafka_s3.errors import ConversionError
-from kafka_s3.records import make_batch
-from kafka_s3.rotation import RotationPolicy, Rotator
-from kafka_s3.schemas import decide
-from kafka_s3.stores.spec import StoreSpec
-from kafka_s3.writer import BackupPlugins, PartitionBackup
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.converters.base import ValueSchema
+from kafka_s3.io.schema_registry.client import registry_client
+from kafka_s3.core.errors import ConversionError
+from kafka_s3.core.records import make_batch
+from kafka_s3.core.rotation import RotationPolicy, Rotator
+from kafka_s3.core.schema_evolution import decide
+from kafka_s3.io.stores.spec import StoreSpec
+from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
 
 
 # -------------------------------------------------------------------------------------- rotator vs record model

@@ -15,20 +15,11 @@ from avro_versions import V1, VERSIONS, read_as, record
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_s3.converters.avro_data import arrow_type, datums_array, expand
-from kafka_s3.converters.base import Logical, ValueSchema
-from kafka_s3.converters.connect import fingerprint
-from kafka_s3.errors import ConversionError
-from kafka_s3.schemas import (
-    Compatibility,
-    Decision,
-    SchemaJudge,
-    SchemaVersionRequired,
-    can_project,
-    decide,
-    project,
-    projection_problem,
-)
+from kafka_s3.core.converters.avro_data import arrow_type, datums_array, expand
+from kafka_s3.core.converters.base import Logical, ValueSchema
+from kafka_s3.core.converters.connect import fingerprint
+from kafka_s3.core.errors import ConversionError
+from kafka_s3.core.schema_evolution import Compatibility, Decision, SchemaJudge, SchemaVersionRequired, can_project, decide, project, projection_problem
 
 
 def vs(avro, version=None) -> ValueSchema:
@@ -233,7 +224,7 @@ def test_projecting_across_an_impossible_pair_is_an_error_not_a_guess():
 
 
 def test_tombstone_runs_become_nulls_of_the_target():
-    from kafka_s3.converters.json import NULL_VALUES
+    from kafka_s3.core.converters.json import NULL_VALUES
 
     nulls = Logical("struct", pa.nulls(2), NULL_VALUES)
     assert project(nulls, S3).array.type == S3.arrow and project(nulls, S3).array.null_count == 2
@@ -243,7 +234,7 @@ def test_connect_schemas_from_json_converter_project_too():
     """JsonConverter's schemas (Connect → Avro) go through the same resolution: a field added with a default."""
     import orjson
 
-    from kafka_s3.converters.json import JsonConverter
+    from kafka_s3.core.converters.json import JsonConverter
 
     v1 = {"type": "struct", "name": "shop.Item", "version": 1, "optional": False,
           "fields": [{"field": "sku", "type": "string", "optional": False}]}

@@ -6,10 +6,10 @@ import logging
 
 import pytest
 
-from kafka_s3.config.sink import SINK
-from kafka_s3.records import make_batch
-from kafka_s3.stores.spec import StoreSpec
-from kafka_s3.writer import BackupPlugins, ChunkConflict, PartitionBackup
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.records import make_batch
+from kafka_s3.io.stores.spec import StoreSpec
+from kafka_s3.pipelines.backup.partition import BackupPlugins, ChunkConflict, PartitionBackup
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
-from kafka_s3.config.sink import SINK
-from kafka_s3.formats.base import FileContext
-from kafka_s3.records import make_batch
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.formats.base import FileContext
+from kafka_s3.core.records import make_batch
 
 CTX = FileContext("orders", 3, 1200, "topics/orders/partition=3/orders+3+0000001200")
 

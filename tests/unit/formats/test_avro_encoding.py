@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_s3.errors import ConversionError
-from kafka_s3.formats.avro_encoding import encode, varints
+from kafka_s3.core.errors import ConversionError
+from kafka_s3.core.formats.avro_encoding import encode, varints
 
 UTC = dt.timezone.utc
 

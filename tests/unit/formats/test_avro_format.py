@@ -10,14 +10,14 @@ import pyarrow as pa
 import pytest
 from format_testing import CTX, WriteOnlySink, read_object, sample_records, sink_config, write_object
 
-from kafka_s3.converters.base import Logical
-from kafka_s3.converters.bytearray import ByteArrayConverter
-from kafka_s3.converters.json import JsonConverter
-from kafka_s3.converters.string import StringConverter
-from kafka_s3.errors import ConfigError, ConversionError, FormatError
-from kafka_s3.formats.avro import AvroFormat
-from kafka_s3.formats.envelope import HEADERS_AVRO, KAFKA_RECORD_AVRO
-from kafka_s3.records import make_batch, to_dicts
+from kafka_s3.core.converters.base import Logical
+from kafka_s3.core.converters.bytearray import ByteArrayConverter
+from kafka_s3.core.converters.json import JsonConverter
+from kafka_s3.core.converters.string import StringConverter
+from kafka_s3.core.errors import ConfigError, ConversionError, FormatError
+from kafka_s3.core.formats.avro import AvroFormat
+from kafka_s3.core.formats.envelope import HEADERS_AVRO, KAFKA_RECORD_AVRO
+from kafka_s3.core.records import make_batch, to_dicts
 
 CODECS = ["null", "deflate", "snappy", "bzip2", "xz", "zstandard"]
 REFERENCE_AVRO_CODECS = [c for c in CODECS if c != "xz"]  # the avro package has no xz codec

@@ -9,11 +9,11 @@ import subprocess
 import pytest
 from format_testing import CTX, WriteOnlySink, read_object, sink_config
 
-from kafka_s3.errors import ConfigError, FormatError
-from kafka_s3.formats import REGISTRY
-from kafka_s3.formats.base import Block, FileContext
-from kafka_s3.formats.block_gzip import BlockGzipFormat
-from kafka_s3.records import make_batch
+from kafka_s3.core.errors import ConfigError, FormatError
+from kafka_s3.core.formats import REGISTRY
+from kafka_s3.core.formats.base import Block, FileContext
+from kafka_s3.core.formats.block_gzip import BlockGzipFormat
+from kafka_s3.core.records import make_batch
 
 INDEX_CTX = FileContext("orders", 3, 1200, "topics/orders/partition=3/orders+3+0000001200.index.json")
 
@@ -208,7 +208,7 @@ def test_deviantart_property_names_are_accepted():
            "s3.prefix": "da/prefix", "s3.endpoint": "http://127.0.0.1:9000", "s3.path_style": "false",
            "compressed_block_size": "1024", "local.buffer.dir": "/tmp/buffer",
            "connector.class": "com.deviantart.kafka_connect_s3.S3SinkConnector"}
-    from kafka_s3.config.sink import SINK
+    from kafka_s3.core.config.sink import SINK
 
     config = SINK.parse(raw)
     assert config["s3.bucket.name"] == "da-bucket"

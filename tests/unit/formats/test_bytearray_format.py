@@ -5,11 +5,11 @@ import subprocess
 import pytest
 from format_testing import read_object, sample_records, sink_config, write_object
 
-from kafka_s3.converters.json import JsonConverter
-from kafka_s3.converters.string import StringConverter
-from kafka_s3.errors import ConfigError, FormatError
-from kafka_s3.formats.bytearray import ByteArrayFormat, java_unescape
-from kafka_s3.records import make_batch
+from kafka_s3.core.converters.json import JsonConverter
+from kafka_s3.core.converters.string import StringConverter
+from kafka_s3.core.errors import ConfigError, FormatError
+from kafka_s3.core.formats.bytearray import ByteArrayFormat, java_unescape
+from kafka_s3.core.records import make_batch
 
 
 def raw_records(*values):

@@ -6,14 +6,14 @@ from format_testing import CTX, read_object, sample_records, sink_config, write_
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_s3.config.source import SOURCE
-from kafka_s3.converters.bytearray import ByteArrayConverter
-from kafka_s3.formats import REGISTRY
-from kafka_s3.formats.avro import AvroFormat
-from kafka_s3.formats.bytearray import ByteArrayFormat
-from kafka_s3.formats.json import JsonFormat
-from kafka_s3.formats.parquet import ParquetFormat
-from kafka_s3.records import RECORD_SCHEMA, make_batch, to_dicts
+from kafka_s3.core.config.source import SOURCE
+from kafka_s3.core.converters.bytearray import ByteArrayConverter
+from kafka_s3.core.formats import REGISTRY
+from kafka_s3.core.formats.avro import AvroFormat
+from kafka_s3.core.formats.bytearray import ByteArrayFormat
+from kafka_s3.core.formats.json import JsonFormat
+from kafka_s3.core.formats.parquet import ParquetFormat
+from kafka_s3.core.records import RECORD_SCHEMA, make_batch, to_dicts
 
 VARIANTS = (
     [(JsonFormat, {"s3__compression__type": c}) for c in ("none", "gzip", "zstd")]

@@ -10,13 +10,13 @@ import pyarrow as pa
 import pytest
 from format_testing import CTX, read_object, sample_records, sink_config, write_object
 
-from kafka_s3.converters.base import Logical
-from kafka_s3.converters.bytearray import ByteArrayConverter
-from kafka_s3.converters.json import JsonConverter
-from kafka_s3.converters.string import StringConverter
-from kafka_s3.errors import FormatError
-from kafka_s3.formats.json import JsonFormat
-from kafka_s3.records import make_batch, to_dicts
+from kafka_s3.core.converters.base import Logical
+from kafka_s3.core.converters.bytearray import ByteArrayConverter
+from kafka_s3.core.converters.json import JsonConverter
+from kafka_s3.core.converters.string import StringConverter
+from kafka_s3.core.errors import FormatError
+from kafka_s3.core.formats.json import JsonFormat
+from kafka_s3.core.records import make_batch, to_dicts
 
 
 def json_format(converter=None, role="value", envelope=False, **options):

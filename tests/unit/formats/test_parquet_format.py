@@ -9,13 +9,13 @@ import pyarrow.parquet as pq
 import pytest
 from format_testing import CTX, WriteOnlySink, read_object, sample_records, sink_config, write_object
 
-from kafka_s3.converters.base import Logical
-from kafka_s3.converters.bytearray import ByteArrayConverter
-from kafka_s3.converters.json import JsonConverter
-from kafka_s3.converters.string import StringConverter
-from kafka_s3.errors import ConfigError, ConversionError, FormatError
-from kafka_s3.formats.parquet import ParquetFormat, row_sizes
-from kafka_s3.records import HEADERS_TYPE, RECORD_SCHEMA, make_batch, to_dicts
+from kafka_s3.core.converters.base import Logical
+from kafka_s3.core.converters.bytearray import ByteArrayConverter
+from kafka_s3.core.converters.json import JsonConverter
+from kafka_s3.core.converters.string import StringConverter
+from kafka_s3.core.errors import ConfigError, ConversionError, FormatError
+from kafka_s3.core.formats.parquet import ParquetFormat, row_sizes
+from kafka_s3.core.records import HEADERS_TYPE, RECORD_SCHEMA, make_batch, to_dicts
 
 CODECS = {"none": "UNCOMPRESSED", "snappy": "SNAPPY", "gzip": "GZIP", "zstd": "ZSTD", "lz4": "LZ4"}
 

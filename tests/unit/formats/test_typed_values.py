@@ -15,11 +15,11 @@ import pyarrow.parquet as pq
 import pytest
 from format_testing import read_object, sink_config, write_object
 
-from kafka_s3.converters.json import JsonConverter
-from kafka_s3.formats.avro import AvroFormat
-from kafka_s3.formats.json import JsonFormat
-from kafka_s3.formats.parquet import ParquetFormat
-from kafka_s3.records import make_batch, to_dicts
+from kafka_s3.core.converters.json import JsonConverter
+from kafka_s3.core.formats.avro import AvroFormat
+from kafka_s3.core.formats.json import JsonFormat
+from kafka_s3.core.formats.parquet import ParquetFormat
+from kafka_s3.core.records import make_batch, to_dicts
 
 UTC = dt.timezone.utc
 ORDER_SCHEMA = {

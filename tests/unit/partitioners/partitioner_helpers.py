@@ -10,12 +10,12 @@ from typing import Any, Sequence
 import orjson
 import pyarrow as pa
 
-from kafka_s3.config.model import Config
-from kafka_s3.config.sink import SINK
-from kafka_s3.converters.base import Logical
-from kafka_s3.partitioners import REGISTRY
-from kafka_s3.partitioners.base import Partitioner
-from kafka_s3.records import make_batch
+from kafka_s3.core.config.model import Config
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.converters.base import Logical
+from kafka_s3.core.partitioners import REGISTRY
+from kafka_s3.core.partitioners.base import Partitioner
+from kafka_s3.core.records import make_batch
 
 REQUIRED = {"name": "t", "topics": "t", "flush.size": "3", "s3.bucket.name": "b", "format.class": "json"}
 

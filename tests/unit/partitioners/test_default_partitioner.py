@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from partitioner_helpers import bytes_values, partitioner
 
-from kafka_s3.partitioners import REGISTRY
-from kafka_s3.partitioners.default import DefaultPartitioner
-from kafka_s3.records import make_batch
+from kafka_s3.core.partitioners import REGISTRY
+from kafka_s3.core.partitioners.default import DefaultPartitioner
+from kafka_s3.core.records import make_batch
 
 
 def test_encodes_each_records_kafka_partition():

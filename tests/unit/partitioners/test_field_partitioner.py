@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from partitioner_helpers import batch, bytes_values, json_values, partitioner, sink_config, struct_values
 
-from kafka_s3.converters.base import Logical
-from kafka_s3.errors import ConfigError, PartitionerError
-from kafka_s3.partitioners.field import FieldPartitioner
+from kafka_s3.core.converters.base import Logical
+from kafka_s3.core.errors import ConfigError, PartitionerError
+from kafka_s3.core.partitioners.field import FieldPartitioner
 
 ORDER = pa.struct(
     [

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafka_s3.partitioners.iso8601 import parse_millis
+from kafka_s3.core.partitioners.iso8601 import parse_millis
 
 HOUR = 3_600_000
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

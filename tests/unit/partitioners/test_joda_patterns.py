@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from kafka_s3.errors import ConfigError
-from kafka_s3.partitioners.joda import compile_pattern
+from kafka_s3.core.errors import ConfigError
+from kafka_s3.core.partitioners.joda import compile_pattern
 
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")
 # A Thursday afternoon in daylight time: day 92 of 2015, ISO week 14.

@@ -6,12 +6,12 @@ import pyarrow as pa
 import pytest
 from partitioner_helpers import bytes_values, json_values, partitioner, struct_values
 
-from kafka_s3.config.kcql import KCQL_KEY
-from kafka_s3.config.sink import SINK
-from kafka_s3.errors import ConfigError, PartitionerError
-from kafka_s3.partitioners import REGISTRY
-from kafka_s3.partitioners.kcql import KcqlPartitioner
-from kafka_s3.records import make_batch
+from kafka_s3.core.config.kcql import KCQL_KEY
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.errors import ConfigError, PartitionerError
+from kafka_s3.core.partitioners import REGISTRY
+from kafka_s3.core.partitioners.kcql import KcqlPartitioner
+from kafka_s3.core.records import make_batch
 
 ORDER = pa.struct([pa.field("region", pa.string()), pa.field("shard", pa.int32()),
                    pa.field("customer", pa.struct([pa.field("country", pa.string())]))])
@@ -125,8 +125,8 @@ def test_registered_and_configured_by_a_kcql_statement():
 
 
 def test_a_kcql_backup_keeps_the_confluent_layout_under_the_prefix(tmp_path):
-    from kafka_s3.stores.spec import StoreSpec
-    from kafka_s3.writer import BackupPlugins, PartitionBackup
+    from kafka_s3.io.stores.spec import StoreSpec
+    from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
 
     config = SINK.parse({"name": "n", "store.url": f"file://{tmp_path}", KCQL_KEY: (
         "INSERT INTO bucket:kcql/prefix SELECT * FROM t PARTITIONBY _header.country STOREAS TEXT WITH_FLUSH_COUNT 3")})

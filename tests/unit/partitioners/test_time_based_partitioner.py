@@ -9,11 +9,11 @@ import pyarrow as pa
 import pytest
 from partitioner_helpers import batch, bytes_values, epoch_ms, json_values, partitioner, sink_config
 
-from kafka_s3.errors import ConfigError, PartitionerError
-from kafka_s3.partitioners import REGISTRY
-from kafka_s3.partitioners.time_based import DailyPartitioner, HourlyPartitioner, TimeBasedPartitioner
-from kafka_s3.partitioners.timestamps import RecordTimestampExtractor
-from kafka_s3.records import RECORD_SCHEMA
+from kafka_s3.core.errors import ConfigError, PartitionerError
+from kafka_s3.core.partitioners import REGISTRY
+from kafka_s3.core.partitioners.time_based import DailyPartitioner, HourlyPartitioner, TimeBasedPartitioner
+from kafka_s3.core.partitioners.timestamps import RecordTimestampExtractor
+from kafka_s3.core.records import RECORD_SCHEMA
 
 HOURLY_FORMAT = "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH"
 HOUR = 3_600_000

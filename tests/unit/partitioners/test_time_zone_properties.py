@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from partitioner_helpers import batch, bytes_values, partitioner
 
-from kafka_s3.partitioners.zones import local_to_utc, moment, utc_offsets_ms
+from kafka_s3.core.timezones import local_to_utc, moment, utc_offsets_ms
 
 HOUR = 3_600_000
 DAY = 24 * HOUR

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_s3.config.sink import SINK
-from kafka_s3.stores.local import LocalStore
-from kafka_s3.stores.spec import StoreSpec
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.io.stores.local import LocalStore
+from kafka_s3.io.stores.spec import StoreSpec
 
 BASE = {"name": "store-tests", "topics": "t", "flush.size": "1", "format.class": "bytearray", "s3.bucket.name": "b"}
 

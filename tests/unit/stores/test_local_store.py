@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from kafka_s3.errors import BucketNotFoundError, ObjectExistsError, StoreError
-from kafka_s3.stores.spec import StoreSpec
+from kafka_s3.core.errors import BucketNotFoundError, ObjectExistsError, StoreError
+from kafka_s3.io.stores.spec import StoreSpec
 
 
 def visible_files(directory):

@@ -8,8 +8,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from kafka_s3.stores.s3 import assume_role_credentials, boto3_session, client_config
-from kafka_s3.stores.spec import StoreSpec
+from kafka_s3.io.stores.s3 import assume_role_credentials, boto3_session, client_config
+from kafka_s3.io.stores.spec import StoreSpec
 
 ROLE = "arn:aws:iam::123456789012:role/backup"
 

@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from kafka_s3.errors import StoreError
-from kafka_s3.stores.s3 import S3ObjectReader
+from kafka_s3.core.errors import StoreError
+from kafka_s3.io.stores.s3 import S3ObjectReader
 
 DATA = bytes(range(100))
 

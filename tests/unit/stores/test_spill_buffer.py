@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafka_s3.stores.spill import SpillBuffer
+from kafka_s3.io.stores.spill import SpillBuffer
 
 
 def content(buffer: SpillBuffer) -> bytes:
@@ -47,7 +47,7 @@ def test_closed_buffer_holds_no_memory():
 
 
 def test_a_shared_budget_bounds_many_buffers_together():
-    from kafka_s3.stores.spill import MemoryBudget, SpillBuffer
+    from kafka_s3.io.stores.spill import MemoryBudget, SpillBuffer
 
     budget = MemoryBudget(1000)
     buffers = [SpillBuffer(400, budget) for _ in range(5)]

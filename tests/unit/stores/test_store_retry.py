@@ -14,7 +14,7 @@ from botocore.exceptions import (
 )
 from botocore.exceptions import ClientError
 
-from kafka_s3.stores.retry import MAX_BACKOFF_MS, RetryPolicy, describe, is_transient
+from kafka_s3.io.stores.retry import MAX_BACKOFF_MS, RetryPolicy, describe, is_transient
 
 
 def client_error(status: int, code: str) -> ClientError:

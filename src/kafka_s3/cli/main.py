@@ -1,0 +1,384 @@
+"""``kafka-s3``: the command line. User errors print one line and a non-zero exit code (tracebacks with --debug)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+from typing import Sequence
+
+from kafka_s3.core import logs
+from kafka_s3.core.config.model import Config, ConfigDef
+from kafka_s3.core.errors import ConfigError, KafkaS3Error
+
+log = logging.getLogger("kafka_s3.cli")
+
+SOURCE_CLASSES = ("io.confluent.connect.s3.source.S3SourceConnector", "S3SourceConnector")
+
+
+# ---------------------------------------------------------------------------------------------------- config helpers
+def _overrides(pairs: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError(f"--set expects key=value, got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def load_config(path: str, definition: ConfigDef, overrides: Sequence[str] = ()) -> Config:
+    from kafka_s3.core.config.loader import load
+
+    config = load(definition, path, _overrides(overrides))
+    logs.register_secrets(config.secret_values())
+    for warning in config.warnings:
+        log.warning("%s", warning)
+    return config
+
+
+def load_configs(path: str, definition: ConfigDef, overrides: Sequence[str] = ()) -> list[Config]:
+    """Every configuration of a file: one per KCQL statement of ``connect.s3.kcql``, else the file's one."""
+    from kafka_s3.core.config.loader import load_all
+
+    configs = load_all(definition, path, _overrides(overrides))
+    warned: set[str] = set()
+    for config in configs:
+        logs.register_secrets(config.secret_values())
+        for warning in config.warnings:
+            if warning not in warned:
+                warned.add(warning)
+                log.warning("%s", warning)
+    return configs
+
+
+def _statement_label(config: Config) -> str:
+    from kafka_s3.core.config.kcql import KCQL_KEY
+
+    return config[KCQL_KEY] or ", ".join(config["topics"])
+
+
+def _definition_for(path: str, forced: str | None) -> ConfigDef:
+    from kafka_s3.core.config.loader import read_raw
+    from kafka_s3.core.config.sink import SINK
+    from kafka_s3.core.config.source import SOURCE
+
+    if forced == "sink":
+        return SINK
+    if forced == "source":
+        return SOURCE
+    return SOURCE if read_raw(path).get("connector.class", "") in SOURCE_CLASSES else SINK
+
+
+# ---------------------------------------------------------------------------------------------------- commands
+def cmd_config_show(args) -> int:
+    definition = _definition_for(args.config, args.connector)
+    configs = load_configs(args.config, definition, args.set)
+    if args.json:
+        shown = [{k: v for k, v, _ in config.as_rows()} for config in configs]
+        print(json.dumps(shown[0] if len(shown) == 1 else shown, indent=2))
+        return 0
+    for number, config in enumerate(configs, 1):
+        rows = config.as_rows()
+        if len(configs) > 1:
+            print(f"{'' if number == 1 else chr(10)}# statement {number}: {_statement_label(config)}")
+        width = max(len(k) for k, _, _ in rows)
+        for key, value, is_default in rows:
+            print(f"{key:<{width}}  {value}{'  (default)' if is_default else ''}")
+    return 0
+
+
+def cmd_config_validate(args) -> int:
+    from kafka_s3.io.kafka.settings import check_client_settings, client_settings
+
+    definition = _definition_for(args.config, args.connector)
+    configs = load_configs(args.config, definition, args.set)
+    for config in configs:
+        for role in ("consumer", "producer", "admin"):
+            try:
+                settings = client_settings(config, role, warn=role == "consumer")  # type: ignore[arg-type]
+            except ConfigError as exc:
+                if exc.key == "bootstrap.servers":
+                    continue  # validation does not need a cluster
+                raise
+            check_client_settings(settings, role)  # type: ignore[arg-type]
+        _check_plugins(config, definition)
+    warnings = len({w for config in configs for w in config.warnings})
+    statements = f", {len(configs)} KCQL statements" if len(configs) > 1 else ""
+    print(f"{args.config}: valid {definition.name} configuration{statements}"
+          + (f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""))
+    return 0
+
+
+def _check_plugins(config: Config, definition: ConfigDef) -> None:
+    """Instantiate the configured plugins so cross-setting problems surface at validation time."""
+    if "flush.size" in definition.props:
+        from kafka_s3.pipelines.backup.partition import BackupPlugins
+
+        BackupPlugins.from_config(config)
+
+
+def cmd_backup(args) -> int:
+    from kafka_s3.pipelines.backup.driver import Backup
+    from kafka_s3.core.config.sink import SINK
+
+    configs = load_configs(args.config, SINK, args.set)
+    if len(configs) > 1:
+        return _backup_statements(args, configs)
+    backup = Backup(configs[0], master=args.master)
+    if args.once:
+        from kafka_s3.cli.progress import BackupProgress
+
+        with BackupProgress(backup, enabled=not args.no_progress) as progress:
+            summary = backup.run_once()
+        progress.print_summary(summary)
+        return 0
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("following %s; Ctrl-C stops after the current cycle", ", ".join(sorted(backup.topics())))
+    backup.follow(stop)
+    return 0
+
+
+def _backup_statements(args, configs: list[Config]) -> int:
+    """Several KCQL statements: one backup per statement, all in this process and Spark session."""
+    from kafka_s3.pipelines.backup.group import BackupGroup
+    from kafka_s3.cli.progress import print_backup_summary
+
+    group = BackupGroup(configs, master=args.master)
+    if args.once:
+        print_backup_summary(group.run_once())
+        return 0
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("following %s (%d KCQL statements); Ctrl-C stops after the current cycles",
+             ", ".join(sorted(group.topics())), len(configs))
+    group.follow(stop)
+    return 0
+
+
+def cmd_restore(args) -> int:
+    from kafka_s3.core.config.source import SOURCE
+    from kafka_s3.pipelines.restore.driver import Restore, RestoreOptions, describe_plan, parse_offsets, parse_time
+
+    configs = load_configs(args.config, SOURCE, args.set)
+    options = RestoreOptions(
+        topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
+        from_timestamp=parse_time(args.from_timestamp) if args.from_timestamp else None,
+        until_timestamp=parse_time(args.until_timestamp) if args.until_timestamp else None,
+        from_offsets=parse_offsets(args.from_offset, "--from-offset"),
+        until_offsets=parse_offsets(args.until_offset, "--until-offset"),
+    )
+    if len(configs) > 1:
+        return _restore_statements(args, configs, options)
+    restore = Restore(configs[0], options, master=args.master)
+    if args.dry_run:
+        plan_set = restore.plan()
+        restore.check_targets(plan_set, create=False)
+        print(describe_plan(plan_set))
+        return 0
+    if args.follow:
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        restore.follow(stop)
+        return 0
+    from kafka_s3.cli.progress import RestoreProgress, print_restore_summary
+
+    with RestoreProgress(restore, enabled=not args.no_progress):
+        summary = restore.run()
+    print_restore_summary(summary)
+    return 0
+
+
+def _restore_statements(args, configs: list[Config], options) -> int:
+    """Several KCQL statements: each statement's objects restored in turn, in one Spark session."""
+    from kafka_s3.cli.progress import print_restore_summary
+    from kafka_s3.pipelines.restore.driver import Restore, describe_plan
+
+    if args.follow:
+        raise ConfigError("restore --follow takes one KCQL statement: select one with --set connect.s3.kcql=...")
+    if options.topics:
+        configs = [c for c in configs if set(c["topics"]) & set(options.topics)]
+    spark = None
+    for config in configs:
+        restore = Restore(config, options, spark=spark, master=args.master)
+        print(f"# {_statement_label(config)}")
+        if args.dry_run:
+            plan_set = restore.plan()
+            restore.check_targets(plan_set, create=False)
+            print(describe_plan(plan_set))
+            continue
+        print_restore_summary(restore.run())
+        spark = restore.spark
+    return 0
+
+
+def cmd_read(args) -> int:
+    import base64
+
+    from kafka_s3.core.config.source import SOURCE
+    from kafka_s3.pipelines.read.lookup import parse_position, read_records
+
+    partition, offset = parse_position(args.offset)
+    configs = load_configs(args.config, SOURCE, args.set)
+    if len(configs) > 1:
+        if not args.topic:
+            raise ConfigError("the file has several KCQL statements: choose one with --topic")
+        configs = [c for c in configs if args.topic in c["topics"]]
+        if not configs:
+            raise ConfigError(f"no KCQL statement of the file reads topic {args.topic!r}")
+    for record in read_records(configs[0], partition, offset, args.count, args.topic):
+        value = record["value"]
+        if args.base64:
+            print("" if value is None else base64.b64encode(value).decode("ascii"))
+        else:
+            print("" if value is None else value.decode("utf-8", errors="backslashreplace"))
+    return 0
+
+
+def cmd_status(args) -> int:
+    from kafka_s3.core.config.sink import SINK
+    from kafka_s3.pipelines.status import backup_status, render_status
+
+    rows = [row for config in load_configs(args.config, SINK, args.set) for row in backup_status(config)]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(render_status(rows))
+    return 0
+
+
+def cmd_bucket_create(args) -> int:
+    from kafka_s3.core.config.sink import SINK
+    from kafka_s3.io.stores.spec import StoreSpec
+
+    from kafka_s3.core.config.kcql import KCQL_KEY
+
+    raw = {"name": "bucket", "topics": "-", "flush.size": "1", "format.class": "json", "s3.bucket.name": args.name}
+    if args.config:
+        from kafka_s3.core.config.loader import interpolate, read_raw
+
+        stored = {k: v for k, v in interpolate(read_raw(args.config)).items() if k != KCQL_KEY}  # store settings only
+        raw = {**raw, **stored, "s3.bucket.name": args.name}
+    raw.update(_overrides(args.set))
+    config = SINK.parse(raw)
+    store = StoreSpec.from_config(config).open()
+    store.create_bucket()
+    print(f"created bucket {args.name} at {store.url}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafka-s3",
+        description="Back Kafka topics up to S3-compatible storage and restore them, on Spark.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser, master: bool = False) -> None:
+        p.add_argument("--config", "-c", required=True, help=".properties or Connect REST JSON file")
+        p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a property (repeatable)")
+        if master:
+            p.add_argument("--master", help="Spark master URL (default local[*]; e.g. spark://host:7077)")
+
+    backup = sub.add_parser("backup", help="back topics up to the object store")
+    common(backup, master=True)
+    mode = backup.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="back up to the current end of the topics, then exit")
+    mode.add_argument("--follow", action="store_true", help="run forever in cycles (default)")
+    backup.add_argument("--no-progress", action="store_true", help="no progress bar")
+    backup.set_defaults(func=cmd_backup)
+
+    restore = sub.add_parser("restore", help="restore backed-up topics into Kafka")
+    common(restore, master=True)
+    restore.add_argument("--follow", action="store_true", help="keep restoring objects written later")
+    restore.add_argument("--dry-run", action="store_true", help="print the plan and the target checks, produce nothing")
+    restore.add_argument("--topics", help="restore only these source topics (comma-separated)")
+    restore.add_argument("--from-timestamp", help="only records at or after this time (epoch ms or ISO-8601)")
+    restore.add_argument("--until-timestamp", help="only records before this time (epoch ms or ISO-8601)")
+    restore.add_argument("--from-offset", help="PARTITION:OFFSET[,...] (or TOPIC:PARTITION:OFFSET): first offset")
+    restore.add_argument("--until-offset", help="PARTITION:OFFSET[,...]: stop before this offset")
+    restore.add_argument("--no-progress", action="store_true", help="no progress bar")
+    restore.set_defaults(func=cmd_restore)
+
+    read = sub.add_parser(
+        "read", help="print records of a backup from an offset (block_gzip: fetches only the block holding it)")
+    common(read)
+    read.add_argument("--offset", required=True, metavar="P:O", help="partition and offset of the first record")
+    read.add_argument("--count", type=int, default=1, help="number of records to print (default 1)")
+    read.add_argument("--topic", help="the topic (default: the configuration's or the bucket's only topic)")
+    read.add_argument("--base64", action="store_true", help="print values as base64 (binary values)")
+    read.set_defaults(func=cmd_read)
+
+    status = sub.add_parser("status", help="per partition: committed offset, end offset, lag, last object")
+    common(status)
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_status)
+
+    config = sub.add_parser("config", help="inspect a configuration")
+    config_sub = config.add_subparsers(dest="config_command", required=True)
+    for name, func, help_text in (
+        ("show", cmd_config_show, "print the resolved configuration (defaults marked, secrets hidden)"),
+        ("validate", cmd_config_validate, "check a configuration without running anything"),
+    ):
+        p = config_sub.add_parser(name, help=help_text)
+        common(p)
+        p.add_argument("--connector", choices=["sink", "source"], help="force the connector type")
+        if name == "show":
+            p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
+
+    bucket = sub.add_parser("bucket", help="bucket helpers")
+    bucket_sub = bucket.add_subparsers(dest="bucket_command", required=True)
+    create = bucket_sub.add_parser("create", help="create a bucket (backups never create buckets themselves)")
+    create.add_argument("name")
+    create.add_argument("--config", "-c", help="take the store settings from this file")
+    create.add_argument("--set", action="append", metavar="KEY=VALUE")
+    create.set_defaults(func=cmd_bucket_create)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logs.setup(verbose=not args.quiet, debug=args.debug)
+    if args.quiet:
+        logging.getLogger("kafka_s3").setLevel(logging.WARNING)
+    try:
+        return args.func(args)
+    except KafkaS3Error as exc:
+        if args.debug:
+            raise
+        print(f"kafka-s3: error: {logs.redact(str(exc))}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("kafka-s3: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # Spark/py4j wrap task failures; show their root message on one line
+        if args.debug:
+            raise
+        print(f"kafka-s3: error: {logs.redact(_root_message(exc))}", file=sys.stderr)
+        return 1
+
+
+def _root_message(exc: BaseException) -> str:
+    text = str(exc)
+    for marker in ("kafka_s3.core.errors.", "KafkaS3Error: "):
+        if marker in text:
+            tail = text.split(marker)[-1]
+            return tail.splitlines()[0]
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[0][:500] if lines else type(exc).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Progress bars and summaries for the CLI (rich), fed by the driver's cycle reports and Spark's status tracker."""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections import defaultdict
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+
+Key = tuple[str, int]
+
+
+class _LiveBars(ABC):
+    """One bar per topic (records, MB) fed by the running tasks' live counts plus the counts of finished jobs, and a
+    bar of the running Spark stage's tasks. ``job`` is a Backup or a Restore (``spark``, ``live_progress``, ``live``)."""
+
+    unit = "MB"
+
+    def __init__(self, job, enabled: bool = True):
+        self.job = job
+        self.console = Console(stderr=True)
+        self.enabled = enabled and self.console.is_terminal
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            disable=not self.enabled,
+        )
+        self.bars: dict[str, int] = {}
+        self.finished: dict[Key, tuple[int, int]] = defaultdict(lambda: (0, 0))
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._stage_bar = None
+
+    @abstractmethod
+    def totals(self) -> dict[str, int | None]:
+        """Records expected per topic (``None``: unknown), or ``{}`` while the job is not planned yet."""
+
+    def __enter__(self):
+        self.job.live_progress = self.enabled
+        self.progress.start()
+        if self.enabled:
+            self._stage_bar = self.progress.add_task("spark tasks", total=None, detail="")
+            threading.Thread(target=self._poll, name="kafka-s3-progress", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        with self._lock:
+            self._refresh()
+        self.progress.stop()
+        if self.job.live is not None:
+            self.job.live.close()
+            self.job.live = None
+
+    def finish_round(self, counts: dict[Key, tuple[int, int]]) -> None:
+        """Add a finished job's counts; the live counts of that job are dropped (they are in ``counts`` now)."""
+        with self._lock:
+            for key, (records, nbytes) in counts.items():
+                before = self.finished[key]
+                self.finished[key] = (before[0] + records, before[1] + nbytes)
+            if self.job.live is not None:
+                self.job.live.new_round()
+            self._refresh()
+
+    def _refresh(self) -> None:
+        if not self.bars:
+            for topic, total in sorted(self.totals().items()):
+                self.bars[topic] = self.progress.add_task(topic, total=total, detail="")
+        live = self.job.live.snapshot() if self.job.live is not None else {}
+        per_topic: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for source in (self.finished, live):
+            for (topic, _), (records, nbytes) in source.items():
+                per_topic[topic][0] += records
+                per_topic[topic][1] += nbytes
+        for topic, (records, nbytes) in per_topic.items():
+            if topic in self.bars:
+                self.progress.update(self.bars[topic], completed=records, detail=f"{nbytes / 1e6:.1f} {self.unit}")
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                with self._lock:
+                    self._refresh()
+                spark = self.job._spark
+                if spark is None or self._stage_bar is None:
+                    continue
+                tracker = spark.sparkContext.statusTracker()
+                done = total = 0
+                for stage_id in tracker.getActiveStageIds():
+                    info = tracker.getStageInfo(stage_id)
+                    if info:
+                        done += info.numCompletedTasks
+                        total += info.numTasks
+                self.progress.update(self._stage_bar, completed=done, total=total or None)
+            except Exception:  # progress display must never break the job
+                pass
+
+
+class BackupProgress(_LiveBars):
+    """Records read per topic up to the offsets the ``--once`` run targets."""
+
+    unit = "MB read"
+
+    def __enter__(self) -> "BackupProgress":
+        previous = self.job.on_cycle
+        self.job.on_cycle = lambda report, results: (self._on_cycle(results), previous and previous(report, results))
+        return super().__enter__()
+
+    def totals(self) -> dict[str, int | None]:
+        totals: dict[str, int | None] = {}
+        for (topic, partition), target in self.job.targets.items():
+            state = self.job.states.get((topic, partition))
+            if state is not None:
+                totals[topic] = (totals.get(topic) or 0) + max(0, target - state.next_offset)
+        return totals
+
+    def _on_cycle(self, results) -> None:
+        self.finish_round({(r["topic"], r["partition"]): (max(0, r["read_until"] - r["start"]), r.get("read_bytes", 0))
+                           for r in results})
+
+    def print_summary(self, summary) -> None:
+        print_backup_summary(summary)
+
+
+class RestoreProgress(_LiveBars):
+    """Records produced per source topic, against the estimate from the objects' names and sizes."""
+
+    unit = "MB produced"
+
+    def totals(self) -> dict[str, int | None]:
+        from kafka_s3.pipelines.restore.driver import estimate_records
+
+        plan_set = self.job.current_plan
+        if plan_set is None:
+            return {}
+        totals: dict[str, int | None] = {}
+        for plan in plan_set.plans:
+            estimate = estimate_records(list(plan.objects))
+            known = totals.get(plan.source_topic, 0)
+            totals[plan.source_topic] = None if estimate is None or known is None else known + estimate
+        return totals
+
+
+def print_backup_summary(summary) -> None:
+    table = Table(title="backup summary")
+    for column in ("topic", "partition", "committed offset", "target"):
+        table.add_column(column, justify="right" if column != "topic" else "left")
+    for (topic, partition), offset in sorted(summary.committed.items()):
+        table.add_row(topic, str(partition), str(offset), str(summary.targets.get((topic, partition), "")))
+    console = Console()
+    console.print(table)
+    console.print(
+        f"{summary.records} records in {summary.objects} objects ({summary.bytes / 1e6:.1f} MB), "
+        f"{len(summary.cycles)} cycle(s)"
+    )
+
+
+def print_restore_summary(summary) -> None:
+    table = Table(title="restore summary")
+    for column in ("source", "target", "objects", "records", "source offsets", "target offsets"):
+        table.add_column(column)
+    for r in summary.results:
+        table.add_row(
+            f"{r['source_topic']}[{r['source_partition']}]",
+            f"{r['target_topic']}[{r['target_partition']}]",
+            str(r["objects"]),
+            str(r["records"]),
+            f"{r['first_source_offset']}..{r['last_source_offset']}" if r["records"] else "-",
+            f"{r['first_target_offset']}..{r['last_target_offset']}" if r["records"] else "-",
+        )
+    console = Console()
+    console.print(table)
+    for problem in summary.problems:
+        console.print(f"[yellow]skipped[/yellow] {problem.key} at {problem.position}: {problem.message}")
+    for gap in getattr(summary, "gaps", []):
+        console.print(f"[yellow]missing[/yellow] {gap}")
+    console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")

@@ -1,0 +1,329 @@
+"""KCQL, the SQL-like configuration of Lenses' S3 sink (``connect.s3.kcql``), turned into ordinary properties.
+
+One or more statements, separated by ``;``::
+
+    INSERT INTO bucket:prefix SELECT * FROM topic
+        [PARTITIONBY field[, field...]] [STOREAS format] [WITHPARTITIONER KeysAndValues|Values]
+        [WITH_FLUSH_SIZE bytes] [WITH_FLUSH_INTERVAL seconds] [WITH_FLUSH_COUNT records]
+
+Keywords are case-insensitive. Any name can be back-quoted (`` `AVRO` ``, `` `my topic` ``). ``=`` may come before a
+clause's value (``WITH_FLUSH_COUNT = 5000``). The optional clauses may come in any order, each at most once. Each
+statement becomes the properties a properties file would give:
+
+=============================  =========================================================================
+KCQL                           properties
+=============================  =========================================================================
+``INSERT INTO b:p``            ``s3.bucket.name=b``, ``topics.dir=p`` (no ``:p``: objects at the bucket root)
+``FROM t``                     ``topics=t`` (and no ``topics.regex``)
+``STOREAS AVRO``               ``format.class``: AVRO→avro, PARQUET→parquet, JSON→json, TEXT and BYTES→bytearray;
+                               any other kafka-s3 format name is accepted too (``block_gzip``...)
+``WITH_FLUSH_COUNT n``         ``flush.size=n`` (default 50000 when neither the statement nor the file sets it)
+``WITH_FLUSH_SIZE n``          ``rotate.size.bytes=n``: the bytes of records (keys, values, headers) written since
+                               the last commit, which is close to the object size before compression
+``WITH_FLUSH_INTERVAL s``      ``rotate.schedule.interval.ms=s*1000``, with ``timezone=UTC`` unless the file sets
+                               one. This is the nearest equivalent: open files commit on a wall-clock schedule
+                               (not exactly-once, like any scheduled rotation)
+``PARTITIONBY a, _key, ...``   ``partitioner.class=kcql``, ``partition.field.name=a,_key,...``: value fields
+                               (nested with dots), ``_key`` (or ``_key.field``), ``_header.<name>``
+``WITHPARTITIONER Values``     ``partition.path.style``: Values (the default) makes ``v1/v2`` directories,
+                               KeysAndValues makes ``f1=v1/f2=v2`` directories
+=============================  =========================================================================
+
+Objects keep the Confluent layout (``<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>``). A
+statement's settings win over the file's; the file supplies everything else (converters, credentials, ``name``...).
+The statements of one file run as one backup (see :mod:`kafka_s3.pipelines.backup.group`): they share the consumer group
+``connect-<name>``, so one topic may appear in only one statement.
+
+Errors are :class:`~kafka_s3.core.errors.ConfigError` naming ``connect.s3.kcql`` and the line and column of the token.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+from kafka_s3.core.errors import ConfigError
+
+KCQL_KEY = "connect.s3.kcql"
+DEFAULT_FLUSH_COUNT = "50000"
+STORE_AS = {"AVRO": "avro", "PARQUET": "parquet", "JSON": "json", "TEXT": "bytearray", "BYTES": "bytearray"}
+PARTITIONER_STYLES = ("KeysAndValues", "Values")
+NUMBER_CLAUSES = {"WITH_FLUSH_SIZE": "flush_size", "WITH_FLUSH_INTERVAL": "flush_interval",
+                  "WITH_FLUSH_COUNT": "flush_count"}
+CLAUSES = ("PARTITIONBY", "STOREAS", "WITHPARTITIONER", *NUMBER_CLAUSES)
+
+_WORD = re.compile(r"[A-Za-z0-9_.\-/]+")
+_PUNCTUATION = ":,*=;()"
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # "word", "quoted", a punctuation character, or "end"
+    text: str
+    index: int  # character index in the KCQL text
+    line: int
+    column: int
+
+    @property
+    def shown(self) -> str:
+        if self.kind == "end":
+            return "the end of the statement"
+        return f"`{self.text}`" if self.kind == "quoted" else repr(self.text)
+
+    def is_keyword(self, keyword: str) -> bool:
+        return self.kind == "word" and self.text.upper() == keyword
+
+
+def error(token: Token, problem: str) -> ConfigError:
+    return ConfigError(
+        f"{KCQL_KEY}: {problem} at line {token.line}, column {token.column} (character {token.index})", key=KCQL_KEY
+    )
+
+
+def tokens(text: str) -> Iterator[Token]:
+    """Words, back-quoted names and punctuation, with their positions; an ``end`` token last."""
+    index, line, line_start = 0, 1, 0
+    while index < len(text):
+        char = text[index]
+        column = index - line_start + 1
+        if char == "\n":
+            index, line, line_start = index + 1, line + 1, index + 1
+        elif char.isspace():
+            index += 1
+        elif char == "`":
+            close = text.find("`", index + 1)
+            if close < 0:
+                raise error(Token("`", "`", index, line, column), "unclosed back-quote")
+            name = text[index + 1 : close]
+            if "\n" in name or not name:
+                raise error(Token("`", "`", index, line, column), "a back-quoted name must be non-empty, on one line")
+            yield Token("quoted", name, index, line, column)
+            index = close + 1
+        elif char in _PUNCTUATION:
+            yield Token(char, char, index, line, column)
+            index += 1
+        else:
+            match = _WORD.match(text, index)
+            if not match:
+                raise error(Token("?", char, index, line, column), f"unexpected character {char!r}")
+            yield Token("word", match.group(), index, line, column)
+            index = match.end()
+    yield Token("end", "", index, line, index - line_start + 1)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One ``INSERT INTO ... SELECT * FROM ...`` statement."""
+
+    text: str
+    bucket: str
+    prefix: str | None
+    topic: str
+    topic_token: Token
+    partition_by: tuple[str, ...] = ()
+    store_as: str | None = None  # format.class
+    partitioner: str | None = None  # KeysAndValues | Values
+    flush_size: int | None = None
+    flush_interval: int | None = None
+    flush_count: int | None = None
+
+    def properties(self, raw: Mapping[str, Any]) -> dict[str, str]:
+        """The properties this statement sets, given the file's other settings ``raw``."""
+        props = {"s3.bucket.name": self.bucket, "topics.dir": self.prefix or "", "topics": self.topic}
+        if self.store_as:
+            props["format.class"] = self.store_as
+        elif not raw.get("format.class"):
+            raise error(self.topic_token, f"the statement for topic {self.topic!r} has no STOREAS and format.class is "
+                                          "not set: add e.g. STOREAS JSON")
+        if self.flush_count is not None:
+            props["flush.size"] = str(self.flush_count)
+        elif not raw.get("flush.size"):
+            props["flush.size"] = DEFAULT_FLUSH_COUNT
+        if self.flush_size is not None:
+            props["rotate.size.bytes"] = str(self.flush_size)
+        if self.flush_interval is not None:
+            props["rotate.schedule.interval.ms"] = str(self.flush_interval * 1000)
+            if not raw.get("timezone"):
+                props["timezone"] = "UTC"
+        if self.partition_by:
+            props["partitioner.class"] = "kcql"
+            props["partition.field.name"] = ",".join(self.partition_by)
+            props["partition.path.style"] = self.partitioner or "Values"
+        props[KCQL_KEY] = self.text
+        return props
+
+
+@dataclass
+class _Parser:
+    source: str
+    stream: list[Token] = field(default_factory=list)
+    at: int = 0
+
+    def __post_init__(self) -> None:
+        self.stream = list(tokens(self.source))
+
+    @property
+    def token(self) -> Token:
+        return self.stream[self.at]
+
+    def advance(self) -> Token:
+        token = self.token
+        if token.kind != "end":
+            self.at += 1
+        return token
+
+    def keyword(self, keyword: str, context: str = "") -> Token:
+        if not self.token.is_keyword(keyword):
+            raise error(self.token, f"expected {keyword}{context}, found {self.token.shown}")
+        return self.advance()
+
+    def punctuation(self, char: str) -> bool:
+        if self.token.kind == char:
+            self.advance()
+            return True
+        return False
+
+    def name(self, what: str) -> Token:
+        if self.token.kind not in ("word", "quoted"):
+            raise error(self.token, f"expected {what}, found {self.token.shown}")
+        return self.advance()
+
+    def statements(self) -> list[Statement]:
+        found = []
+        while True:
+            while self.punctuation(";"):
+                pass
+            if self.token.kind == "end":
+                return found
+            found.append(self.statement())
+
+    def statement(self) -> Statement:
+        first = self.keyword("INSERT", " (statements are INSERT INTO bucket:prefix SELECT * FROM topic ...)")
+        self.keyword("INTO", " after INSERT")
+        bucket = self.name("a bucket name after INSERT INTO").text
+        prefix = None
+        if self.punctuation(":"):
+            prefix = self.name("a path prefix after 'bucket:'").text.strip("/")
+        self.keyword("SELECT", " after INSERT INTO bucket:prefix")
+        if not self.punctuation("*"):
+            raise error(self.token, f"only SELECT * is supported, found {self.token.shown}")
+        self.keyword("FROM", " after SELECT *")
+        topic_token = self.name("a topic name after FROM")
+        values: dict[str, Any] = {}
+        seen: dict[str, Token] = {}
+        while self.token.kind not in (";", "end"):
+            token = self.token
+            clause = token.text.upper() if token.kind == "word" else ""
+            if clause not in CLAUSES:
+                raise error(token, f"expected one of {', '.join(CLAUSES)}, ';' or the end, found {token.shown}")
+            if clause in seen:
+                previous = seen[clause]
+                raise error(token, f"{clause} appears twice (first at line {previous.line}, column {previous.column})")
+            seen[clause] = self.advance()
+            if clause == "PARTITIONBY":
+                values["partition_by"] = self.partition_fields()
+            elif clause == "STOREAS":
+                values["store_as"] = self.store_as()
+            elif clause == "WITHPARTITIONER":
+                values["partitioner"] = self.partitioner_style()
+            else:
+                values[NUMBER_CLAUSES[clause]] = self.number(clause)
+        if "WITHPARTITIONER" in seen and "PARTITIONBY" not in seen:
+            raise error(seen["WITHPARTITIONER"], "WITHPARTITIONER needs a PARTITIONBY clause")
+        end = self.token.index
+        return Statement(self.source[first.index : end].strip(), bucket, prefix, topic_token.text, topic_token,
+                         **values)
+
+    def partition_fields(self) -> tuple[str, ...]:
+        parenthesised = self.punctuation("(")
+        names = []
+        while True:
+            token = self.name("a field name (value field, _key or _header.<name>)")
+            if "," in token.text:
+                raise error(token, "a partition field name cannot contain ','")
+            if token.text.lower().startswith("_header.") and len(token.text) == len("_header."):
+                raise error(token, "_header. needs a header name")
+            names.append(token.text)
+            if not self.punctuation(","):
+                break
+        if parenthesised and not self.punctuation(")"):
+            raise error(self.token, f"expected ')' after the PARTITIONBY fields, found {self.token.shown}")
+        return tuple(names)
+
+    def store_as(self) -> str:
+        self.punctuation("=")
+        token = self.name("a storage format after STOREAS (AVRO, PARQUET, JSON, TEXT, BYTES)")
+        known = STORE_AS.get(token.text.upper())
+        if known:
+            return known
+        from kafka_s3.core.registry import import_object
+        from kafka_s3.core.config.common import FORMATS
+
+        try:
+            return import_object(FORMATS).canonical(token.text)
+        except ConfigError:
+            raise error(token, f"STOREAS {token.text} is not a format kafka-s3 writes (AVRO, PARQUET, JSON, TEXT, BYTES, "
+                               "or a kafka-s3 format name such as block_gzip)") from None
+
+    def partitioner_style(self) -> str:
+        self.punctuation("=")
+        token = self.name("KeysAndValues or Values after WITHPARTITIONER")
+        for style in PARTITIONER_STYLES:
+            if token.text.lower() == style.lower():
+                return style
+        raise error(token, f"WITHPARTITIONER must be KeysAndValues or Values, found {token.shown}")
+
+    def number(self, clause: str) -> int:
+        self.punctuation("=")
+        token = self.token
+        if token.kind != "word" or not token.text.isdigit() or int(token.text) <= 0:
+            raise error(token, f"expected a positive whole number after {clause}, found {token.shown}")
+        self.advance()
+        return int(token.text)
+
+
+def parse(text: str) -> list[Statement]:
+    """Every statement of a ``connect.s3.kcql`` value, checked (one topic per statement, each topic once)."""
+    statements = _Parser(text).statements()
+    if not statements:
+        raise error(Token("end", "", 0, 1, 1), "no statement (expected INSERT INTO bucket:prefix SELECT * FROM topic)")
+    seen: dict[str, Statement] = {}
+    for statement in statements:
+        if statement.topic in seen:
+            first = seen[statement.topic].topic_token
+            raise error(
+                statement.topic_token,
+                f"topic {statement.topic!r} is already read by the statement at line {first.line}, column "
+                f"{first.column}: the statements share one consumer group, which keeps one position per partition",
+            )
+        seen[statement.topic] = statement
+    return statements
+
+
+def _statement_raw(raw: Mapping[str, Any], statement: Statement) -> dict[str, Any]:
+    out = {k: v for k, v in raw.items() if k != "topics.regex"}
+    out.update(statement.properties(raw))
+    return out
+
+
+def split_statements(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One raw configuration per KCQL statement (each with that statement alone in ``connect.s3.kcql``); ``[raw]``
+    when ``connect.s3.kcql`` is not set."""
+    text = raw.get(KCQL_KEY)
+    if not text or not str(text).strip():
+        return [dict(raw)]
+    return [_statement_raw(raw, statement) for statement in parse(str(text))]
+
+
+def expand(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The parse-time rewrite (a :class:`~kafka_s3.core.config.model.ConfigDef` preprocessor): a single statement becomes
+    properties; several need :func:`split_statements` (``kafka_s3.core.config.loader.load_all``), which runs each apart."""
+    configs = split_statements(raw)
+    if len(configs) > 1:
+        raise ConfigError(
+            f"{KCQL_KEY}: {len(configs)} statements where one configuration takes one. The kafka-s3 commands run "
+            "every statement of a file (kafka_s3.core.config.loader.load_all splits them)",
+            key=KCQL_KEY,
+        )
+    return configs[0]

@@ -1,0 +1,83 @@
+"""The README's configuration reference, generated from the property definitions.
+
+``python -m kafka_s3.core.config.reference`` prints it; ``--update README.md`` rewrites the block between the
+``<!-- config-reference:start -->`` and ``<!-- config-reference:end -->`` markers. A unit test fails when the README
+is out of date, so the reference can never drift from the code.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kafka_s3.core.config.model import REQUIRED, ConfigDef, Prop
+
+START = "<!-- config-reference:start -->"
+END = "<!-- config-reference:end -->"
+
+
+def _default(prop: Prop) -> str:
+    if prop.default is REQUIRED:
+        return "required"
+    if prop.default is None or prop.default == "":
+        return '""' if prop.default == "" else "null"
+    return f"`{prop.default}`"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_definition(definition: ConfigDef, title: str, skip: set[str] = frozenset()) -> str:
+    lines = [f"### {title}", ""]
+    for group in definition.groups():
+        props = [p for p in definition.props.values() if p.group == group and p.key not in skip]
+        if not props:
+            continue
+        lines += [f"**{group}**", "", "| property | type | default | valid values | description |", "|---|---|---|---|---|"]
+        for p in props:
+            valid = p.validator.describe() if p.validator else ""
+            marker = " *(kafka-s3)*" if p.origin == "kafka-s3" else ""
+            aliases = f" Also accepted as: {', '.join(f'`{a}`' for a in p.aliases)}." if p.aliases else ""
+            lines.append(
+                f"| `{p.key}`{marker} | {p.type.value} | {_default(p)} | {_cell(valid)} | {_cell(p.doc)}{aliases} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render() -> str:
+    from kafka_s3.core.config.sink import SINK
+    from kafka_s3.core.config.source import SOURCE
+
+    shared = set(SINK.props) & set(SOURCE.props)
+    parts = [
+        render_definition(SINK, "Backup (sink) properties"),
+        render_definition(SOURCE, "Restore (source) properties (in addition to the shared ones above)", shared),
+        "Keys accepted and ignored with a warning (no effect in kafka-s3): "
+        + ", ".join(f"`{k}`" for k in sorted(SINK.unsupported)) + ".",
+        "",
+        "Pass-through prefixes: `key.converter.*`, `value.converter.*` (converter settings), `consumer.*`, "
+        "`producer.*`, `admin.*` and their `*.override.*` forms (librdkafka settings, as Kafka Connect layers them), "
+        "`sasl.*`, `ssl.*`, `client.*`, `transforms.*`, `spark.*` (Spark settings of the job).",
+    ]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def update(path: Path) -> bool:
+    text = path.read_text()
+    if START not in text or END not in text:
+        raise SystemExit(f"{path} has no {START} ... {END} block")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{START}\n{render()}{END}{tail}"
+    changed = new != text
+    path.write_text(new)
+    return changed
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--update":
+        print("updated" if update(Path(sys.argv[2])) else "up to date")
+    else:
+        print(render())

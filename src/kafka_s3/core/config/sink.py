@@ -1,0 +1,265 @@
+"""The backup (sink) connector's properties: Confluent's S3 sink, plus kafka-s3's own (marked in the reference)."""
+
+from __future__ import annotations
+
+from kafka_s3.core.errors import ConfigError
+from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.model import REQUIRED, Config, ConfigDef, Importance, OneOf, Prop, Range, Type, require_one_of
+
+H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+MiB = 1024 * 1024
+
+SINK_CONNECTOR_CLASSES = ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector", "kafka_s3.pipelines.backup.driver")
+# Other S3 sinks whose files kafka-s3 runs: DeviantArt's (block_gzip, its property names) and Lenses' (KCQL).
+OTHER_SINK_CLASSES = (
+    "com.deviantart.kafka_connect_s3.S3SinkConnector",
+    "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector",
+)
+
+
+def _check_sink(config: Config) -> None:
+    connector = config.get("connector.class") or ""
+    if connector and connector not in SINK_CONNECTOR_CLASSES + OTHER_SINK_CLASSES:
+        raise ConfigError(
+            f"connector.class={connector!r} is not a sink connector kafka-s3 runs as a backup "
+            f"(allowed: {', '.join(SINK_CONNECTOR_CLASSES[:2])})",
+            key="connector.class",
+        )
+    part_size = config["s3.part.size"]
+    if part_size < 5 * MiB:
+        raise ConfigError(
+            f"Invalid value {part_size} for configuration s3.part.size: must be at least 5242880 (5 MiB), the S3 "
+            "minimum part size",
+            key="s3.part.size",
+        )
+    if config["rotate.schedule.interval.ms"] > 0 and not config["timezone"]:
+        raise ConfigError(
+            "rotate.schedule.interval.ms is set but timezone is empty: scheduled rotation aligns to the clock of a "
+            "time zone (set e.g. timezone=UTC)",
+            key="timezone",
+        )
+    partitioner = config["partitioner.class"]
+    if partitioner == "field" and not config["partition.field.name"]:
+        raise ConfigError("partitioner.class=FieldPartitioner needs partition.field.name", key="partition.field.name")
+    if partitioner == "time_based":
+        if config["partition.duration.ms"] <= 0:
+            raise ConfigError(
+                "partitioner.class=TimeBasedPartitioner needs partition.duration.ms > 0", key="partition.duration.ms"
+            )
+        if not config["path.format"]:
+            raise ConfigError("partitioner.class=TimeBasedPartitioner needs path.format", key="path.format")
+    if partitioner in ("time_based", "daily", "hourly") and not config["timezone"]:
+        raise ConfigError(
+            f"partitioner.class={partitioner} needs timezone (e.g. timezone=UTC), as Confluent's partitioner does",
+            key="timezone",
+        )
+    if partitioner in ("time_based", "daily", "hourly") and not config["locale"]:
+        raise ConfigError(
+            f"partitioner.class={partitioner} needs locale (e.g. locale=en-US), as Confluent's partitioner does",
+            key="locale",
+        )
+
+
+SINK = ConfigDef(
+    "backup (sink)",
+    unsupported=dict(UNSUPPORTED),
+    passthrough_prefixes=PASSTHROUGH,
+    checks=[require_one_of("topics", "topics.regex"), _check_sink],
+)
+SINK.define(
+    Prop(
+        "name",
+        Type.STRING,
+        REQUIRED,
+        "Unique name of the backup; the consumer group is connect-<name> unless group.id is set.",
+        H,
+        "Connector",
+    ),
+    Prop(
+        "connector.class",
+        Type.STRING,
+        "io.confluent.connect.s3.S3SinkConnector",
+        "Accepted for compatibility: io.confluent.connect.s3.S3SinkConnector.",
+        L,
+        "Connector",
+    ),
+    Prop(
+        "tasks.max",
+        Type.INT,
+        "1",
+        "Accepted for compatibility. Parallelism comes from Spark: one task per topic-partition each cycle.",
+        L,
+        "Connector",
+        Range(1),
+    ),
+    Prop("topics", Type.LIST, "", "Topics to back up (comma-separated).", H, "Connector"),
+    Prop("topics.regex", Type.STRING, "", "Regular expression selecting the topics to back up.", H, "Connector"),
+    Prop(
+        "group.id",
+        Type.STRING,
+        "",
+        "Consumer group where backed-up offsets are committed. Default connect-<name>, as Kafka Connect names it.",
+        M,
+        "Connector",
+        origin="kafka-s3",
+    ),
+    Prop(
+        "flush.size",
+        Type.INT,
+        REQUIRED,
+        "Number of records written to an object before it is committed (all open objects of a topic-partition "
+        "commit together).",
+        H,
+        "Connector",
+        Range(1),
+    ),
+    Prop(
+        "rotate.interval.ms",
+        Type.LONG,
+        "-1",
+        "Maximum span of record time (from the timestamp extractor) in one file; the file commits when a record "
+        "falls outside it. Applies with time-based partitioners, as in Confluent. -1 disables.",
+        H,
+        "Connector",
+        Range(-1),
+    ),
+    Prop(
+        "rotate.schedule.interval.ms",
+        Type.LONG,
+        "-1",
+        "Commit open files on a wall-clock schedule aligned in timezone (not exactly-once). -1 disables.",
+        M,
+        "Connector",
+        Range(-1),
+    ),
+    Prop(
+        "rotate.size.bytes",
+        Type.LONG,
+        "-1",
+        "Commit open files once the records written since the last commit reach this many bytes (sum of key, "
+        "value and header sizes: deterministic, close to the object size before compression). -1 disables.",
+        M,
+        "Connector",
+        Range(-1),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "filename.offset.zero.pad.width",
+        Type.INT,
+        "10",
+        "Width to zero-pad offsets in object names, so names sort lexicographically.",
+        L,
+        "Connector",
+        Range(0),
+    ),
+    Prop(
+        "s3.part.size",
+        Type.INT,
+        str(25 * MiB),
+        "Part size of multipart uploads; an open object holds at most one part in memory (the rest spills to disk).",
+        H,
+        "S3",
+        Range(5 * MiB, 2**31 - 1),
+    ),
+    Prop(
+        "behavior.on.null.values",
+        Type.STRING,
+        "fail",
+        "What to do with null values (tombstones) when store.envelope=false: fail, ignore (skip), or write "
+        "(an empty line / null entry). Envelope mode always stores them.",
+        L,
+        "Connector",
+        OneOf(("fail", "ignore", "write")),
+    ),
+    Prop(
+        "tombstone.encoded.partition",
+        Type.STRING,
+        "tombstone",
+        "Directory (encoded partition) of null-valued records when the partitioner reads values (field, RecordField "
+        "time), where they have no field to partition by.",
+        L,
+        "Connector",
+    ),
+    Prop(
+        "s3.object.tagging",
+        Type.BOOLEAN,
+        "false",
+        "Tag objects with startOffset, endOffset and recordCount.",
+        L,
+        "S3",
+    ),
+    Prop(
+        "s3.object.tagging.extra",
+        Type.LIST,
+        "",
+        "Extra tags as key:value pairs added to every object (with s3.object.tagging=true).",
+        L,
+        "S3",
+    ),
+    Prop(
+        "max.records.per.partition.per.cycle",
+        Type.LONG,
+        "1000000",
+        "Records read from one topic-partition per backup cycle, which bounds a cycle's latency. Objects still "
+        "close only by the rotation rules: the chunk open at the cap is completed in the same cycle (chunks never "
+        "span cycles), so a cycle may read past the cap up to the end of that chunk.",
+        M,
+        "kafka-s3",
+        Range(1),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "cycle.interval.ms",
+        Type.LONG,
+        "10000",
+        "In --follow mode, time between backup cycles (each cycle is one Spark job). Offsets are committed at the end "
+        "of every cycle, like Connect's offset.flush.interval.ms.",
+        M,
+        "kafka-s3",
+        Range(0),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "isolation.level",
+        Type.STRING,
+        "read_committed",
+        "Back up only committed transactional records (read_committed) or everything (read_uncommitted).",
+        L,
+        "Kafka",
+        OneOf(("read_committed", "read_uncommitted")),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "upload.buffer.memory.bytes",
+        Type.LONG,
+        str(32 * MiB),
+        "Bytes an open object keeps in memory (its part being filled) before the part spills to a local temporary "
+        "file; also bounded by upload.buffer.memory.total.bytes.",
+        L,
+        "kafka-s3",
+        Range(0),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "upload.buffer.memory.total.bytes",
+        Type.LONG,
+        str(128 * MiB),
+        "Bytes all open objects of one Spark worker keep in memory together before pending parts spill to local "
+        "temporary files (bounds memory when a partitioner keeps thousands of objects open).",
+        L,
+        "kafka-s3",
+        Range(0),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "parquet.row.group.bytes",
+        Type.LONG,
+        str(16 * MiB),
+        "Approximate uncompressed bytes buffered per Parquet row group.",
+        L,
+        "kafka-s3",
+        Range(1024),
+        origin="kafka-s3",
+    ),
+)
+SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL)

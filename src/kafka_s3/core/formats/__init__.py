@@ -1,0 +1,36 @@
+"""Object formats: one module per format, each with a writer (records -> bytes) and a reader (bytes -> records)."""
+
+from kafka_s3.core.registry import Registry
+
+REGISTRY: Registry = Registry("format", "format.class")
+REGISTRY.register(
+    "json",
+    "kafka_s3.core.formats.json:JsonFormat",
+    aliases=("io.confluent.connect.s3.format.json.JsonFormat", "JsonFormat"),
+)
+REGISTRY.register(
+    "bytearray",
+    "kafka_s3.core.formats.bytearray:ByteArrayFormat",
+    aliases=("io.confluent.connect.s3.format.bytearray.ByteArrayFormat", "ByteArrayFormat", "bytes"),
+)
+REGISTRY.register(
+    "avro",
+    "kafka_s3.core.formats.avro:AvroFormat",
+    aliases=("io.confluent.connect.s3.format.avro.AvroFormat", "AvroFormat"),
+)
+REGISTRY.register(
+    "parquet",
+    "kafka_s3.core.formats.parquet:ParquetFormat",
+    aliases=("io.confluent.connect.s3.format.parquet.ParquetFormat", "ParquetFormat"),
+)
+REGISTRY.register(
+    "block_gzip",
+    "kafka_s3.core.formats.block_gzip:BlockGzipFormat",
+    aliases=(
+        "com.deviantart.kafka_connect_s3.BlockGZIPFormat",
+        "com.deviantart.kafka_connect_s3.BlockGZIPFileWriter",
+        "BlockGZIPFormat",
+        "block-gzip",
+        "blockgzip",
+    ),
+)

@@ -1,0 +1,237 @@
+"""Avro object container files, as Confluent's AvroFormat writes them (``.avro`` whatever ``avro.codec``).
+
+Writing encodes whole Arrow batches at once (:mod:`.avro_encoding`) and cuts blocks by size, so an object's bytes
+depend only on its records. Reading uses fastavro, so files written by Confluent's connector restore too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
+
+import fastavro
+import orjson
+import pyarrow as pa
+
+from kafka_s3.core.converters.avro_data import datums_array, expand, has_named_branches
+from kafka_s3.core.converters.base import Logical
+from kafka_s3.core.converters.connect import SchemaError, avro_full_name
+from kafka_s3.core.errors import ConversionError, FormatError
+from kafka_s3.core.records import HEADERS_TYPE
+from kafka_s3.core.formats.avro_encoding import encode, varint
+from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
+from kafka_s3.core.formats.compression import avro_block_compressor
+from kafka_s3.core.formats.envelope import HEADERS_AVRO, KAFKA_RECORD_AVRO, KAFKA_RECORD_NAME, NAMESPACE, ObjectValues, avro_value_schema, envelope_batch, envelope_struct, headers_or_empty, plain_kind, require_schema_converter, restored_batch, role_batch, value_avro_schema
+from kafka_s3.core.formats.framing import SizeGrouper, binary_offsets
+
+if TYPE_CHECKING:
+    from kafka_s3.core.config.model import Config
+    from kafka_s3.core.converters.base import Converter
+
+MAGIC = b"Obj\x01"
+BLOCK_BYTES = 64000  # encoded bytes per block: Java's DataFileWriter default sync interval
+READ_BATCH_RECORDS = 65536
+
+
+class AvroFormat(Format):
+    """Values, keys or headers (or whole records in envelope mode) as Avro container files."""
+
+    name = "avro"
+
+    def __init__(
+        self, config: "Config", role: Role = "value", converter: "Converter | None" = None, envelope: bool = False
+    ):
+        super().__init__(config, role, converter, envelope)
+        require_schema_converter(self)
+        self.codec = config["avro.codec"]
+        self.deflate_level = config.get("avro.deflate.level", -1)
+
+    @property
+    def extension(self) -> str:
+        return ".avro"
+
+    def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
+        return _AvroWriter(self, sink, ctx)
+
+    def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
+        try:
+            reader = fastavro.block_reader(source)
+            schema = orjson.loads(reader.metadata["avro.schema"])
+        except Exception as exc:  # fastavro raises assorted types (ValueError, EOFError, KeyError...) on bad headers
+            raise FormatError(f"not a readable Avro container ({exc})", ctx.object_key, "header") from None
+        to_batch = self._batch_builder(schema, ctx, _tag_union_branches(reader, schema))
+        datums: list[Any] = []
+        for datum_batch in _datums(reader, ctx):
+            datums.extend(datum_batch)
+            if len(datums) >= READ_BATCH_RECORDS:
+                yield to_batch(datums)
+                datums = []
+        if datums:
+            yield to_batch(datums)
+
+    def _batch_builder(self, schema: Any, ctx: FileContext, named_tuples: bool = False):
+        """A function from decoded datums to ``RECORD_SCHEMA`` batches, chosen once from the file's schema."""
+        if self.envelope:
+            _expect_schema(schema, KAFKA_RECORD_NAME, "an envelope object (store.envelope=true)", ctx)
+            return envelope_batch
+        if self.role == "headers":
+            items = schema.get("items") if isinstance(schema, dict) and schema.get("type") == "array" else None
+            _expect_schema(items, f"{NAMESPACE}.Header", "a headers object", ctx)
+            return lambda datums: role_batch(len(datums), headers=pa.array(datums, HEADERS_TYPE))
+        kind = plain_kind(schema)
+        if kind is None:
+            try:
+                value_schema = avro_value_schema(schema)
+                expanded = expand(schema)
+            except SchemaError as exc:
+                raise FormatError(f"unsupported value schema ({exc})", ctx.object_key, "header") from None
+
+        def to_batch(datums: list[Any]) -> pa.RecordBatch:
+            if kind is not None:
+                logical = Logical(kind, pa.array(datums, pa.binary() if kind == "bytes" else pa.string()))
+            else:
+                logical = Logical("struct", datums_array(datums, expanded, value_schema.arrow, named_tuples),
+                                  value_schema)
+            return restored_batch(self, ctx.topic, logical)
+
+        return to_batch
+
+
+def _tag_union_branches(reader: Any, schema: Any) -> bool:
+    """Have fastavro tag the values of named types in unions of several types (``(name, value)``), so an enum symbol
+    is not taken for a string branch. Returns whether it will (the reader's options are read as blocks are)."""
+    options = getattr(reader, "options", None)
+    try:
+        wanted = has_named_branches(expand(schema))
+    except SchemaError:
+        return False
+    if wanted and isinstance(options, dict):
+        options["return_named_type"] = True
+        return True
+    return False
+
+
+def _expect_schema(schema: Any, full_name: str, what: str, ctx: FileContext) -> None:
+    """Refuse an object of another kind (e.g. a headers sidecar read as an envelope) before decoding it."""
+    if not (isinstance(schema, dict) and schema.get("type") == "record" and avro_full_name(schema) == full_name):
+        raise FormatError(f"not {what}: its Avro schema is not {full_name}", ctx.object_key, "header")
+
+
+def _datums(reader: Any, ctx: FileContext) -> Iterator[list[Any]]:
+    """Each block's decoded datums, errors located at the block (framing, codec) or the record (decoding)."""
+    blocks = iter(reader)
+    block_number = records_read = 0
+    while True:
+        block_number += 1
+        try:
+            block = next(blocks)
+        except StopIteration:
+            return
+        except Exception as exc:  # corrupt framing or codec data: fastavro raises assorted types
+            raise FormatError(f"corrupt Avro data ({exc})", ctx.object_key, f"block {block_number}") from None
+        datums = []
+        try:
+            for datum in block:
+                datums.append(datum)
+                records_read += 1
+        except Exception as exc:  # a datum that does not decode with the file's schema
+            raise FormatError(f"corrupt Avro record ({exc})", ctx.object_key, f"record {records_read + 1}") from None
+        yield datums
+
+
+class _AvroWriter(FormatWriter):
+    """Writes the header at the first batch (a value schema is known only then) and blocks of ~64 kB."""
+
+    def __init__(self, fmt: AvroFormat, sink: BinaryIO, ctx: FileContext):
+        self._format = fmt
+        self._sink = sink
+        self._sync = ctx.sync_marker()
+        self._compress = avro_block_compressor(fmt.codec, fmt.deflate_level)
+        self._values = ObjectValues()
+        self._schema: Any = None
+        self._expanded: Any = None
+        self._grouper = SizeGrouper(BLOCK_BYTES)
+        self._pending: list[memoryview] = []
+        self._pending_count = 0
+
+    def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
+        if len(records) == 0:
+            return
+        if self._format.envelope:
+            self._write(KAFKA_RECORD_AVRO, envelope_struct(records))
+        elif self._format.role == "headers":
+            self._write(HEADERS_AVRO, headers_or_empty(records))
+        else:
+            for run in self._values.runs(values):
+                self._write_values(run)
+
+    def close(self) -> None:
+        leftover = None if self._format.envelope or self._format.role == "headers" else self._values.leftover()
+        if leftover is not None:
+            self._write_values(leftover)
+        if self._schema is None:  # no records: still a valid, empty container
+            self._start(self._fixed_schema() or "null")
+        self._flush_block()
+
+    def _fixed_schema(self) -> Any:
+        """The schema when it does not depend on the values (envelope, headers), else ``None``."""
+        if self._format.envelope:
+            return KAFKA_RECORD_AVRO
+        if self._format.role == "headers":
+            return HEADERS_AVRO
+        return None
+
+    def _write_values(self, values: Logical) -> None:
+        schema = value_avro_schema(values, self._format)
+        if values.array.null_count and not _allows_null(schema):
+            raise ConversionError(
+                f"a null {'key' if self._format.role == 'keys' else 'value'} cannot be written: its Avro schema is "
+                "not optional (use behavior.on.null.values=ignore, or store.envelope=true to keep tombstones)",
+                row=values.array.is_null().index(True).as_py(),
+            )
+        self._write(schema, values.array)
+
+    def _write(self, schema: Any, array: pa.Array) -> None:
+        if self._schema is None:
+            self._start(schema)
+        elif schema != self._schema:
+            raise ConversionError(
+                "the value schema changed within one Avro object; objects roll on schema changes "
+                "(schema.compatibility=NONE)"
+            )
+        self._append(encode(array, self._expanded))
+
+    def _start(self, schema: Any) -> None:
+        try:
+            self._expanded = fastavro.parse_schema(schema, expand=True)
+        except Exception as exc:  # fastavro's SchemaParseException and friends
+            raise ConversionError(f"the value schema is not valid Avro: {exc}") from None
+        self._schema = schema
+        metadata = {"avro.schema": orjson.dumps(schema), "avro.codec": self._format.codec.encode()}
+        header = [MAGIC, varint(len(metadata))]
+        for key, value in metadata.items():
+            header += [varint(len(key)), key.encode(), varint(len(value)), value]
+        header += [varint(0), self._sync]
+        self._sink.write(b"".join(header))
+
+    def _append(self, rows: pa.Array) -> None:
+        offsets = binary_offsets(rows)
+        data = memoryview(rows.buffers()[2])
+        start = 0
+        for end in self._grouper.cuts(offsets[1:] - offsets[:-1]):
+            self._pending.append(data[offsets[start] : offsets[end]])
+            self._pending_count += end - start
+            self._flush_block()
+            start = end
+        self._pending.append(data[offsets[start] : offsets[-1]])
+        self._pending_count += len(rows) - start
+
+    def _flush_block(self) -> None:
+        if not self._pending_count:
+            return
+        block = self._compress(b"".join(self._pending))
+        self._sink.write(b"".join([varint(self._pending_count), varint(len(block)), block, self._sync]))
+        self._pending, self._pending_count = [], 0
+
+
+def _allows_null(schema: Any) -> bool:
+    return schema == "null" or (isinstance(schema, list) and "null" in schema)

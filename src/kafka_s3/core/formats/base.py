@@ -1,0 +1,131 @@
+"""The format contract: a writer turns ordered records into one object's bytes, a reader turns them back.
+
+Writers must be **deterministic**: the same records and settings give the same bytes, byte for byte (no random
+Avro sync markers, no gzip timestamps, no wall-clock metadata). Exactly-once backups rely on it: a re-run after a
+crash re-creates an object identical to the one that may already be in the bucket.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO, Iterator, Literal
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from kafka_s3.core.config.model import Config
+    from kafka_s3.core.converters.base import Converter, Logical
+
+Role = Literal["value", "keys", "headers"]
+
+
+@dataclass(frozen=True)
+class FileContext:
+    """Where an object belongs: used for deterministic per-file values and for error messages."""
+
+    topic: str
+    partition: int
+    start_offset: int
+    object_key: str = ""
+
+    def sync_marker(self) -> bytes:
+        """A 16-byte Avro sync marker derived from the object's identity (not random: see module docstring)."""
+        return hashlib.sha256(f"{self.topic}\x00{self.partition}\x00{self.start_offset}".encode()).digest()[:16]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of an indexed object: a byte range that is itself an object ``Format.read`` decodes.
+
+    ``first_offset`` is the Kafka offset of the block's first record, ``records`` how many it holds and ``row`` how
+    many records of the object come before it (its first row's index, for aligning keys and headers sidecars).
+    """
+
+    byte_offset: int
+    byte_length: int
+    first_offset: int
+    records: int
+    row: int
+
+
+class FormatWriter(ABC):
+    """Writes the records of one object, batch after batch, into a binary sink."""
+
+    @abstractmethod
+    def write(self, records: pa.RecordBatch, values: "Logical | None") -> None:
+        """Append records (``RECORD_SCHEMA`` rows, in offset order).
+
+        ``values`` are the converted values of the same rows for the ``value`` role, the converted keys for the
+        ``keys`` role, and ``None`` for the ``headers`` role and in envelope mode (which stores raw records).
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Write trailing structures (footers, final blocks, compression trailers). Does not close the sink."""
+
+    def index(self) -> bytes | None:
+        """After :meth:`close`: the bytes of the object's index sidecar, or ``None`` (the default: no index).
+
+        A format whose writers return bytes here declares :attr:`Format.index_extension`; the backup stores them as
+        ``<name>.index<index_extension>`` beside the data object, in the same chunk (listed in its manifest).
+        """
+        return None
+
+
+class Format(ABC):
+    """One object format. Configured once per job; cheap ``writer``/``read`` calls per object."""
+
+    #: short registry name
+    name: str = ""
+    #: extension of the index sidecar written beside each object (``.json`` gives ``<name>.index.json``), or ``None``
+    #: for formats without an index. Formats with one are :class:`IndexedFormat` (their writers implement
+    #: :meth:`FormatWriter.index`).
+    index_extension: str | None = None
+
+    def __init__(
+        self,
+        config: "Config",
+        role: Role = "value",
+        converter: "Converter | None" = None,
+        envelope: bool = False,
+    ):
+        self.config = config
+        self.role = role
+        self.converter = converter
+        self.envelope = envelope
+
+    @property
+    @abstractmethod
+    def extension(self) -> str:
+        """Full extension with the leading dot and any compression suffix (``.json.gz``, ``.snappy.parquet``)."""
+
+    @abstractmethod
+    def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
+        """A writer streaming one object's bytes into ``sink``."""
+
+    @abstractmethod
+    def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
+        """Decode one object into ``RECORD_SCHEMA`` batches.
+
+        Envelope objects fill every column. Otherwise only the role's column is filled (``value`` bytes re-encoded
+        with the converter, ``key`` for keys sidecars, ``headers`` for headers sidecars); other columns are null and
+        the restore fills them from the object name and sidecars. Bad bytes raise
+        :class:`~kafka_s3.core.errors.FormatError` naming ``ctx.object_key`` and the position.
+        """
+
+
+
+class IndexedFormat(Format):
+    """A format whose objects are made of independently readable blocks, listed in an index sidecar."""
+
+    index_extension: str = ".json"
+
+    @abstractmethod
+    def blocks(self, index: bytes, ctx: FileContext) -> list[Block]:
+        """The blocks an index sidecar lists, in object order.
+
+        Readers bounded by offsets fetch only the blocks they need, with ranged GETs. A malformed index raises
+        :class:`~kafka_s3.core.errors.FormatError` naming ``ctx.object_key`` (the index's key).
+        """

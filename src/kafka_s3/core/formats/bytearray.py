@@ -1,0 +1,81 @@
+"""Confluent's ByteArrayFormat: each record's raw bytes followed by a separator (the last record too).
+
+The bytes are the Kafka record's own, whatever the converter, so a restore gives back the original values. A null
+value is written as an empty record (the format cannot tell them apart).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, BinaryIO, Iterator
+
+import pyarrow as pa
+
+from kafka_s3.core.errors import ConfigError
+from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
+from kafka_s3.core.formats.compression import SUFFIXES, StreamWriter, decompressed, stream_settings
+from kafka_s3.core.formats.envelope import role_batch
+from kafka_s3.core.formats.framing import joined, split_arrays
+
+if TYPE_CHECKING:
+    from kafka_s3.core.config.model import Config
+    from kafka_s3.core.converters.base import Converter, Logical
+
+SEPARATOR_KEY = "format.bytearray.separator"
+READ_BATCH_BYTES = 16 * 1024 * 1024
+_JAVA_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[btnfr\"'\\])")
+_JAVA_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
+
+
+def java_unescape(text: str) -> str:
+    """Java string escapes (``\\n``, ``\\t``, ``\\\\``, ``\\u0001``...), as Confluent unescapes the separator."""
+    return _JAVA_ESCAPE.sub(lambda m: chr(int(m[1][1:], 16)) if m[1][0] == "u" else _JAVA_ESCAPES[m[1]], text)
+
+
+class ByteArrayFormat(Format):
+    """Raw values (or raw keys, for a keys sidecar) separated by ``format.bytearray.separator``."""
+
+    name = "bytearray"
+
+    def __init__(
+        self, config: "Config", role: Role = "value", converter: "Converter | None" = None, envelope: bool = False
+    ):
+        super().__init__(config, role, converter, envelope)
+        if envelope:
+            raise ConfigError(
+                "format.class=ByteArrayFormat cannot store whole records (store.envelope=true): raw bytes have no "
+                "room for keys, headers and timestamps. Use format.class=avro, parquet or json with store.envelope",
+                key="format.class",
+            )
+        if role == "headers":
+            raise ConfigError(
+                "headers.format.class=ByteArrayFormat cannot store headers (a list of key/value pairs per record): "
+                "use headers.format.class=avro (the default), parquet or json",
+                key="headers.format.class",
+            )
+        self.compression, self.level = stream_settings(config)
+        # The raw text: the typed value is stripped, which would turn a " " or "\n" separator into nothing.
+        raw = config.originals.get(SEPARATOR_KEY)
+        self.separator = java_unescape(str(raw)).encode() if raw is not None else b"\n"
+        self.column = "key" if role == "keys" else "value"
+
+    @property
+    def extension(self) -> str:
+        return self.config["format.bytearray.extension"] + SUFFIXES[self.compression]
+
+    def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
+        return StreamWriter(sink, self.compression, self.level, self._render)
+
+    def _render(self, records: pa.RecordBatch, values: "Logical | None") -> memoryview:
+        raw = records.column(self.column)
+        return joined(raw.fill_null(pa.scalar(b"", raw.type)), self.separator)
+
+    def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
+        if not self.separator:
+            raise ConfigError(
+                f"{SEPARATOR_KEY} is empty: records written without a separator cannot be split apart again",
+                key=SEPARATOR_KEY,
+            )
+        for records in split_arrays(decompressed(source, self.compression, ctx.object_key), self.separator,
+                                    READ_BATCH_BYTES):
+            yield role_batch(len(records), **{self.column: records.cast(pa.binary())})

@@ -1,0 +1,191 @@
+"""Confluent's JsonFormat: one compact JSON value per line, a newline after every record, optionally compressed.
+
+Values render as Connect's JsonConverter (``schemas.enable=false``) renders them: raw bytes as base64 strings, text as
+strings, JSON as is, typed values as objects (see :func:`kafka_s3.core.converters.connect.json_default`). Non-ASCII text
+is written as UTF-8, not escaped, as Jackson does.
+"""
+
+from __future__ import annotations
+
+import binascii
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator
+
+import orjson
+import pyarrow as pa
+
+from kafka_s3.core import json_text
+from kafka_s3.core.converters.base import Kind, Logical
+from kafka_s3.core.converters.bytearray import ByteArrayConverter
+from kafka_s3.core.converters.connect import JSON_OPTIONS, first_unconvertible, json_default, payload_values
+from kafka_s3.core.converters.string import StringConverter
+from kafka_s3.core.errors import FormatError
+from kafka_s3.core.records import HEADERS_TYPE, timestamps_ms
+from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
+from kafka_s3.core.formats.compression import SUFFIXES, StreamWriter, decompressed, stream_settings
+from kafka_s3.core.formats.envelope import EnvelopeFieldMissing, envelope_batch, restored_batch, role_batch
+from kafka_s3.core.formats.framing import joined, split
+
+if TYPE_CHECKING:
+    from kafka_s3.core.config.model import Config
+    from kafka_s3.core.converters.base import Converter
+
+READ_BATCH_LINES = 65536
+ENVELOPE_FIELDS = ("topic", "partition", "offset", "timestamp", "timestampType", "key", "value", "headers")
+
+
+class JsonFormat(Format):
+    """JSON lines of values, keys, headers, or whole records (envelope mode)."""
+
+    name = "json"
+
+    def __init__(
+        self, config: "Config", role: Role = "value", converter: "Converter | None" = None, envelope: bool = False
+    ):
+        super().__init__(config, role, converter, envelope)
+        self.compression, self.level = stream_settings(config)
+
+    @property
+    def extension(self) -> str:
+        return ".json" + SUFFIXES[self.compression]
+
+    def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
+        return StreamWriter(sink, self.compression, self.level, self._render)
+
+    def _render(self, records: pa.RecordBatch, values: Logical | None) -> bytes | memoryview:
+        if self.envelope:
+            return _envelope_lines(records)
+        if self.role == "headers":
+            return json_text.lines(records.column("headers").to_pylist(), _render_headers)
+        return _value_lines(values)
+
+    def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
+        parse, to_batch = self._line_reader(ctx)
+        rows: list[Any] = []
+        first_line = 1
+        for number, line in enumerate(split(decompressed(source, self.compression, ctx.object_key), b"\n"), 1):
+            try:
+                rows.append(parse(line))
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:  # JSON, base64 and shape errors
+                raise FormatError(f"invalid JSON line ({exc})", ctx.object_key, f"line {number}") from None
+            if len(rows) == READ_BATCH_LINES:
+                yield _batch(to_batch, rows, first_line, ctx)
+                rows, first_line = [], number + 1
+        if rows:
+            yield _batch(to_batch, rows, first_line, ctx)
+
+    def _line_reader(self, ctx: FileContext) -> tuple[Callable[[bytes], Any], Callable[[list], pa.RecordBatch]]:
+        """How one line parses, and how parsed lines become a ``RECORD_SCHEMA`` batch, for this role."""
+        if self.envelope:
+            return _envelope_row, envelope_batch
+        if self.role == "headers":
+            return (
+                lambda line: _headers(orjson.loads(line)),
+                lambda rows: role_batch(len(rows), headers=pa.array(rows, HEADERS_TYPE)),
+            )
+        kind = _line_kind(self.converter)
+
+        def to_batch(rows: list[Any]) -> pa.RecordBatch:
+            logical = Logical(kind, pa.array(rows, pa.string() if kind == "string" else pa.binary()))
+            return restored_batch(self, ctx.topic, logical)
+
+        return _VALUE_PARSERS[kind], to_batch
+
+
+def _value_lines(values: Logical) -> bytes | memoryview:
+    """Converted values (or keys) as JSON lines."""
+    if values.kind == "json":  # already compact JSON text: joined without a per-record step
+        return joined(values.array.fill_null(pa.scalar(b"null", values.array.type)), b"\n")
+    return json_text.lines(payload_values(values.array), _render_value)
+
+
+def _render_headers(headers: list | None) -> bytes:
+    return orjson.dumps(headers or [], default=json_default)
+
+
+def _render_value(value: Any) -> bytes:
+    return orjson.dumps(value, default=json_default, option=JSON_OPTIONS)
+
+
+def _envelope_lines(records: pa.RecordBatch) -> memoryview:
+    columns = [
+        timestamps_ms(records).to_pylist() if name == "timestamp" else records.column(name).to_pylist()
+        for name in ENVELOPE_FIELDS
+    ]
+    return json_text.lines(list(zip(*columns, strict=True)), _render_envelope)
+
+
+def _render_envelope(record: tuple) -> bytes:
+    topic, partition, offset, timestamp, timestamp_type, key, value, headers = record
+    return orjson.dumps(
+        {
+            "topic": topic,
+            "partition": partition,
+            "offset": offset,
+            "timestamp": timestamp,
+            "timestampType": timestamp_type,
+            "key": key,
+            "value": value,
+            "headers": headers or [],
+        },
+        default=json_default,
+    )
+
+
+def _line_kind(converter: "Converter | None") -> Kind:
+    """What a value line holds, given the converter that produced it: base64 bytes, a string, or JSON."""
+    if converter is None or isinstance(converter, ByteArrayConverter):
+        return "bytes"
+    if isinstance(converter, StringConverter):
+        return "string"
+    return "json"
+
+
+def _unbase64(value: Any) -> bytes | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"expected a base64 string or null, got {type(value).__name__}")
+    return binascii.a2b_base64(value, strict_mode=True)
+
+
+def _string_line(line: bytes) -> str | None:
+    value = orjson.loads(line)
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"expected a JSON string or null, got {type(value).__name__}")
+    return value
+
+
+def _json_line(line: bytes) -> bytes | None:
+    return None if orjson.loads(line) is None else line.rstrip(b"\r")
+
+
+_VALUE_PARSERS: dict[str, Callable[[bytes], Any]] = {
+    "bytes": lambda line: _unbase64(orjson.loads(line)),
+    "string": _string_line,
+    "json": _json_line,
+}
+
+
+def _headers(headers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"key": h["key"], "value": _unbase64(h["value"])} for h in headers]
+
+
+def _envelope_row(line: bytes) -> dict[str, Any]:
+    row = orjson.loads(line)
+    return {
+        **row,
+        "key": _unbase64(row.get("key")),
+        "value": _unbase64(row.get("value")),
+        "headers": _headers(row.get("headers") or []),
+    }
+
+
+def _batch(to_batch: Callable[[list], pa.RecordBatch], rows: list, first_line: int, ctx: FileContext) -> pa.RecordBatch:
+    """Build a batch; a field of the wrong type or a missing field is reported at its line."""
+    try:
+        return to_batch(rows)
+    except EnvelopeFieldMissing as exc:
+        raise FormatError(str(exc), ctx.object_key, f"line {first_line + exc.row}") from None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+        line = first_line + first_unconvertible(rows, to_batch)
+        raise FormatError(f"invalid record ({exc})", ctx.object_key, f"line {line}") from None

@@ -1,0 +1,45 @@
+"""Operator logging: one line per event, secrets never printed.
+
+Every secret value of the loaded configuration (passwords, secret keys, SASL settings, SSE-C keys) is registered
+here, and :class:`RedactingFormatter` scrubs it from every formatted line — messages, arguments and tracebacks,
+including those of libraries that echo request parameters back in errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from kafka_s3.core.config.model import REDACTED
+
+_SECRETS: set[str] = set()
+
+
+def register_secrets(values) -> None:
+    _SECRETS.update(v for v in values if isinstance(v, str) and len(v) >= 4)
+
+
+def redact(text: str) -> str:
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+class RedactingFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
+def setup(verbose: bool = False, debug: bool = False, stream=None) -> None:
+    level = logging.DEBUG if debug else logging.INFO if verbose else logging.INFO
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    root = logging.getLogger()
+    for existing in list(root.handlers):
+        root.removeHandler(existing)
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    logging.getLogger("kafka_s3").setLevel(level)
+    for noisy in ("py4j", "botocore", "boto3", "urllib3", "s3transfer"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,134 @@
+"""Chunk manifests: the bucket's own record of which offsets each committed chunk covers.
+
+A chunk (all files a topic-partition commits together) is written in two steps: first its manifest, created
+conditionally, then its files. The manifest is therefore the chunk's commit intent — once it exists, every later run
+either reproduces exactly that chunk or re-creates its missing files; a run that would cut the offsets differently
+(a ``--once`` partial flush followed by more data, a wall-clock rotation) defers to the manifest. That is what keeps
+"never a different object under an existing name" true, and what lets a backup resume from the bucket alone when
+its consumer-group offsets are lost.
+
+Manifests live under ``<topics.dir>/_kafka-s3/<extension>/<topic>/<partition>/<startOffset>.chunk``; the ``.chunk``
+extension keeps them invisible to format readers (Confluent's source ignores other extensions). Their content is
+deterministic JSON (no wall-clock values), so a re-run writes identical bytes. Next to them,
+``<topic>/partition-count/<n>.json`` records each partition count the backup saw, so a restore into a new cluster
+creates the topic with the source's partition count even when its last partitions hold no records.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+from kafka_s3.core.errors import FormatError, ObjectExistsError
+from kafka_s3.core.store import Store
+
+EXTENSION = ".chunk"
+PAD = 20
+MANIFEST_DIR = "_kafka-s3"
+PARTITION_COUNT_DIR = "partition-count"
+
+
+def manifest_root(topics_dir: str, object_extension: str, delim: str = "/") -> str:
+    """One manifest tree per object extension: backups of a topic in two formats under one prefix are two
+    independent object sets (as the objects' names say), not two cuts of one."""
+    return delim.join(p for p in (topics_dir.strip(delim), MANIFEST_DIR, object_extension.lstrip(".")) if p)
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    key: str
+    kind: str  # data | keys | headers | index
+    records: int
+    first_offset: int
+    last_offset: int
+    bytes: int
+    directory: str = ""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    topic: str
+    partition: int
+    start: int  # offset of the chunk's first record
+    end: int  # offset of the chunk's last record
+    files: tuple[FileEntry, ...] = field(default_factory=tuple)
+    version: int = 1
+
+    @property
+    def records(self) -> int:
+        return sum(f.records for f in self.files if f.kind == "data")
+
+    def to_bytes(self) -> bytes:
+        doc = asdict(self)
+        doc["files"] = [asdict(f) for f in self.files]
+        return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, key: str = "") -> "Manifest":
+        try:
+            doc = json.loads(data)
+            files = tuple(FileEntry(**f) for f in doc.pop("files"))
+            return cls(files=files, **doc)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise FormatError(f"unreadable chunk manifest: {exc}", object_key=key) from None
+
+    def same_cut(self, other: "Manifest") -> bool:
+        """True when both describe the same offsets (the file bytes then agree, by determinism)."""
+        return (self.topic, self.partition, self.start, self.end) == (other.topic, other.partition, other.start, other.end)
+
+
+@dataclass(frozen=True)
+class ManifestStore:
+    """Where manifests of one backup live, and how to read and create them."""
+
+    store: Store
+    root: str  # e.g. "topics/_kafka-s3"
+    delim: str = "/"
+
+    def prefix(self, topic: str, partition: int) -> str:
+        return f"{self.root}{self.delim}{topic}{self.delim}{partition}{self.delim}"
+
+    def key(self, topic: str, partition: int, start: int) -> str:
+        return f"{self.prefix(topic, partition)}{start:0{PAD}d}{EXTENSION}"
+
+    def get(self, topic: str, partition: int, start: int) -> Manifest | None:
+        key = self.key(topic, partition, start)
+        if self.store.head(key) is None:
+            return None
+        return Manifest.from_bytes(self.store.get(key), key)
+
+    def create(self, manifest: Manifest) -> Manifest:
+        """Create the manifest; if one exists for the same start, return the existing one (the caller compares)."""
+        key = self.key(manifest.topic, manifest.partition, manifest.start)
+        try:
+            self.store.put(key, manifest.to_bytes())
+            return manifest
+        except ObjectExistsError:
+            return Manifest.from_bytes(self.store.get(key), key)
+
+    def latest(self, topic: str, partition: int) -> Manifest | None:
+        """The manifest with the highest start offset (listing the partition's manifests)."""
+        best = None
+        for info in self.store.list(self.prefix(topic, partition)):
+            name = info.key.rsplit(self.delim, 1)[-1]
+            if name.endswith(EXTENSION) and name[: -len(EXTENSION)].isdigit():
+                start = int(name[: -len(EXTENSION)])
+                if best is None or start > best:
+                    best = start
+        return None if best is None else self.get(topic, partition, best)
+
+    def _count_prefix(self, topic: str) -> str:
+        return f"{self.root}{self.delim}{topic}{self.delim}{PARTITION_COUNT_DIR}{self.delim}"
+
+    def note_partition_count(self, topic: str, count: int) -> None:
+        """Record that ``topic`` had ``count`` partitions (idempotent: one immutable object per count seen)."""
+        try:
+            self.store.put(f"{self._count_prefix(topic)}{count}.json", json.dumps({"topic": topic, "partitions": count}).encode())
+        except ObjectExistsError:
+            pass
+
+    def partition_count(self, topic: str) -> int | None:
+        """The highest partition count a backup of ``topic`` recorded, or ``None`` (e.g. objects from another tool)."""
+        counts = [info.key.rsplit(self.delim, 1)[-1].removesuffix(".json") for info in self.store.list(self._count_prefix(topic))]
+        numbers = [int(c) for c in counts if c.isdigit()]
+        return max(numbers) if numbers else None

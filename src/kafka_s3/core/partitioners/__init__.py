@@ -1,0 +1,48 @@
+"""Partitioners: which directory (encoded partition) each record goes to."""
+
+from kafka_s3.core.registry import Registry
+
+REGISTRY: Registry = Registry("partitioner", "partitioner.class")
+REGISTRY.register(
+    "default",
+    "kafka_s3.core.partitioners.default:DefaultPartitioner",
+    aliases=("io.confluent.connect.storage.partitioner.DefaultPartitioner", "DefaultPartitioner"),
+)
+REGISTRY.register(
+    "field",
+    "kafka_s3.core.partitioners.field:FieldPartitioner",
+    aliases=("io.confluent.connect.storage.partitioner.FieldPartitioner", "FieldPartitioner"),
+)
+REGISTRY.register(
+    "time_based",
+    "kafka_s3.core.partitioners.time_based:TimeBasedPartitioner",
+    aliases=("io.confluent.connect.storage.partitioner.TimeBasedPartitioner", "TimeBasedPartitioner", "timebased"),
+)
+REGISTRY.register(
+    "daily",
+    "kafka_s3.core.partitioners.time_based:DailyPartitioner",
+    aliases=("io.confluent.connect.storage.partitioner.DailyPartitioner", "DailyPartitioner"),
+)
+REGISTRY.register(
+    "hourly",
+    "kafka_s3.core.partitioners.time_based:HourlyPartitioner",
+    aliases=("io.confluent.connect.storage.partitioner.HourlyPartitioner", "HourlyPartitioner"),
+)
+REGISTRY.register("kcql", "kafka_s3.core.partitioners.kcql:KcqlPartitioner", aliases=("KcqlPartitioner",))
+
+EXTRACTORS: Registry = Registry("timestamp extractor", "timestamp.extractor")
+EXTRACTORS.register(
+    "Wallclock",
+    "kafka_s3.core.partitioners.timestamps:WallclockTimestampExtractor",
+    aliases=("io.confluent.connect.storage.partitioner.TimeBasedPartitioner$WallclockTimestampExtractor",),
+)
+EXTRACTORS.register(
+    "Record",
+    "kafka_s3.core.partitioners.timestamps:RecordTimestampExtractor",
+    aliases=("io.confluent.connect.storage.partitioner.TimeBasedPartitioner$RecordTimestampExtractor",),
+)
+EXTRACTORS.register(
+    "RecordField",
+    "kafka_s3.core.partitioners.timestamps:RecordFieldTimestampExtractor",
+    aliases=("io.confluent.connect.storage.partitioner.TimeBasedPartitioner$RecordFieldTimestampExtractor",),
+)

@@ -1,0 +1,78 @@
+"""A registry per plugin kind (formats, partitioners, converters, stores, timestamp extractors).
+
+A plugin is found by its short name (``avro``), by an alias such as the Confluent Java class name
+(``io.confluent.connect.s3.format.avro.AvroFormat``), or by a dotted Python path to a user class
+(``my_pkg.partitioners.ByRegion`` or ``my_pkg.partitioners:ByRegion``). Targets are registered as import strings so
+that resolving one plugin never imports the others: Spark worker start-up stays lean.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Generic, TypeVar
+
+from kafka_s3.core.errors import ConfigError
+
+T = TypeVar("T")
+
+
+def import_object(path: str) -> Any:
+    """Import ``pkg.mod:attr`` or ``pkg.mod.attr``."""
+    if ":" in path:
+        module_name, _, attr = path.partition(":")
+    else:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name or not attr:
+        raise ImportError(f"not a dotted path: {path!r}")
+    module = importlib.import_module(module_name)
+    obj = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class Registry(Generic[T]):
+    """Maps names and aliases to import strings; resolves user classes by dotted path."""
+
+    def __init__(self, kind: str, config_key: str):
+        self.kind = kind
+        self.config_key = config_key
+        self._targets: dict[str, str] = {}
+        self._aliases: dict[str, str] = {}
+
+    def register(self, name: str, target: str, aliases: tuple[str, ...] = ()) -> None:
+        self._targets[name] = target
+        self._aliases[name.lower()] = name
+        for alias in aliases:
+            self._aliases[alias.lower()] = name
+
+    def names(self) -> list[str]:
+        return list(self._targets)
+
+    def aliases_of(self, name: str) -> list[str]:
+        return [a for a, n in self._aliases.items() if n == name and a != name.lower()]
+
+    def canonical(self, value: str) -> str:
+        """The registered short name for ``value``, or ``value`` itself when it is a dotted path to a user class."""
+        name = self._aliases.get(value.strip().lower())
+        if name is not None:
+            return name
+        try:
+            import_object(value.strip())
+        except (ImportError, AttributeError, ValueError) as exc:
+            allowed = ", ".join(self._targets)
+            raise ConfigError(
+                f"{self.config_key}={value!r} is not a known {self.kind} (allowed: {allowed}, a Confluent class name, "
+                f"or a dotted path to a Python class): {exc}",
+                key=self.config_key,
+            ) from None
+        return value.strip()
+
+    def resolve(self, value: str) -> T:
+        """The plugin object (usually a class) for a name, alias or dotted path."""
+        name = self.canonical(value)
+        target = self._targets.get(name, name)
+        try:
+            return import_object(target)
+        except (ImportError, AttributeError) as exc:  # a registered target failing to import is a bug
+            raise ConfigError(f"{self.config_key}={value!r}: cannot load {target}: {exc}", key=self.config_key) from exc

@@ -1,0 +1,200 @@
+"""Cluster-level Kafka operations the driver needs: topics, offsets, consumer-group positions.
+
+All calls are synchronous with a timeout and turn librdkafka failures into :class:`~kafka_s3.core.errors.KafkaError`
+naming the operation and the topic/partition/group involved.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Iterable, Mapping
+
+from kafka_s3.core.errors import KafkaError
+
+TP = tuple[str, int]
+
+DEFAULT_TIMEOUT = 30.0
+
+
+class _DebugLog:
+    """Receives librdkafka's own log lines (``logger`` client setting) and keeps them at debug level: against an
+    unreachable broker librdkafka logs a line per connection attempt, every few milliseconds, which buried the one
+    error that matters — the failed operation, raised as a :class:`KafkaError` naming the broker."""
+
+    _log = logging.getLogger("kafka_s3.kafka.librdkafka")
+
+    def log(self, level: int, fmt: str, *args) -> None:
+        self._log.debug(fmt, *args)
+
+
+def _quiet(settings: Mapping[str, str]) -> dict:
+    return {**settings, "logger": _DebugLog()}
+
+
+def _error(operation: str, exc: BaseException) -> KafkaError:
+    detail = exc.args[0] if getattr(exc, "args", None) else exc
+    text = getattr(detail, "str", lambda: str(detail))()
+    return KafkaError(f"Kafka {operation} failed: {text}")
+
+
+class Admin:
+    """A thin, synchronous facade over confluent-kafka's AdminClient (and a consumer for group commits)."""
+
+    def __init__(self, settings: Mapping[str, str], timeout: float = DEFAULT_TIMEOUT):
+        from confluent_kafka.admin import AdminClient
+
+        self.settings = dict(settings)
+        self.timeout = timeout
+        self.client = AdminClient(_quiet(self.settings))
+
+    # ------------------------------------------------------------------------------------------------- topics
+    def topics(self) -> dict[str, int]:
+        """Every non-internal topic and its partition count."""
+        try:
+            metadata = self.client.list_topics(timeout=self.timeout)
+        except Exception as exc:
+            raise _error(f"metadata request to {self.settings.get('bootstrap.servers')}", exc) from None
+        return {
+            name: len(topic.partitions)
+            for name, topic in metadata.topics.items()
+            if not name.startswith("__") and topic.error is None
+        }
+
+    def select_topics(self, names: Iterable[str] = (), regex: str = "") -> dict[str, int]:
+        """Topics named explicitly (which must exist) or matching ``regex`` (full match, as Connect's topics.regex)."""
+        existing = self.topics()
+        if regex:
+            pattern = re.compile(regex)
+            return {t: n for t, n in sorted(existing.items()) if pattern.fullmatch(t)}
+        missing = [t for t in names if t not in existing]
+        if missing:
+            raise KafkaError(f"topic(s) not found in the Kafka cluster: {', '.join(missing)}")
+        return {t: existing[t] for t in names}
+
+    def create_topic(
+        self, name: str, partitions: int, replication_factor: int = -1, config: Mapping[str, str] | None = None
+    ) -> None:
+        from confluent_kafka.admin import NewTopic
+
+        futures = self.client.create_topics(
+            [NewTopic(name, partitions, replication_factor, config=dict(config or {}))],
+            operation_timeout=self.timeout,
+        )
+        try:
+            futures[name].result(self.timeout)
+        except Exception as exc:
+            raise _error(f"create topic {name!r} with {partitions} partitions", exc) from None
+
+    def delete_topic(self, name: str) -> None:
+        futures = self.client.delete_topics([name], operation_timeout=self.timeout)
+        try:
+            futures[name].result(self.timeout)
+        except Exception as exc:
+            raise _error(f"delete topic {name!r}", exc) from None
+
+    # ------------------------------------------------------------------------------------------------- offsets
+    def _list_offsets(self, specs: dict, read_committed: bool) -> dict[TP, tuple[int, int]]:
+        from confluent_kafka import IsolationLevel
+
+        if not specs:
+            return {}
+        level = IsolationLevel.READ_COMMITTED if read_committed else IsolationLevel.READ_UNCOMMITTED
+        try:
+            futures = self.client.list_offsets(specs, isolation_level=level, request_timeout=self.timeout)
+            return {(tp.topic, tp.partition): (f.result().offset, f.result().timestamp) for tp, f in futures.items()}
+        except Exception as exc:
+            raise _error("list offsets", exc) from None
+
+    def end_offsets(self, tps: Iterable[TP], read_committed: bool = True) -> dict[TP, int]:
+        """High watermarks (the last stable offset under read_committed)."""
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        specs = {TopicPartition(t, p): OffsetSpec.latest() for t, p in tps}
+        return {tp: offset for tp, (offset, _) in self._list_offsets(specs, read_committed).items()}
+
+    def start_offsets(self, tps: Iterable[TP]) -> dict[TP, int]:
+        """Log start offsets (the earliest record still retained)."""
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        specs = {TopicPartition(t, p): OffsetSpec.earliest() for t, p in tps}
+        return {tp: offset for tp, (offset, _) in self._list_offsets(specs, False).items()}
+
+    def offsets_for_times(self, tps: Iterable[TP], timestamp_ms: int) -> dict[TP, int]:
+        """The first offset whose timestamp is >= ``timestamp_ms`` per partition (the end offset when none is)."""
+        from confluent_kafka import TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+
+        tps = list(tps)
+        specs = {TopicPartition(t, p): OffsetSpec.for_timestamp(timestamp_ms) for t, p in tps}
+        found = {tp: offset for tp, (offset, _) in self._list_offsets(specs, False).items()}
+        ends = self.end_offsets([tp for tp in tps if found.get(tp, -1) < 0], read_committed=False)
+        return {tp: (found[tp] if found.get(tp, -1) >= 0 else ends[tp]) for tp in tps}
+
+    # ------------------------------------------------------------------------------------------------- groups
+    def _group_consumer(self, group: str):
+        from confluent_kafka import Consumer
+
+        settings = {k: v for k, v in self.settings.items()}
+        settings.update({"group.id": group, "enable.auto.commit": "false"})
+        return Consumer(_quiet(settings))
+
+    def group_offsets(self, group: str, tps: Iterable[TP]) -> dict[TP, int | None]:
+        """Committed offsets of ``group`` (``None`` where nothing is committed)."""
+        return {tp: offset for tp, (offset, _) in self.group_offsets_with_metadata(group, tps).items()}
+
+    def group_offsets_with_metadata(self, group: str, tps: Iterable[TP]) -> dict[TP, tuple[int | None, str]]:
+        """Committed offsets of ``group`` with the metadata string committed alongside."""
+        from confluent_kafka import TopicPartition
+
+        tps = list(tps)
+        if not tps:
+            return {}
+        consumer = self._group_consumer(group)
+        try:
+            committed = consumer.committed([TopicPartition(t, p) for t, p in tps], timeout=self.timeout)
+        except Exception as exc:
+            raise _error(f"read committed offsets of group {group!r}", exc) from None
+        finally:
+            consumer.close()
+        return {
+            (tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None, tp.metadata or "") for tp in committed
+        }
+
+    def commit_group_offsets(
+        self, group: str, offsets: Mapping[TP, int], metadata: Mapping[TP, str] | None = None
+    ) -> None:
+        """Commit ``offsets`` (next offset to read) for ``group`` synchronously, as a standalone consumer would;
+        ``metadata`` strings are stored with them (shown by ``kafka-s3 status``)."""
+        from confluent_kafka import TopicPartition
+
+        if not offsets:
+            return
+        metadata = metadata or {}
+        consumer = self._group_consumer(group)
+        try:
+            result = consumer.commit(
+                offsets=[TopicPartition(t, p, o, metadata=metadata.get((t, p))) for (t, p), o in offsets.items()],
+                asynchronous=False,
+            )
+            failed = [tp for tp in result or [] if tp.error is not None]
+            if failed:
+                raise KafkaError(
+                    f"commit of group {group!r} offsets failed for "
+                    + ", ".join(f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in failed)
+                )
+        except KafkaError:
+            raise
+        except Exception as exc:
+            raise _error(f"commit offsets of group {group!r}", exc) from None
+        finally:
+            consumer.close()
+
+    def delete_group(self, group: str) -> None:
+        futures = self.client.delete_consumer_groups([group], request_timeout=self.timeout)
+        try:
+            futures[group].result(self.timeout)
+        except Exception as exc:
+            raise _error(f"delete consumer group {group!r}", exc) from None

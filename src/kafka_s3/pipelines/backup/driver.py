@@ -1,0 +1,316 @@
+"""The backup pipeline's driver: plan a cycle, run it as one Spark job, commit what became durable, repeat.
+
+Per topic-partition the driver keeps the next offset to read. It comes from the consumer group (``connect-<name>``
+by default, so Kafka's own tools show the backup's lag) or, when the group has nothing, from the bucket's latest
+chunk manifest (the backup resumes from what is already stored), or from the log start. After each Spark job the
+group offsets move to the start of each partition's still-open chunk: never past data that is not durable.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kafka_s3.core.config.model import Config
+from kafka_s3.core.errors import ConfigError, KafkaS3Error
+from kafka_s3.io.kafka.admin import TP, Admin
+from kafka_s3.io.kafka.settings import client_settings
+from kafka_s3.core.manifest import ManifestStore
+from kafka_s3.pipelines.backup.task import RESULT_SCHEMA, PartitionPlan, backup_task
+from kafka_s3.pipelines.live import LiveCounts
+from kafka_s3.pipelines.backup.partition import BackupPlugins
+
+log = logging.getLogger("kafka_s3.backup")
+
+
+class BackupFailed(KafkaS3Error):
+    """One or more partitions hit a record the configuration cannot back up."""
+
+    exit_code = 5
+
+
+@dataclass
+class PartitionState:
+    next_offset: int
+    forced_end: int | None = None  # re-create the bucket's chunk ending there first
+    last_scanned: int = -1  # high watermark seen by the last cycle that read this partition
+    open_records: int = 0
+    open_since: float | None = None  # wall time the open chunk was first seen (start of that cycle)
+    open_start: int | None = None  # first offset of the open chunk
+    last_object: str = ""
+
+
+@dataclass
+class CycleReport:
+    cycle: int
+    partitions: int
+    records: int = 0
+    objects: int = 0
+    bytes: int = 0
+    replayed: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BackupSummary:
+    cycles: list[CycleReport] = field(default_factory=list)
+    committed: dict[TP, int] = field(default_factory=dict)
+    targets: dict[TP, int] = field(default_factory=dict)
+
+    @property
+    def records(self) -> int:
+        return sum(c.records for c in self.cycles)
+
+    @property
+    def objects(self) -> int:
+        return sum(c.objects for c in self.cycles)
+
+    @property
+    def bytes(self) -> int:
+        return sum(c.bytes for c in self.cycles)
+
+
+def group_id(config: Config) -> str:
+    return config["group.id"] or f"connect-{config['name']}"
+
+
+class Backup:
+    """A configured backup. ``run_once`` backs up to the high watermarks seen at its start; ``follow`` never ends."""
+
+    def __init__(self, config: Config, spark=None, master: str | None = None, on_cycle: Callable | None = None):
+        from kafka_s3.io.stores.spec import StoreSpec
+
+        self.config = config
+        self.group = group_id(config)
+        self.kafka_settings = client_settings(config, "consumer")
+        self.admin = Admin(client_settings(config, "admin", warn=False))
+        self.store_spec = StoreSpec.from_config(config)
+        self.store = self.store_spec.open()
+        self._spark = spark
+        self.master = master
+        self.on_cycle = on_cycle
+        self.states: dict[TP, PartitionState] = {}
+        self.cycle_number = 0
+        self._cycle_wall_start = 0.0  # wall time the current cycle started
+        self.plugins = BackupPlugins.from_config(config)  # also validates every plugin setting before a job starts
+        self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
+        self._noted_counts: dict[str, int] = {}
+        self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
+        self.live: LiveCounts | None = None
+        self.targets: dict[TP, int] = {}  # run_once: the offsets it backs up to
+        self.raw_config = {k: str(v) if not isinstance(v, str) else v for k, v in config.originals.items()}
+
+    # ------------------------------------------------------------------------------------------------ setup
+    @property
+    def spark(self):
+        if self._spark is None:
+            from kafka_s3.spark.session import build_session, spark_settings
+
+            started = time.monotonic()
+            self._spark = build_session(self.master, "kafka-s3 backup", spark_settings(self.config.extras),
+                                        data_sources=False)
+            log.info("spark session ready in %.2fs", time.monotonic() - started)
+        return self._spark
+
+    def topics(self) -> dict[str, int]:
+        topics = self.admin.select_topics(self.config["topics"], self.config["topics.regex"])
+        if not topics and not self.config["topics.regex"]:
+            raise KafkaS3Error("no topic to back up")
+        for topic, count in topics.items():
+            if self._noted_counts.get(topic) != count:  # a restore creates missing topics with this count
+                self.manifests.note_partition_count(topic, count)
+                self._noted_counts[topic] = count
+        return topics
+
+    def _resume(self, tps: list[TP]) -> None:
+        """Initial positions for partitions seen for the first time."""
+        new = [tp for tp in tps if tp not in self.states]
+        if not new:
+            return
+        committed = self.admin.group_offsets_with_metadata(self.group, new)
+        log_start = self.admin.start_offsets(new)
+        reset_latest = self.config.originals.get("consumer.override.auto.offset.reset", "earliest") == "latest"
+        latest = self.admin.end_offsets(new) if reset_latest else {}
+        for tp in new:
+            offset, metadata = committed.get(tp, (None, ""))
+            state = None
+            if offset is not None:
+                state = PartitionState(offset, last_object=_metadata_object(metadata))
+            else:
+                manifest = self.manifests.latest(*tp)
+                if manifest is not None:
+                    log.info(
+                        "%s[%d]: no committed offset in group %s; resuming from the bucket's last chunk %d..%d",
+                        tp[0], tp[1], self.group, manifest.start, manifest.end)
+                    state = PartitionState(manifest.start, forced_end=manifest.end)
+                else:
+                    state = PartitionState(latest.get(tp, log_start[tp]))
+            if state.next_offset < log_start[tp]:
+                log.warning(
+                    "%s[%d]: offsets %d..%d were deleted from Kafka before being backed up (retention); continuing "
+                    "from %d", tp[0], tp[1], state.next_offset, log_start[tp] - 1, log_start[tp])
+                state = PartitionState(log_start[tp])
+            self.states[tp] = state
+
+    # ------------------------------------------------------------------------------------------------ cycles
+    def plan(self, ends: dict[TP, int], flush_open: bool, targets: dict[TP, int] | None = None) -> list[PartitionPlan]:
+        cap = self.config["max.records.per.partition.per.cycle"]
+        plans = []
+        for tp, end in sorted(ends.items()):
+            state = self.states[tp]
+            if state.next_offset >= end and state.forced_end is None:
+                continue
+            if not flush_open and not self._worth_scanning(tp, end):
+                continue
+            target = end if targets is None else targets[tp]
+            reopened = state.open_since is not None and state.open_start == state.next_offset
+            plans.append(
+                PartitionPlan(
+                    topic=tp[0],
+                    partition=tp[1],
+                    start=state.next_offset,
+                    end=min(end, state.next_offset + cap),
+                    hard_end=end,
+                    forced_end=state.forced_end,
+                    flush_open=flush_open and end >= target,
+                    open_since_ms=int(state.open_since * 1000) if reopened else None,
+                    open_until=state.last_scanned if reopened else None,
+                )
+            )
+        return plans
+
+    def _worth_scanning(self, tp: TP, end: int) -> bool:
+        """In follow mode, re-read an open chunk only when something could close it (new data that may fill it,
+        a time rule, or a scheduled rotation), not on every cycle."""
+        state = self.states[tp]
+        if state.open_since is None or end > state.last_scanned:
+            return True
+        return self.config["rotate.schedule.interval.ms"] > 0
+
+    def run_cycle(self, plans: list[PartitionPlan]) -> CycleReport:
+        self.cycle_number += 1
+        report = CycleReport(self.cycle_number, len(plans))
+        if not plans:
+            return report
+        started = time.monotonic()
+        self._cycle_wall_start = time.time()
+        spark = self.spark
+        spark.sparkContext.setJobDescription(f"kafka-s3 backup cycle {self.cycle_number} ({len(plans)} partitions)")
+        if self.live_progress and self.live is None:
+            self.live = LiveCounts.for_session(spark)
+        task = backup_task(plans, self.raw_config, self.store_spec, self.kafka_settings,
+                           self.live.new_round() if self.live else None)
+        job_started = time.monotonic()
+        rows = spark.range(0, len(plans), 1, len(plans)).mapInArrow(task, RESULT_SCHEMA).collect()
+        results = [json.loads(row.result) for row in rows]
+        log.info("cycle %d: spark job ran in %.2fs", self.cycle_number, time.monotonic() - job_started)
+        self._apply(results, plans, report)
+        report.seconds = time.monotonic() - started
+        log.info(
+            "cycle %d: %d partitions, %d records, %d objects (%d already stored), %.1f MB in %.1fs",
+            report.cycle, report.partitions, report.records, report.objects, report.replayed, report.bytes / 1e6,
+            report.seconds)
+        if self.on_cycle:
+            self.on_cycle(report, results)
+        if report.errors:
+            raise BackupFailed("; ".join(report.errors))
+        return report
+
+    def _apply(self, results: list[dict], plans: list[PartitionPlan], report: CycleReport) -> None:
+        plans_by_tp = {(p.topic, p.partition): p for p in plans}
+        commits: dict[TP, int] = {}
+        metadata: dict[TP, str] = {}
+        for result in results:
+            tp = (result["topic"], result["partition"])
+            state = self.states[tp]
+            plan = plans_by_tp[tp]
+            for chunk in result["chunks"]:
+                for f in chunk["files"]:
+                    report.bytes += f["bytes"]
+                    if f["kind"] == "data":
+                        report.objects += 1
+                        report.records += f["records"]
+                        state.last_object = f["key"]
+                        log.info(
+                            "committed %s/%s records=%d offsets=%d..%d bytes=%d",
+                            self.store.url, f["key"], f["records"], f["first_offset"], f["last_offset"], f["bytes"])
+            report.replayed += result.get("replayed_files", 0)
+            if result.get("error"):
+                report.errors.append(f"{tp[0]}[{tp[1]}]: {result['error']}")
+            committed = result["committed_offset"]
+            if committed > state.next_offset or (committed == state.next_offset and result["chunks"]):
+                commits[tp] = committed
+                metadata[tp] = json.dumps({"object": state.last_object, "at": int(time.time() * 1000)})
+            state.next_offset = max(state.next_offset, committed)
+            if state.forced_end is not None and (result["chunks"] or committed > plan.start):
+                state.forced_end = None
+            state.last_scanned = result["read_until"]
+            open_chunk = result.get("open_chunk")
+            if open_chunk:
+                state.open_records = open_chunk["records"]
+                if state.open_since is None or state.open_start != open_chunk["start"]:
+                    # A chunk opened during this cycle: its scheduled rotation counts from the cycle's start.
+                    state.open_since, state.open_start = self._cycle_wall_start, open_chunk["start"]
+            else:
+                state.open_records, state.open_since, state.open_start = 0, None, None
+        if commits:
+            self.admin.commit_group_offsets(self.group, commits, metadata)
+            for (topic, partition), offset in sorted(commits.items()):
+                log.debug("group %s: %s[%d] committed at %d", self.group, topic, partition, offset)
+
+    # ------------------------------------------------------------------------------------------------ modes
+    def run_once(self) -> BackupSummary:
+        """Back up every record below the high watermarks seen now, flush what is open, and return."""
+        self.store.check()
+        topics = self.topics()
+        tps = [(t, p) for t, n in topics.items() for p in range(n)]
+        self._resume(tps)
+        targets = self.admin.end_offsets(tps, read_committed=self.config["isolation.level"] == "read_committed")
+        self.targets = dict(targets)
+        summary = BackupSummary(targets=dict(targets))
+        while True:
+            plans = self.plan(targets, flush_open=True, targets=targets)
+            if not plans:
+                break
+            summary.cycles.append(self.run_cycle(plans))
+        summary.committed = {tp: s.next_offset for tp, s in self.states.items()}
+        return summary
+
+    def follow(self, stop: threading.Event | None = None) -> None:
+        """Run cycles forever (or until ``stop`` is set), every ``cycle.interval.ms``."""
+        self.store.check()
+        stop = stop or threading.Event()
+        interval = self.config["cycle.interval.ms"] / 1000
+        read_committed = self.config["isolation.level"] == "read_committed"
+        failures = 0
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                topics = self.topics()
+                tps = [(t, p) for t, n in topics.items() for p in range(n)]
+                self._resume(tps)
+                ends = self.admin.end_offsets(tps, read_committed=read_committed)
+                self.run_cycle(self.plan(ends, flush_open=False))
+                failures = 0
+            except (BackupFailed, ConfigError):
+                raise  # the records or the configuration are wrong: retrying cannot help
+            except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
+                failures += 1
+                wait = min(300.0, interval * 2 ** min(failures, 8))
+                log.error("cycle failed (%d in a row), retrying in %.0fs: %s", failures, wait,
+                          str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__)
+                stop.wait(wait)
+                continue
+            stop.wait(max(0.0, interval - (time.monotonic() - started)))
+
+
+def _metadata_object(metadata: str) -> str:
+    try:
+        return json.loads(metadata).get("object", "") if metadata else ""
+    except (ValueError, AttributeError):
+        return ""

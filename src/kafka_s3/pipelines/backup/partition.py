@@ -1,0 +1,706 @@
+"""Backing up one topic-partition: ordered record batches in, committed chunks of objects out.
+
+This is Confluent's TopicPartitionWriter re-thought for Arrow batches: converters, the partitioner and the rotation
+rules run on whole batches; rows are grouped per encoded partition and streamed to the format writers, which write
+straight into conditional uploads. A chunk commits as manifest-then-files (see :mod:`kafka_s3.core.manifest`), so a
+crash at any point followed by a re-run converges on the same objects.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kafka_s3.core.config.model import Config
+from kafka_s3.core.converters.base import Converted, Converter, Logical, ValueSchema
+from kafka_s3.core.converters.json import NULL_VALUES
+from kafka_s3.core.errors import ConversionError, KafkaS3Error, ObjectExistsError
+from kafka_s3.core.formats.base import FileContext, Format, FormatWriter
+from kafka_s3.core.layout import Layout
+from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore, manifest_root
+from kafka_s3.core.partitioners.base import Partitioner
+from kafka_s3.core.rotation import RotationPolicy, Rotator
+from kafka_s3.core.schema_evolution import Compatibility, SchemaJudge, project
+from kafka_s3.core.store import Store, Upload
+
+log = logging.getLogger(__name__)
+
+MAX_PENDING_COMMITS = 2  # chunks whose files complete in the background while the next chunk is written
+
+
+class DataError(KafkaS3Error):
+    """A record the configuration cannot back up (null value under behavior.on.null.values=fail...)."""
+
+    exit_code = 5
+
+
+class ChunkConflict(KafkaS3Error):
+    """The bucket already holds a different cut of these offsets; the existing manifest wins."""
+
+    def __init__(self, existing: Manifest):
+        super().__init__(
+            f"{existing.topic}[{existing.partition}]: the bucket already has a chunk of offsets "
+            f"{existing.start}..{existing.end}; re-creating it as it is"
+        )
+        self.existing = existing
+
+
+def _partitioners_without_headers() -> tuple[type, ...]:
+    from kafka_s3.core.partitioners.default import DefaultPartitioner
+    from kafka_s3.core.partitioners.field import FieldPartitioner
+    from kafka_s3.core.partitioners.time_based import TimeBasedPartitioner
+
+    return (DefaultPartitioner, FieldPartitioner, TimeBasedPartitioner)
+
+
+@dataclass
+class BackupPlugins:
+    """Everything configured once per process: converters, partitioner, formats, rotation policy, layout."""
+
+    config: Config
+    layout: Layout
+    value_converter: Converter
+    key_converter: Converter
+    partitioner: Partitioner
+    value_format: Format
+    keys_format: Format | None
+    headers_format: Format | None
+    policy: RotationPolicy
+    envelope: bool
+    null_behavior: str
+    manifest_root: str
+    tombstone_partition: str
+    tagging: bool
+    extra_tags: dict[str, str]
+    compatibility: str = "NONE"  # schema.compatibility
+
+    @classmethod
+    def from_config(cls, config: Config) -> "BackupPlugins":
+        from kafka_s3.core import converters, formats, partitioners
+
+        value_converter = converters.REGISTRY.resolve(config["value.converter"])(
+            config.with_prefix("value.converter."), False
+        )
+        key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
+        envelope = config["store.envelope"]
+        value_format = formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope)
+        keys_format = (
+            formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter)
+            if config["store.kafka.keys"]
+            else None
+        )
+        headers_format = (
+            formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers")
+            if config["store.kafka.headers"]
+            else None
+        )
+        layout = Layout.from_config(config)
+        extra_tags = {}
+        for pair in config["s3.object.tagging.extra"]:
+            k, _, v = pair.partition(":")
+            extra_tags[k.strip()] = v.strip()
+        return cls(
+            config=config,
+            layout=layout,
+            value_converter=value_converter,
+            key_converter=key_converter,
+            partitioner=partitioners.REGISTRY.resolve(config["partitioner.class"])(config),
+            value_format=value_format,
+            keys_format=keys_format,
+            headers_format=headers_format,
+            policy=RotationPolicy.from_config(config),
+            envelope=envelope,
+            null_behavior=config["behavior.on.null.values"],
+            manifest_root=manifest_root(layout.topics_dir, value_format.extension, layout.directory_delim),
+            tombstone_partition=config["tombstone.encoded.partition"],
+            tagging=config["s3.object.tagging"],
+            extra_tags=extra_tags,
+            compatibility=config["schema.compatibility"],
+        )
+
+    @property
+    def needs_values(self) -> bool:
+        return not self.envelope or getattr(self.partitioner, "uses_values", False)
+
+    @property
+    def needs_headers(self) -> bool:
+        """Whether any output reads record headers (the reader skips them otherwise, which is much cheaper)."""
+        return (
+            self.envelope
+            or self.headers_format is not None
+            or self.policy.rotate_size_bytes > 0
+            or not isinstance(self.partitioner, _partitioners_without_headers())
+        )
+
+    @property
+    def needs_timestamps(self) -> bool:
+        from kafka_s3.core.partitioners.default import DefaultPartitioner
+        from kafka_s3.core.partitioners.field import FieldPartitioner
+
+        return self.envelope or not isinstance(self.partitioner, (DefaultPartitioner, FieldPartitioner))
+
+
+# ------------------------------------------------------------------------------------------------ converted values
+class Values:
+    """Converted values of one batch (possibly several schema runs), addressable by row."""
+
+    def __init__(self, converted: Converted | None, n: int):
+        self.converted = converted
+        self.n = n
+        runs = converted.runs if converted else []
+        self.starts = np.array([start for start, _ in runs], dtype=np.int64)
+
+    @property
+    def single(self) -> Logical | None:
+        if self.converted and len(self.converted.runs) == 1:
+            return self.converted.runs[0][1]
+        return None
+
+    def run_codes(self) -> tuple[np.ndarray | None, list[str] | None]:
+        """Per-row schema codes (``None`` with a single schema) and the schema fingerprints."""
+        if not self.converted:
+            return None, None
+        # A run of tombstones only has no schema of its own: "" matches any file (it must never roll one, or the
+        # cut would depend on how records were batched).
+        names = [
+            "" if v.schema and v.schema.avro == "null" else (v.schema.fingerprint if v.schema else v.kind)
+            for _, v in self.converted.runs
+        ]
+        # So does a null value (tombstone) inside a typed run: which run it joins depends on the batching.
+        typed_nulls = [(start, v.array) for start, v in self.converted.runs if v.schema and v.array.null_count]
+        if len(names) == 1 and not typed_nulls:
+            return None, names
+        codes = np.zeros(self.n, dtype=np.int64)
+        for idx, (start, _) in enumerate(self.converted.runs):
+            codes[start:] = idx
+        if typed_nulls:
+            names = names + [""]
+            for start, array in typed_nulls:
+                nulls = np.flatnonzero(np.asarray(array.is_null()))
+                codes[start + nulls] = len(names) - 1
+        return codes, names
+
+    def slice(self, start: int, stop: int, target: ValueSchema | None = None) -> Logical | None:
+        """Rows ``[start, stop)``; with a ``target`` schema (their file's), values of other schemas projected to it."""
+        if self.converted is None:
+            return None
+        single = self.single
+        if single is not None:
+            return _fit(single.slice(start, stop - start), target)
+        return self.take(np.arange(start, stop), target)
+
+    def take(self, rows: np.ndarray, target: ValueSchema | None = None) -> Logical | None:
+        if self.converted is None:
+            return None
+        single = self.single
+        if single is not None:
+            return _fit(single.take(pa.array(rows)), target)
+        run_of = np.searchsorted(self.starts, rows, side="right") - 1
+        pieces = []
+        kind = schema = None
+        for run in np.unique(run_of):
+            start, logical = self.converted.runs[run]
+            piece = _fit(logical.take(pa.array(rows[run_of == run] - start)), target)
+            kind, schema = piece.kind, piece.schema
+            pieces.append(piece.array)
+        return Logical(kind, pa.concat_arrays(pieces), schema)  # type: ignore[arg-type]
+
+    def first_value_schema(self, rows: np.ndarray) -> ValueSchema | None:
+        """The schema of the first non-null typed value among ``rows`` (ascending), or ``None``."""
+        runs = self.converted.runs if self.converted else []
+        run_of = np.searchsorted(self.starts, rows, side="right") - 1 if len(runs) > 1 else np.zeros(len(rows), int)
+        for run in np.unique(run_of):
+            start, logical = runs[run]
+            if logical.schema is None or logical.schema.avro == "null":
+                continue
+            local = rows[run_of == run] - start
+            if logical.array.null_count == 0 or pc.any(logical.array.take(pa.array(local)).is_valid()).as_py():
+                return logical.schema
+        return None
+
+    def converted_take(self, rows: np.ndarray) -> Converted | None:
+        """The converted values of ``rows`` (ascending), keeping their schema runs."""
+        if self.converted is None:
+            return None
+        run_of = np.searchsorted(self.starts, rows, side="right") - 1
+        runs, position = [], 0
+        for run in np.unique(run_of):
+            start, logical = self.converted.runs[run]
+            piece = logical.take(pa.array(rows[run_of == run] - start))
+            runs.append((position, piece))
+            position += len(piece)
+        return Converted(runs)
+
+    def encode_with(self, partitioner: Partitioner, batch: pa.RecordBatch, now_ms: int) -> pa.Array:
+        """Encoded partitions, calling the partitioner once per schema run."""
+        if self.converted is None or self.single is not None:
+            dummy = self.single if self.single is not None else Logical("bytes", batch.column("value"))
+            return partitioner.encode(batch, dummy, now_ms)
+        parts = []
+        bounds = [start for start, _ in self.converted.runs] + [self.n]
+        for (start, logical), stop in zip(self.converted.runs, bounds[1:]):
+            parts.append(partitioner.encode(batch.slice(start, stop - start), logical, now_ms))
+        return pa.concat_arrays(parts)
+
+    def timestamps_with(self, partitioner: Partitioner, batch: pa.RecordBatch, now_ms: int) -> np.ndarray | None:
+        if self.converted is None or self.single is not None:
+            dummy = self.single if self.single is not None else Logical("bytes", batch.column("value"))
+            return partitioner.timestamps(batch, dummy, now_ms)
+        parts = []
+        bounds = [start for start, _ in self.converted.runs] + [self.n]
+        for (start, logical), stop in zip(self.converted.runs, bounds[1:]):
+            ts = partitioner.timestamps(batch.slice(start, stop - start), logical, now_ms)
+            if ts is None:
+                return None
+            parts.append(ts)
+        return np.concatenate(parts)
+
+
+def _fit(values: Logical, target: ValueSchema | None) -> Logical:
+    """Values written to a file of schema ``target``: projected when of another schema, nulls of its type.
+
+    ``target`` is ``None`` when the caller keeps values as they are (keys), ``NULL_VALUES`` for values of a file
+    that has no value yet (only nulls so far: they wait for the file's schema).
+    """
+    if target is None or values.schema is None or values.schema.fingerprint == target.fingerprint:
+        return values
+    if target.avro == "null" or values.array.null_count == len(values):
+        return Logical("struct", pa.array([None] * len(values), target.arrow), target)
+    return project(values, target)
+
+
+# ------------------------------------------------------------------------------------------------ open files
+@dataclass
+class Sidecar:
+    kind: str
+    key: str
+    upload: Upload
+    writer: FormatWriter | None  # None for an index sidecar, whose bytes come whole from the data writer
+
+
+@dataclass
+class OpenFile:
+    """One object being written for an encoded partition of the open chunk."""
+
+    encoded: str
+    key: str
+    directory: str
+    first_offset: int
+    last_offset: int = -1
+    records: int = 0
+    upload: Upload | None = None  # None when the object is already in the bucket (replayed chunk)
+    writer: FormatWriter | None = None
+    schema: ValueSchema | None = None  # of its first non-null value: values of other schemas are projected to it
+    sidecars: list[Sidecar] = field(default_factory=list)
+
+    def abort(self) -> None:
+        for upload in [self.upload] + [s.upload for s in self.sidecars]:
+            if upload is not None:
+                try:
+                    upload.abort()
+                except Exception:  # aborting is best effort: an abandoned multipart upload only costs storage
+                    log.warning("could not abort the upload of %s", self.key, exc_info=True)
+
+
+def _record_sizes(batch: pa.RecordBatch) -> np.ndarray:
+    """Bytes of key + value + header keys/values per record (what rotate.size.bytes counts)."""
+    sizes = pc.fill_null(pc.binary_length(batch.column("key")), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    sizes += pc.fill_null(pc.binary_length(batch.column("value")), 0).to_numpy(zero_copy_only=False)
+    headers = batch.column("headers")
+    counts = pc.fill_null(pc.list_value_length(headers), 0).to_numpy(zero_copy_only=False)
+    if counts.any():
+        flat = pc.list_flatten(headers)
+        per_header = (
+            pc.fill_null(pc.binary_length(flat.field("key").cast(pa.binary())), 0).to_numpy(zero_copy_only=False)
+            + pc.fill_null(pc.binary_length(flat.field("value")), 0).to_numpy(zero_copy_only=False)
+        )
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        summed = np.add.reduceat(per_header, np.minimum(starts, max(len(per_header) - 1, 0))) if len(per_header) else 0
+        sizes += np.where(counts > 0, summed, 0)
+    return sizes
+
+
+class PartitionBackup:
+    """Writes one topic-partition's records into chunks of objects, following the rotation rules.
+
+    ``forced_end``: the first chunk must end exactly at that offset (re-creating a chunk the bucket already has).
+    ``recover``: look for existing manifests at each new chunk until one is missing (after a crash, the committed
+    chunks form a prefix of what this run will write; replaying them skips the uploads already done).
+    ``open_since_ms`` / ``open_until``: the first chunk was left open by an earlier cycle, first seen open at that
+    wall time and holding the records below ``open_until`` (for ``rotate.schedule.interval.ms``).
+    """
+
+    def __init__(
+        self,
+        plugins: BackupPlugins,
+        store: Store,
+        topic: str,
+        partition: int,
+        *,
+        forced_end: int | None = None,
+        recover: bool = True,
+        clock: Callable[[], float] = time.time,
+        open_since_ms: int | None = None,
+        open_until: int | None = None,
+    ):
+        self.plugins = plugins
+        self.store = store
+        self.topic = topic
+        self.partition = partition
+        self.clock = clock
+        self.manifests = ManifestStore(store, plugins.manifest_root, plugins.layout.directory_delim)
+        self.recovering = recover
+        self.replaying: Manifest | None = None
+        self.judge = SchemaJudge(plugins.compatibility)
+        self.rotator = Rotator(plugins.policy, forced_end, on_open=self._on_chunk_open, opened_at_ms=open_since_ms,
+                               open_until=open_until, schema_rolls=self.judge.rolls)
+        self.open: dict[str, OpenFile] = {}
+        self.chunk_start: int | None = None
+        self.chunk_first_timestamp: int | None = None
+        self.committed: list[Manifest] = []
+        self.records_in = 0
+        self.replayed_files = 0
+        self._replays: dict[int, Manifest] = {}  # chunk start -> manifest found by the rotator's hook
+        self._committer: ThreadPoolExecutor | None = None
+        self._pending: list[Future] = []
+
+    @property
+    def where(self) -> str:
+        return f"{self.topic}[{self.partition}]"
+
+    def records_until_flush(self) -> int | None:
+        """Records the open chunk takes at most before ``flush.size`` closes it (None with no chunk open)."""
+        if not self.open:
+            return None
+        return max(1, self.plugins.policy.flush_size - max(f.records for f in self.open.values()))
+
+    # ------------------------------------------------------------------------------------------------ input
+    def write(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows == 0:
+            return
+        plugins = self.plugins
+        self.records_in += batch.num_rows
+        now_ms = int(self.clock() * 1000)
+        if not plugins.envelope:
+            batch = self._handle_nulls(batch)
+            if batch.num_rows == 0:
+                return
+        offsets = batch.column("offset").to_numpy()
+        values = Values(self._convert(plugins.value_converter, batch, "value") if plugins.needs_values else None,
+                        batch.num_rows)
+        keys = Values(
+            self._convert(plugins.key_converter, batch, "key") if plugins.keys_format is not None else None,
+            batch.num_rows,
+        )
+        encoded = self._encode(batch, values, now_ms)
+        timestamps = (
+            values.timestamps_with(plugins.partitioner, batch, now_ms) if plugins.policy.rotate_interval_ms > 0 else None
+        )
+        dictionary_array = pc.dictionary_encode(encoded)
+        codes = dictionary_array.indices.to_numpy(zero_copy_only=False)
+        dictionary = dictionary_array.dictionary.to_pylist()
+        sizes = _record_sizes(batch) if plugins.policy.rotate_size_bytes > 0 else np.zeros(0, dtype=np.int64)
+        schema_codes, schema_names = values.run_codes()
+        if values.converted is not None and self.judge.mode is not Compatibility.NONE:
+            for _, run in values.converted.runs:
+                self.judge.learn(run.schema)
+        try:
+            segments = self.rotator.split(
+                offsets, codes, dictionary, timestamps, sizes, schema_codes, schema_names, now_ms
+            )
+        except ConversionError as exc:  # schemas that schema.compatibility cannot compare (no versions)
+            offset = offsets[exc.row] if exc.row is not None else "?"
+            raise ConversionError(f"{self.where} offset {offset}: {exc}") from None
+        for segment in segments:
+            if segment.opened is not None:
+                self.chunk_start = segment.opened
+                self.replaying = self._replays.pop(segment.opened, None)
+            if segment.end > segment.start:
+                self._write_rows(batch, values, keys, offsets, codes, dictionary, segment.start, segment.end)
+            if segment.close:
+                self._commit_chunk()
+
+    def _encode(self, batch: pa.RecordBatch, values: "Values", now_ms: int) -> pa.Array:
+        """Encoded partitions; null values (kept in envelope or write mode) go to the tombstone directory when the
+        partitioner needs values, as Confluent's ``tombstone.encoded.partition``."""
+        partitioner = self.plugins.partitioner
+        nulls = batch.column("value").is_null()
+        if not partitioner.uses_values or not pc.any(nulls).as_py():
+            return values.encode_with(partitioner, batch, now_ms)
+        present = np.flatnonzero(~nulls.to_numpy(zero_copy_only=False))
+        out = np.full(batch.num_rows, self.plugins.tombstone_partition, dtype=object)
+        if len(present):
+            subset = Values(values.converted_take(present), len(present))
+            out[present] = subset.encode_with(partitioner, batch.take(pa.array(present)), now_ms).to_numpy(
+                zero_copy_only=False)
+        return pa.array(out, pa.string())
+
+    def _handle_nulls(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        nulls = batch.column("value").is_null()
+        if not pc.any(nulls).as_py():
+            return batch
+        behavior = self.plugins.null_behavior
+        if behavior == "fail":
+            row = pc.index(nulls, True).as_py()
+            first = batch.column("offset")[row].as_py()
+            if row:
+                # The records before it are backed up as usual (chunks they fill commit), whatever the batching.
+                self.records_in -= row  # counted again by the nested write
+                self.write(batch.slice(0, row))
+            raise DataError(
+                f"{self.where} offset {first}: null value (tombstone) with behavior.on.null.values=fail; set "
+                "behavior.on.null.values=ignore or write, or store.envelope=true to keep tombstones"
+            )
+        if behavior == "ignore":
+            return batch.filter(pc.invert(nulls))
+        return batch
+
+    def _convert(self, converter: Converter, batch: pa.RecordBatch, column: str) -> Converted:
+        try:
+            return converter.to_logical(self.topic, batch.column(column))
+        except ConversionError as exc:
+            offset = batch.column("offset")[exc.row].as_py() if exc.row is not None else "?"
+            raise ConversionError(f"{self.where} offset {offset}: cannot convert the record {column}: {exc}") from None
+
+    def _on_chunk_open(self, first_offset: int) -> int | None:
+        """Rotator hook, called while a batch is split (before its rows are written): a chunk the bucket already has
+        is replayed exactly; the writer switches to it when it reaches that chunk's first segment."""
+        if not self.recovering:
+            return None
+        existing = self.manifests.get(self.topic, self.partition, first_offset)
+        if existing is None:
+            self.recovering = False
+            return None
+        self._replays[first_offset] = existing
+        return existing.end
+
+    def _write_rows(self, batch, values: Values, keys: Values, offsets, codes, dictionary, start, stop) -> None:
+        if self.chunk_start is None:
+            self.chunk_start = int(offsets[start])
+        if self.chunk_first_timestamp is None:
+            ts = batch.column("timestamp")[start].value
+            self.chunk_first_timestamp = None if ts is None else ts // 1000
+        segment_codes = codes[start:stop]
+        if segment_codes.min() == segment_codes.max():
+            encoded = dictionary[segment_codes[0]]
+            target = self._target(encoded, values, start, stop)
+            self._append(encoded, batch.slice(start, stop - start), values.slice(start, stop, target),
+                         keys.slice(start, stop), offsets[start], offsets[stop - 1], stop - start, target)
+            return
+        order = np.argsort(segment_codes, kind="stable")
+        sorted_codes = segment_codes[order]
+        bounds = np.flatnonzero(np.diff(sorted_codes)) + 1
+        groups = np.split(order, bounds)
+        # Open files in order of each encoded partition's first record, as Confluent does.
+        groups.sort(key=lambda g: g[0])
+        for group in groups:
+            rows = group + start
+            taken = pa.array(rows)
+            encoded = dictionary[segment_codes[group[0]]]
+            target = self._target(encoded, values, rows[0], rows[-1] + 1, rows)
+            self._append(
+                encoded,
+                batch.take(taken),
+                values.take(rows, target),
+                keys.take(rows),
+                offsets[rows[0]],
+                offsets[rows[-1]],
+                len(rows),
+                target,
+            )
+
+    def _target(self, encoded: str, values: Values, start: int, stop: int, rows=None) -> ValueSchema | None:
+        """The schema the rows' values are written with: their file's (the schema of its first non-null value, as
+        the rotator judges schemas), ``NULL_VALUES`` while the file has only nulls, ``None`` for untyped values."""
+        if values.converted is None:
+            return None
+        single = values.single
+        if single is not None and single.schema is None:
+            return None  # raw bytes, text, schemaless JSON: nothing to fit (the hot path of untyped backups)
+        file = self.open.get(encoded)
+        if file is not None and file.schema is not None:
+            return file.schema
+        if single is not None and single.schema.avro != "null" and single.array.null_count == 0:
+            return single.schema  # one schema, no nulls
+        if all(v.schema is None for _, v in values.converted.runs):
+            return None
+        schema = values.first_value_schema(np.arange(start, stop) if rows is None else rows)
+        return NULL_VALUES if schema is None else schema
+
+    def _append(self, encoded, records, values, keys, first, last, count, target=None) -> None:
+        file = self.open.get(encoded)
+        if file is None:
+            file = self._open_file(encoded, int(first))
+            self.open[encoded] = file
+        if file.schema is None and target is not None and target.avro != "null":
+            file.schema = target
+        file.records += count
+        file.last_offset = int(last)
+        if file.writer is None:
+            return  # already in the bucket
+        file.writer.write(records, None if self.plugins.envelope else values)
+        for sidecar in file.sidecars:
+            sidecar.writer.write(records, keys if sidecar.kind == "keys" else None)
+
+    def _open_file(self, encoded: str, first_offset: int) -> OpenFile:
+        plugins = self.plugins
+        directory = plugins.partitioner.path(self.topic, encoded)
+        key = plugins.layout.object_key(
+            directory, self.topic, self.partition, first_offset, plugins.value_format.extension
+        )
+        file = OpenFile(encoded, key, directory, first_offset)
+        if self.replaying is not None and self.store.head(key) is not None:
+            self.replayed_files += 1
+            return file
+        ctx = FileContext(self.topic, self.partition, first_offset, key)
+        file.upload = self.store.create(key)
+        file.writer = plugins.value_format.writer(file.upload, ctx)
+        for kind, fmt in (("keys", plugins.keys_format), ("headers", plugins.headers_format)):
+            if fmt is None:
+                continue
+            side_key = plugins.layout.sidecar_key(key, plugins.value_format.extension, kind, fmt.extension)
+            upload = self.store.create(side_key)
+            file.sidecars.append(Sidecar(kind, side_key, upload, fmt.writer(upload, FileContext(
+                self.topic, self.partition, first_offset, side_key))))
+        return file
+
+    # ------------------------------------------------------------------------------------------------ commit
+    def _commit_chunk(self) -> None:
+        files = list(self.open.values())
+        replaying, self.replaying = self.replaying, None
+        self.open = {}
+        self.chunk_start = None
+        self.chunk_first_timestamp = None
+        if not files:
+            return
+        entries = []
+        for f in files:
+            if f.writer is not None:
+                f.writer.close()
+                for s in f.sidecars:
+                    s.writer.close()
+                self._add_index(f)
+            size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
+            entries.append(FileEntry(f.key, "data", f.records, f.first_offset, f.last_offset, size, f.directory))
+            for s in f.sidecars:
+                entries.append(FileEntry(s.key, s.kind, f.records, f.first_offset, f.last_offset,
+                                         s.upload.bytes_written, f.directory))
+        manifest = Manifest(
+            self.topic,
+            self.partition,
+            start=min(f.first_offset for f in files),
+            end=max(f.last_offset for f in files),
+            files=tuple(entries),
+        )
+        if replaying is not None:
+            stored = replaying
+            if not stored.same_cut(manifest):
+                log.warning(
+                    "%s: re-created chunk %d..%d ends at %d now (records removed from Kafka since?); keeping the "
+                    "bucket's objects", self.where, stored.start, stored.end, manifest.end)
+        else:
+            stored = self.manifests.create(manifest)
+            if not stored.same_cut(manifest):
+                for f in files:
+                    f.abort()
+                raise ChunkConflict(stored)
+        # The manifest is durable: completing the files (last part upload, CompleteMultipartUpload) can overlap with
+        # reading and encoding the next chunk. finish() waits for them before anything is reported as committed.
+        self._reap_commits(keep=MAX_PENDING_COMMITS - 1)
+        if self._committer is None:
+            self._committer = ThreadPoolExecutor(max_workers=2, thread_name_prefix="commit")
+        self._pending.append(self._committer.submit(self._commit_files, files))
+        self.committed.append(stored)
+
+    def _commit_files(self, files: list[OpenFile]) -> int:
+        """Complete a chunk's uploads, sidecars before their data object; returns how many were already stored."""
+        existing = 0
+        for f in files:
+            for upload in [s.upload for s in f.sidecars] + [f.upload]:
+                if upload is None:
+                    continue
+                try:
+                    upload.commit()
+                except ObjectExistsError:
+                    # Same manifest, same records: the object there is byte-identical (deterministic writers).
+                    existing += 1
+            if self.plugins.tagging and f.upload is not None:
+                self._tag(f)
+        return existing
+
+    def _reap_commits(self, keep: int = 0) -> None:
+        """Wait until at most ``keep`` chunk commits are in flight; a failed commit raises here."""
+        while len(self._pending) > keep:
+            self.replayed_files += self._pending.pop(0).result()
+
+    def _add_index(self, f: OpenFile) -> None:
+        """The value format's index sidecar (e.g. block_gzip's block offsets), known once the data writer closed:
+        uploaded now, committed with the chunk's other files."""
+        index = f.writer.index() if f.writer is not None else None
+        if index is None:
+            return
+        fmt = self.plugins.value_format
+        key = self.plugins.layout.sidecar_key(f.key, fmt.extension, "index", fmt.index_extension or "")
+        upload = self.store.create(key)
+        f.sidecars.append(Sidecar("index", key, upload, None))
+        upload.write(index)
+
+    def _existing_size(self, manifest: Manifest | None, key: str) -> int:
+        if manifest is not None:
+            for entry in manifest.files:
+                if entry.key == key:
+                    return entry.bytes
+        info = self.store.head(key)
+        return info.size if info else 0
+
+    def _tag(self, f: OpenFile) -> None:
+        tags = {"startOffset": str(f.first_offset), "endOffset": str(f.last_offset), "recordCount": str(f.records)}
+        tags.update(self.plugins.extra_tags)
+        self.store.put_tags(f.key, tags)
+
+    # ------------------------------------------------------------------------------------------------ end
+    def abort_open(self) -> None:
+        """Discard the open chunk (its files were never visible) and let background commits settle."""
+        for f in self.open.values():
+            f.abort()
+        self.open = {}
+        for future in self._pending:
+            future.exception()  # wait; a failure surfaces in finish(), or the task is failing already
+
+    def finish(self, read_until: int, flush_open: bool) -> dict[str, Any]:
+        """End of input: commit the open chunk when asked (``--once``) or when a scheduled rotation is due;
+        otherwise discard it (the next cycle re-reads it from its first offset). Returns the task's result."""
+        open_start = self.chunk_start if self.open else None
+        open_records = sum(f.records for f in self.open.values())
+        open_first_ts = self.chunk_first_timestamp
+        if self.open and (flush_open or self.rotator.close_if_due(int(self.clock() * 1000))):
+            self._commit_chunk()
+            open_start = None
+            open_records = 0
+        else:
+            self.abort_open()
+        self._reap_commits()
+        if self._committer is not None:
+            self._committer.shutdown()
+            self._committer = None
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "read_until": read_until,
+            "committed_offset": open_start if open_start is not None else read_until,
+            "chunks": [
+                {"start": m.start, "end": m.end, "files": [f.__dict__ for f in m.files]} for m in self.committed
+            ],
+            "open_chunk": None
+            if open_start is None
+            else {"start": open_start, "records": open_records, "first_timestamp": open_first_ts},
+            "records_in": self.records_in,
+            "replayed_files": self.replayed_files,
+        }

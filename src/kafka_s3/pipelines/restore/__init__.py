@@ -1,0 +1,1 @@
+"""Restore: plan, target checks, the per-partition producing task, and the dry-run report."""

@@ -1,0 +1,457 @@
+"""The restore pipeline's driver: discover, plan per source partition, check targets, run one Spark job, report.
+
+Every check that can fail is done before the first record is produced: target topics exist (or are created with
+``topic.creation.enable``) with enough partitions, restoring into a backup's own non-empty source topic is refused
+(the feedback loop Confluent warns about) unless allowed, and the bucket and its objects are reachable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from kafka_s3.core.config.model import Config
+from kafka_s3.core.errors import ConfigError, KafkaS3Error, PlanError
+from kafka_s3.io.kafka.admin import TP, Admin
+from kafka_s3.io.kafka.settings import client_settings
+from kafka_s3.pipelines.read.reader import Bounds, Gap, Problem, ReadPlugins, SourcePartition, discover, order_warning
+from kafka_s3.pipelines.live import LiveCounts
+from kafka_s3.pipelines.restore.task import RESULT_SCHEMA, RestorePlan, restore_task
+from kafka_s3.core.transforms import topic_router
+
+log = logging.getLogger("kafka_s3.restore")
+
+
+class RestoreFailed(KafkaS3Error):
+    """Some source partitions stopped at a bad object or record (``behavior.on.error=fail``); ``summary`` tells what
+    was restored (and committed) before, per partition."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, summary: RestoreSummary | None = None):
+        super().__init__(message)
+        self.summary = summary
+
+
+def parse_time(text: str) -> int:
+    """Epoch milliseconds from an integer or an ISO-8601 timestamp (UTC when no offset is given)."""
+    text = text.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"not a timestamp: {text!r} (use epoch ms or ISO-8601 like 2024-05-01T12:00:00Z)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def parse_offsets(text: str | None, option: str) -> dict[tuple[str | None, int], int]:
+    """``P:O,...`` or ``TOPIC:P:O,...`` → {(topic or None, partition): offset}."""
+    out: dict[tuple[str | None, int], int] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        parts = item.rsplit(":", 2)
+        try:
+            if len(parts) == 3:
+                out[(parts[0], int(parts[1]))] = int(parts[2])
+            elif len(parts) == 2:
+                out[(None, int(parts[0]))] = int(parts[1])
+            else:
+                raise ValueError
+        except ValueError:
+            raise ConfigError(f"{option}: expected PARTITION:OFFSET or TOPIC:PARTITION:OFFSET, got {item!r}") from None
+    return out
+
+
+@dataclass
+class RestoreOptions:
+    topics: list[str] | None = None
+    from_timestamp: int | None = None
+    until_timestamp: int | None = None
+    from_offsets: dict = field(default_factory=dict)
+    until_offsets: dict = field(default_factory=dict)
+
+    def bounds(self, tp: TP) -> Bounds:
+        def pick(table):
+            return table.get(tp, table.get((None, tp[1])))
+
+        return Bounds(pick(self.from_offsets), pick(self.until_offsets), self.from_timestamp, self.until_timestamp)
+
+
+@dataclass
+class RestorePlanSet:
+    partitions: dict[TP, SourcePartition]
+    targets: dict[str, str]  # source topic -> target topic
+    plans: list[RestorePlan]
+    problems: list[Problem]
+    created_topics: list[str] = field(default_factory=list)
+    target_partitions: dict[str, int | None] = field(default_factory=dict)
+    creation_partitions: dict[str, int] = field(default_factory=dict)  # missing targets: partitions they get
+    blockers: list[str] = field(default_factory=list)  # what would stop the restore (dry runs)
+
+
+@dataclass
+class RestoreSummary:
+    results: list[dict] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)  # offsets of the source partitions that no object holds
+    seconds: float = 0.0
+
+    @property
+    def records(self) -> int:
+        return sum(r["records"] for r in self.results)
+
+
+class Restore:
+    def __init__(self, config: Config, options: RestoreOptions | None = None, spark=None, master: str | None = None):
+        from kafka_s3.io.stores.spec import StoreSpec
+
+        self.config = config
+        self.options = options or RestoreOptions()
+        self.store_spec = StoreSpec.from_config(config)
+        self.store = self.store_spec.open()
+        self.plugins = ReadPlugins.from_config(config)
+        self.route = topic_router(config)
+        self.admin = Admin(client_settings(config, "admin", warn=False))
+        self.producer_settings = client_settings(config, "producer")
+        self.consumer_settings = client_settings(config, "consumer", warn=False)
+        self._spark = spark
+        self.master = master
+        self.raw_config = {k: str(v) for k, v in config.originals.items()}
+        self.progress_base = f"kafka-s3-restore-{config['name']}"
+        self._exactly_once: bool | None = None
+        self.current_plan: RestorePlanSet | None = None  # what run() is restoring (progress bars read it)
+        self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
+        self.live: LiveCounts | None = None
+
+    @property
+    def spark(self):
+        if self._spark is None:
+            from kafka_s3.spark.session import build_session, spark_settings
+
+            started = time.monotonic()
+            self._spark = build_session(self.master, "kafka-s3 restore", spark_settings(self.config.extras),
+                                        data_sources=False)
+            log.info("spark session ready in %.2fs", time.monotonic() - started)
+        return self._spark
+
+    # ------------------------------------------------------------------------------------------------ planning
+    def exactly_once(self) -> bool:
+        """Whether to use transactions: required / requested (probe the broker) / disabled."""
+        if self._exactly_once is None:
+            mode = self.config["exactly.once.support"]
+            if mode == "disabled":
+                self._exactly_once = False
+            else:
+                self.admin.topics()  # an unreachable cluster is a KafkaError naming it, not "no transactions"
+                supported, reason = self._probe_transactions()
+                if not supported and mode == "required":
+                    raise PlanError(f"exactly.once.support=required but the Kafka cluster refused transactions: {reason}")
+                if not supported:
+                    log.warning("the Kafka cluster does not support transactions (%s): restoring at least once", reason)
+                self._exactly_once = supported
+        return self._exactly_once
+
+    def _probe_transactions(self) -> tuple[bool, str]:
+        from confluent_kafka import KafkaException, Producer
+
+        producer = Producer({**self.producer_settings, "transactional.id": f"{self.progress_base}-probe"})
+        try:
+            producer.init_transactions(30)
+            return True, ""
+        except KafkaException as exc:
+            return False, str(exc.args[0] if exc.args else exc)
+
+    def plan(self, only_new_after: dict[TP, int] | None = None) -> RestorePlanSet:
+        by_time = self.options.from_timestamp is not None or self.options.until_timestamp is not None
+        if by_time and not self.plugins.envelope:
+            raise ConfigError(
+                "--from-timestamp/--until-timestamp need record timestamps, which only store.envelope=true backups "
+                "keep", key="store.envelope")
+        self.store.check()
+        problems: list[Problem] = []
+        topics = self.options.topics or self.config["topics"] or None
+        partitions = discover(self.store, self.plugins, topics, self.config["behavior.on.error"], problems)
+        if topics:
+            missing = [t for t in topics if not any(tp[0] == t for tp in partitions)]
+            if missing:
+                log.warning("no backed-up objects found for topic(s): %s", ", ".join(missing))
+        for part in partitions.values():
+            warning = order_warning(part, self.plugins.envelope)
+            if warning:
+                log.warning("%s", warning)
+        targets = {tp[0]: self.route(tp[0]) for tp in partitions}
+        exactly_once = self.exactly_once() if partitions else False
+        plans = []
+        for tp, part in partitions.items():
+            objects = part.objects
+            if only_new_after is not None and tp in only_new_after:
+                objects = [o for o in objects if o.start >= only_new_after[tp]]
+                if not objects:
+                    continue
+            plans.append(
+                RestorePlan(
+                    source_topic=tp[0],
+                    source_partition=tp[1],
+                    target_topic=targets[tp[0]],
+                    objects=tuple(objects),
+                    bounds=self.options.bounds(tp),
+                    exactly_once=exactly_once,
+                    transactional_id=f"{self.progress_base}-{tp[0]}-{tp[1]}",
+                    progress_group=f"{self.progress_base}-{tp[0]}",
+                )
+            )
+        return RestorePlanSet(partitions, targets, plans, problems)
+
+    def check_targets(self, plan_set: RestorePlanSet, create: bool = True) -> None:
+        """Every target topic exists with enough partitions (or is created), and no non-empty source topic is restored
+        into itself, before anything is produced.
+
+        ``create=False`` (dry runs) creates nothing and raises nothing: what would stop the restore is recorded in
+        ``plan_set.blockers``.
+        """
+        def fail(message: str) -> None:
+            if create:
+                raise PlanError(message)
+            plan_set.blockers.append(message)
+
+        existing = self.admin.topics()
+        needed: dict[str, int] = {}
+        for plan in plan_set.plans:
+            needed[plan.target_topic] = max(needed.get(plan.target_topic, 0), plan.target_partition + 1)
+        for target, count in sorted(needed.items()):
+            have = existing.get(target)
+            plan_set.target_partitions[target] = have
+            if have is None:
+                if not self.config["topic.creation.enable"]:
+                    fail(f"target topic {target!r} does not exist; create it with at least {count} partitions, or set "
+                         "topic.creation.enable=true")
+                    continue
+                count = max(count, self._recorded_partitions(plan_set, target))
+                plan_set.creation_partitions[target] = count
+                if create:
+                    self._create_target(plan_set, target, count)
+            elif have < count:
+                fail(f"target topic {target!r} has {have} partitions but the backup holds partition {count - 1}: add "
+                     f"partitions (kafka-topics --alter --partitions {count}) or restore to another topic; nothing "
+                     "was produced")
+        self._check_feedback_loop(plan_set, existing, fail)
+
+    def _recorded_partitions(self, plan_set: RestorePlanSet, target: str) -> int:
+        """The partition count the backup recorded for the source topic(s) routed to ``target`` (0 when none did:
+        objects written by another tool), so that a created topic has the source's partitions, empty ones included."""
+        manifests = self.plugins.manifests(self.store)
+        counts = [manifests.partition_count(source) for source, routed in plan_set.targets.items() if routed == target]
+        return max((c for c in counts if c is not None), default=0)
+
+    def _create_target(self, plan_set: RestorePlanSet, target: str, count: int) -> None:
+        replication, topic_config = self._creation_settings()
+        self.admin.create_topic(target, count, replication, topic_config)
+        plan_set.created_topics.append(target)
+        plan_set.target_partitions[target] = count
+        log.info("created topic %s with %d partitions%s", target, count,
+                 f" ({', '.join(f'{k}={v}' for k, v in sorted(topic_config.items()))})" if topic_config else "")
+        if "retention.ms" not in topic_config:
+            log.warning(
+                "created topic %s with the broker's default retention: restored records older than it are "
+                "deleted by the broker at once (set topic.creation.default.retention.ms=-1 to keep them)", target)
+
+    def _creation_settings(self) -> tuple[int, dict[str, str]]:
+        """Replication factor and topic configs of created targets, from Kafka Connect's ``topic.creation.default.*``
+        (e.g. ``topic.creation.default.retention.ms=-1``); ``partitions`` is always the backup's partition count."""
+        prefix = "topic.creation.default."
+        settings = {k[len(prefix):]: str(v) for k, v in self.config.extras.items() if k.startswith(prefix)}
+        replication = int(settings.pop("replication.factor", "-1"))
+        settings.pop("partitions", None)
+        return replication, settings
+
+    def _check_feedback_loop(self, plan_set: RestorePlanSet, existing: dict[str, int], fail) -> None:
+        if self.config["restore.allow.same.topic"]:
+            return
+        for source, target in sorted(plan_set.targets.items()):
+            if source != target or target not in existing:
+                continue
+            tps = [(target, p) for p in range(existing[target])]
+            ends = self.admin.end_offsets(tps, read_committed=False)
+            if not any(ends.values()):
+                continue
+            progress = self.admin.group_offsets(f"{self.progress_base}-{source}", tps)
+            if any(v is not None for v in progress.values()):
+                continue  # resuming this very restore
+            fail(f"restoring into {target!r}, the topic the backup came from, which is not empty: that duplicates its "
+                 "records (and feeds a running backup back into itself). Rename the target with transforms "
+                 "(RegexRouter) or topic.rename, or set restore.allow.same.topic=true")
+
+    # ------------------------------------------------------------------------------------------------ running
+    def run(self, plan_set: RestorePlanSet | None = None) -> RestoreSummary:
+        started = time.monotonic()
+        plan_set = plan_set or self.plan()
+        self.check_targets(plan_set)
+        self.current_plan = plan_set
+        summary = RestoreSummary(problems=list(plan_set.problems))
+        plans = plan_set.plans
+        if plans:
+            summary.results = self._run_job(plans)
+        logged = self.config["behavior.on.error"] == "log"
+        for result in summary.results:
+            for problem in (Problem(**p) for p in result["problems"]):
+                summary.problems.append(problem)
+                if logged:  # the task's own log line stays in its Spark worker
+                    log.warning("skipped %s at %s: %s", problem.key, problem.position, problem.message)
+            for gap in (Gap(**g) for g in result.get("gaps", [])):
+                summary.gaps.append(gap)
+                log.warning("%s", gap)
+        summary.seconds = time.monotonic() - started
+        for r in summary.results:
+            log.info(
+                "restored %s[%d] -> %s[%d]: %d records from %d objects, source offsets %s..%s, target offsets %s..%s",
+                r["source_topic"], r["source_partition"], r["target_topic"], r["target_partition"], r["records"],
+                r["objects"], r["first_source_offset"], r["last_source_offset"], r["first_target_offset"],
+                r["last_target_offset"])
+        errors = [f"{r['source_topic']}[{r['source_partition']}]: {r['error']}" for r in summary.results if r["error"]]
+        if errors:
+            raise RestoreFailed("; ".join(errors), summary)
+        return summary
+
+    def _run_job(self, plans: list[RestorePlan]) -> list[dict]:
+        cap = self.config["tasks.max"]
+        slots = min(len(plans), cap) if cap > 0 else len(plans)
+        spark = self.spark
+        spark.sparkContext.setJobDescription(f"kafka-s3 restore ({len(plans)} partitions)")
+        if self.live_progress and self.live is None:
+            self.live = LiveCounts.for_session(spark)
+        task = restore_task(plans, self.raw_config, self.store_spec, self.producer_settings, self.consumer_settings,
+                            slots, self.live.new_round() if self.live else None)
+        job_started = time.monotonic()
+        rows = spark.range(0, slots, 1, slots).mapInArrow(task, RESULT_SCHEMA).collect()
+        results = sorted((json.loads(r.result) for r in rows), key=lambda r: (r["source_topic"], r["source_partition"]))
+        log.info("restore job: %d records in %.2fs", sum(r["records"] for r in results),
+                 time.monotonic() - job_started)
+        return results
+
+    def follow(self, stop: threading.Event | None = None) -> None:
+        """Restore, then keep restoring objects that appear later (including new time-period directories).
+
+        An object that appears after the restore went past its first offset (possible with several directories per
+        partition: field or time partitioners write each directory's objects at their own pace) cannot be inserted
+        in order any more: its records below the progress are reported, not restored.
+        """
+        stop = stop or threading.Event()
+        interval = self.config["s3.poll.interval.ms"] / 1000
+        seen: dict[TP, set[str]] = {}
+        progress: dict[TP, int] = {}
+        while not stop.is_set():
+            plan_set = self.plan()
+            for problem in late_objects(plan_set, seen, progress):
+                plan_set.problems.append(problem)
+                log.warning("%s: %s", problem.key, problem.message)
+            summary = self.run(plan_set)
+            for r in summary.results:
+                if r.get("progress") is not None:
+                    progress[(r["source_topic"], r["source_partition"])] = r["progress"]
+            if summary.records:
+                log.info("restored %d records; next listing in %.0fs", summary.records, interval)
+            stop.wait(interval)
+
+
+def late_objects(plan_set: RestorePlanSet, seen: dict[TP, set[str]], progress: dict[TP, int]) -> list[Problem]:
+    """Objects listed for the first time whose start offset is below the restore's progress (``follow``); updates
+    ``seen``."""
+    problems = []
+    for tp, part in plan_set.partitions.items():
+        keys = {o.key for o in part.objects}
+        before = seen.get(tp)
+        if before is not None and tp in progress:
+            for obj in part.objects:
+                if obj.key not in before and obj.start < progress[tp]:
+                    problems.append(Problem(
+                        obj.key, f"offset {obj.start}",
+                        f"appeared after the restore of {tp[0]}[{tp[1]}] had passed its first offset {obj.start} "
+                        f"(progress {progress[tp]}): its records below offset {progress[tp]} (all of them when offsets "
+                        "are not stored) are not restored"))
+        seen[tp] = keys
+    return problems
+
+
+def estimate_records(objects) -> int | None:
+    """Records of a partition's objects estimated from their names and sizes alone: object ``i`` of one directory
+    holds offsets ``[start_i, start_i+1)``, and the last one as many as its size makes at the others' bytes per record
+    (unknown with a single object)."""
+    if len(objects) < 2:
+        return None
+    span = objects[-1].start - objects[0].start
+    head_bytes = sum(o.size for o in objects[:-1])
+    last = round(objects[-1].size * span / head_bytes) if span > 0 and head_bytes > 0 else 1
+    return span + max(1, last)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _bounds_text(bounds: Bounds) -> str:
+    parts = []
+    if bounds.from_offset is not None or bounds.until_offset is not None:
+        parts.append(f"offsets [{bounds.from_offset if bounds.from_offset is not None else ''}, "
+                     f"{bounds.until_offset if bounds.until_offset is not None else ''})")
+    if bounds.by_time:
+        def iso(ms):
+            return "" if ms is None else dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
+
+        parts.append(f"time [{iso(bounds.from_timestamp)}, {iso(bounds.until_timestamp)})")
+    return "; only " + " and ".join(parts) if parts else ""
+
+
+def describe_plan(plan_set: RestorePlanSet) -> str:
+    """The ``--dry-run`` report: per source partition its target, objects, bytes, offsets and record estimate, and the
+    target topic check; then totals, skipped objects, and what would stop the restore."""
+    lines = []
+    total_objects = total_bytes = total_records = unknown = 0
+    for plan in plan_set.plans:
+        part = plan_set.partitions[(plan.source_topic, plan.source_partition)]
+        objects = list(plan.objects)
+        size = sum(o.size for o in objects)
+        records = estimate_records(objects)
+        have = plan_set.target_partitions.get(plan.target_topic)
+        if have is None:
+            count = plan_set.creation_partitions.get(plan.target_topic)
+            check = f"missing, will be created with {_plural(count, 'partition')}" if count else "MISSING"
+        elif have > plan.target_partition:
+            check = f"ok ({have} partitions)"
+        else:
+            check = f"TOO FEW PARTITIONS (has {have}, needs {plan.target_partition + 1})"
+        directories = len(part.directories)
+        lines.append(
+            f"{plan.source_topic}[{plan.source_partition}] -> {plan.target_topic}[{plan.target_partition}]: "
+            f"{len(objects)} object{'s' if len(objects) != 1 else ''}, {size} bytes ({size / 1e6:.2f} MB), "
+            f"offsets from {objects[0].start if objects else None}, "
+            f"{'~' + str(records) if records is not None else 'unknown'} records, "
+            f"{directories} director{'y' if directories == 1 else 'ies'}{_bounds_text(plan.bounds)}; target: {check}")
+        total_objects += len(objects)
+        total_bytes += size
+        if records is None:
+            unknown += 1
+        else:
+            total_records += records
+    for problem in plan_set.problems:
+        lines.append(f"skipped {problem.key} at {problem.position}: {problem.message}")
+    if not plan_set.plans:
+        lines.append("nothing to restore")
+    else:
+        topics = {p.source_topic for p in plan_set.plans}
+        lines.append(
+            f"total: {len(topics)} topic{'s' if len(topics) != 1 else ''}, {len(plan_set.plans)} partition"
+            f"{'s' if len(plan_set.plans) != 1 else ''}, {total_objects} objects, {total_bytes} bytes "
+            f"({total_bytes / 1e6:.2f} MB), ~{total_records} records"
+            + (f" (+ {unknown} single-object partition{'s' if unknown != 1 else ''} not estimated)" if unknown else ""))
+    lines.extend(f"the restore would fail: {reason}" for reason in plan_set.blockers)
+    lines.append("dry run: nothing was produced")
+    return "\n".join(lines)

@@ -1,0 +1,266 @@
+"""The restore's Spark task: stream one source partition's objects and produce them to the target partition.
+
+Exactly-once: the task's producer is transactional with an id fixed per (restore, source partition), so a re-run
+fences any zombie of a killed run before it reads its progress; progress (the next source offset to restore) is
+committed inside each transaction with ``send_offsets_to_transaction``, to a consumer group of the restore. A
+re-run therefore resumes exactly after the last committed record, and a finished restore writes nothing.
+At-least-once (``exactly.once.support=disabled``): an idempotent producer, progress committed after each flush.
+A partition without stored offsets spread over several directories (field or time partitioners, Confluent's layout)
+has no exact offsets across objects: its progress counts whole objects ("every object starting below it").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import pyarrow as pa
+
+from kafka_s3.pipelines.backup.task import _cached
+
+log = logging.getLogger(__name__)
+RESULT_SCHEMA = "result string"
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    source_topic: str
+    source_partition: int
+    target_topic: str
+    objects: tuple  # BackupObject, in start-offset order
+    bounds: Any  # reading.Bounds
+    exactly_once: bool
+    transactional_id: str
+    progress_group: str
+
+    @property
+    def target_partition(self) -> int:
+        return self.source_partition
+
+
+@dataclass
+class Outcome:
+    records: int = 0
+    objects: int = 0
+    first_source: int | None = None
+    last_source: int | None = None
+    first_target: int | None = None
+    last_target: int | None = None
+    delivery_errors: list[str] = field(default_factory=list)
+
+    def on_delivery(self, err, msg) -> None:
+        if err is not None:
+            if len(self.delivery_errors) < 5:
+                self.delivery_errors.append(f"{msg.topic()}[{msg.partition()}]: {err.str()}")
+            return
+        offset = msg.offset()
+        if self.first_target is None or offset < self.first_target:
+            self.first_target = offset
+        if self.last_target is None or offset > self.last_target:
+            self.last_target = offset
+
+
+def _produce_batch(producer, plan: RestorePlan, batch: pa.RecordBatch, outcome: Outcome) -> None:
+    keys = batch.column("key").to_pylist()
+    values = batch.column("value").to_pylist()
+    stamps = batch.column("timestamp").cast(pa.int64()).to_pylist()
+    headers_col = batch.column("headers")
+    header_offsets = headers_col.offsets.to_pylist() if len(headers_col) else [0]
+    flat = headers_col.values
+    header_keys = flat.field("key").to_pylist() if len(flat) else []
+    header_values = flat.field("value").to_pylist() if len(flat) else []
+    topic, partition = plan.target_topic, plan.target_partition
+    produce, poll = producer.produce, producer.poll
+    on_delivery = outcome.on_delivery
+    for i in range(batch.num_rows):
+        lo, hi = header_offsets[i], header_offsets[i + 1]
+        headers = [(header_keys[j], header_values[j]) for j in range(lo, hi)] if hi > lo else None
+        ts = stamps[i]
+        while True:
+            try:
+                if ts is None:
+                    produce(topic, values[i], keys[i], partition=partition, headers=headers, on_delivery=on_delivery)
+                else:
+                    produce(topic, values[i], keys[i], partition=partition, headers=headers,
+                            timestamp=ts // 1000, on_delivery=on_delivery)
+                break
+            except BufferError:
+                poll(0.05)
+        if i % 1000 == 0:
+            poll(0)
+
+
+def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_spec, producer_settings: dict,
+                          consumer_settings: dict, live: tuple[str, int, int] | None = None) -> dict:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    from kafka_s3.core.config.source import SOURCE
+    from kafka_s3.core.errors import FormatError, KafkaError
+    from kafka_s3.pipelines.read.reader import Problem, ReadPlugins, SourcePartition, missing_offsets, read_partition
+    from kafka_s3.core.records import payload_bytes
+    from kafka_s3.pipelines.live import LiveReporter
+
+    fingerprint = json.dumps(config_raw, sort_keys=True)
+    plugins = _cached("read-plugins:" + fingerprint, lambda: ReadPlugins.from_config(SOURCE.parse(config_raw)))
+    store = _cached("store:" + repr(store_spec), store_spec.open)
+    # Skipped objects are collected in ``problems``; under ``log`` the driver logs them (a worker's log is not seen).
+    on_error = {"log": "ignore"}.get(plugins.config["behavior.on.error"], plugins.config["behavior.on.error"])
+    txn_records = plugins.config["restore.transaction.records"]
+    outcome = Outcome()
+    reporter = LiveReporter(live, plan.source_topic, plan.source_partition)
+    produced_bytes = 0
+    problems: list[Problem] = []
+    error: str | None = None
+
+    consumer = Consumer({**consumer_settings, "group.id": plan.progress_group, "enable.auto.commit": "false"})
+    settings = {
+        "enable.idempotence": "true",
+        "linger.ms": "20",
+        "batch.size": "1000000",
+        "queue.buffering.max.messages": "1000000",
+        "queue.buffering.max.kbytes": "1048576",
+        **producer_settings,
+    }
+    if plan.exactly_once:
+        settings["transactional.id"] = plan.transactional_id
+    producer = Producer(settings)
+    target = TopicPartition(plan.target_topic, plan.target_partition)
+    try:
+        if plan.exactly_once:
+            producer.init_transactions(60)  # fences a zombie of a killed run before progress is read
+        committed = consumer.committed([target], timeout=30)[0].offset
+        resume = committed if committed is not None and committed >= 0 else None
+        part = SourcePartition(plan.source_topic, plan.source_partition, list(plan.objects))
+        in_txn = False
+        pending = 0
+        next_offset = resume
+        progress = resume  # as committed
+
+        def commit_progress() -> None:
+            nonlocal in_txn, pending, progress
+            if next_offset is None or (pending == 0 and not in_txn):
+                return
+            offsets = [TopicPartition(plan.target_topic, plan.target_partition, next_offset)]
+            if plan.exactly_once:
+                if not in_txn:
+                    producer.begin_transaction()
+                producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
+                producer.commit_transaction(120)
+                in_txn = False
+            else:
+                remaining = producer.flush(120)
+                if remaining:
+                    raise KafkaError(f"{plan.target_topic}[{plan.target_partition}]: {remaining} records not delivered")
+                # Progress never passes a record that was not delivered: a rerun restores it again.
+                if outcome.delivery_errors:
+                    raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
+                consumer.commit(offsets=offsets, asynchronous=False)
+            if outcome.delivery_errors:
+                raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
+            pending = 0
+            progress = next_offset
+
+        # Without stored offsets, the offsets of a partition spread over several directories are derived per object
+        # (start + row) and overlap across objects: progress then counts whole objects, read in start order, and is
+        # committed only between objects — "every object starting below next_offset is restored".
+        by_object = not plugins.envelope and len(part.directories) > 1
+        current = None  # the object being read (by_object)
+
+        def begin_object(obj) -> None:
+            nonlocal current, next_offset
+            outcome.objects += 1
+            if by_object:
+                if current is not None:  # the previous object was read to its end (or skipped)
+                    next_offset = current.start + 1
+                    if pending >= txn_records:
+                        commit_progress()
+                current = obj
+
+        # Offsets each object read holds, to report gaps (derived offsets of one partition spread over several
+        # directories are not the source's: no gaps can be told there).
+        spans: list[tuple[int, int | None, str]] = []
+        track_gaps = plugins.envelope or len(part.directories) <= 1
+
+        def note_span(obj, first, last) -> None:
+            spans.append((obj.start if first is None else first, last, obj.key))
+
+        try:
+            for batch in read_partition(store, plugins, part, plan.bounds, resume, on_error, problems, begin_object,
+                                        note_span if track_gaps else None):
+                if plan.exactly_once and not in_txn:
+                    producer.begin_transaction()
+                    in_txn = True
+                _produce_batch(producer, plan, batch, outcome)
+                offsets = batch.column("offset")
+                first, last = offsets[0].as_py(), offsets[-1].as_py()
+                outcome.first_source = first if outcome.first_source is None else outcome.first_source
+                outcome.last_source = last
+                outcome.records += batch.num_rows
+                produced_bytes += payload_bytes(batch)
+                reporter.update(outcome.records, produced_bytes)
+                pending += batch.num_rows
+                if not by_object:
+                    next_offset = last + 1
+                    if pending >= txn_records:
+                        commit_progress()
+            if by_object and current is not None:
+                next_offset = current.start + 1
+        except FormatError as exc:
+            # behavior.on.error=fail: everything before the bad record is good and is committed; nothing after.
+            error = f"FormatError: {exc}"
+            if by_object and plan.exactly_once and in_txn:
+                # Progress can only be committed between objects: the records of the object cut short, and of
+                # those since the last commit, are aborted; the next run restores them from that object on.
+                producer.abort_transaction(60)
+                outcome.records -= pending
+                in_txn, pending = False, 0
+        commit_progress()
+    except BaseException:
+        try:
+            if plan.exactly_once:
+                producer.abort_transaction(30)
+        except Exception:  # the transaction may not be open; the next run's init_transactions cleans up anyway
+            pass
+        raise
+    finally:
+        consumer.close()
+        reporter.update(outcome.records, produced_bytes, final=True)
+        reporter.close()
+    return {
+        "source_topic": plan.source_topic,
+        "source_partition": plan.source_partition,
+        "target_topic": plan.target_topic,
+        "target_partition": plan.target_partition,
+        "resumed_from": resume,
+        "progress": progress,
+        "objects": outcome.objects,
+        "records": outcome.records,
+        "first_source_offset": outcome.first_source,
+        "last_source_offset": outcome.last_source,
+        "first_target_offset": outcome.first_target,
+        "last_target_offset": outcome.last_target,
+        "problems": [p.__dict__ for p in problems],
+        "gaps": [gap.__dict__ for gap in missing_offsets(plan.source_topic, plan.source_partition, spans)],
+        "error": error,
+    }
+
+
+def restore_task(plans: list[RestorePlan], config_raw: dict[str, str], store_spec, producer_settings: dict,
+                 consumer_settings: dict, slots: int, live: tuple[str, int, int] | None = None):
+    """The ``mapInArrow`` function: Spark partition ``i`` restores plans ``i, i+slots, ...`` one after another.
+    ``live``: where to send running counts (:mod:`kafka_s3.pipelines.live`), if anywhere."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for slot in batch.column(0).to_pylist():
+                for plan in plans[slot::slots]:
+                    started = time.monotonic()
+                    result = run_restore_partition(plan, config_raw, store_spec, producer_settings, consumer_settings,
+                                                   live)
+                    result["seconds"] = time.monotonic() - started
+                    yield pa.RecordBatch.from_pydict({"result": [json.dumps(result)]})
+
+    return run

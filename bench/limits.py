@@ -14,7 +14,15 @@ import subprocess
 import time
 import uuid
 
-from common import MiB, Services, create_bucket, create_topic, delete_topics, remove_bucket, s3_client
+from common import (
+    MiB,
+    Services,
+    create_bucket,
+    create_topic,
+    delete_topics,
+    remove_bucket,
+    s3_client,
+)
 from dataset import Dataset, produce
 
 # noida-db ignores fetch size limits (a whole partition can come back in one response): see NOTES.md.

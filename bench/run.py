@@ -42,7 +42,16 @@ import limits  # noqa: E402
 import peer  # noqa: E402
 import product  # noqa: E402
 import report  # noqa: E402
-from common import ROOT, MiB, Services, create_bucket, create_topic, delete_topics, remove_bucket, services_up  # noqa: E402
+from common import (  # noqa: E402
+    ROOT,
+    MiB,
+    Services,
+    create_bucket,
+    create_topic,
+    delete_topics,
+    remove_bucket,
+    services_up,
+)
 from dataset import Dataset, payload_bytes, produce  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"

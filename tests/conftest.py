@@ -109,3 +109,11 @@ def spark(services):
     session = build_session("local[2]", "kafka-s3 tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def engine(spark):
+    """The pipelines' engine on the shared session."""
+    from kafka_s3.spark.engine import SparkEngine
+
+    return SparkEngine(session=spark)

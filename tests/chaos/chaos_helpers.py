@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-
 @dataclass
 class Run:
     returncode: int | None

@@ -7,13 +7,15 @@ import os
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
 from chaos_helpers import bucket_contents, cli
+from confluent_kafka import Producer
 
-from kafka_s3.io.kafka.admin import Admin
-from kafka_s3.pipelines.read.reader import ReadPlugins, discover, read_partition
 from kafka_s3.core.config.source import SOURCE
+from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.stores.spec import StoreSpec
+from kafka_s3.pipelines.read.discovery import discover
+from kafka_s3.pipelines.read.plugins import ReadPlugins
+from kafka_s3.pipelines.read.reader import read_partition
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 

@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
 from chaos_helpers import cli
+from confluent_kafka import Producer
 
+from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
-from kafka_s3.core.records import to_dicts
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 

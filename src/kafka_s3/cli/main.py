@@ -116,19 +116,27 @@ def cmd_config_validate(args) -> int:
 def _check_plugins(config: Config, definition: ConfigDef) -> None:
     """Instantiate the configured plugins so cross-setting problems surface at validation time."""
     if "flush.size" in definition.props:
-        from kafka_s3.pipelines.backup.partition import BackupPlugins
+        from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
         BackupPlugins.from_config(config)
 
 
+def _engine(args, config: Config, app_name: str):
+    """The Spark engine of a command, started on first use (``--master``, and the file's ``spark.*`` keys)."""
+    from kafka_s3.spark.engine import SparkEngine
+    from kafka_s3.spark.session import spark_settings
+
+    return SparkEngine(master=args.master, app_name=app_name, conf=spark_settings(config.extras))
+
+
 def cmd_backup(args) -> int:
-    from kafka_s3.pipelines.backup.driver import Backup
     from kafka_s3.core.config.sink import SINK
+    from kafka_s3.pipelines.backup.driver import Backup
 
     configs = load_configs(args.config, SINK, args.set)
     if len(configs) > 1:
         return _backup_statements(args, configs)
-    backup = Backup(configs[0], master=args.master)
+    backup = Backup(configs[0], _engine(args, configs[0], "kafka-s3 backup"))
     if args.once:
         from kafka_s3.cli.progress import BackupProgress
 
@@ -146,10 +154,10 @@ def cmd_backup(args) -> int:
 
 def _backup_statements(args, configs: list[Config]) -> int:
     """Several KCQL statements: one backup per statement, all in this process and Spark session."""
-    from kafka_s3.pipelines.backup.group import BackupGroup
     from kafka_s3.cli.progress import print_backup_summary
+    from kafka_s3.pipelines.backup.group import BackupGroup
 
-    group = BackupGroup(configs, master=args.master)
+    group = BackupGroup(configs, _engine(args, configs[0], "kafka-s3 backup"))
     if args.once:
         print_backup_summary(group.run_once())
         return 0
@@ -164,7 +172,13 @@ def _backup_statements(args, configs: list[Config]) -> int:
 
 def cmd_restore(args) -> int:
     from kafka_s3.core.config.source import SOURCE
-    from kafka_s3.pipelines.restore.driver import Restore, RestoreOptions, describe_plan, parse_offsets, parse_time
+    from kafka_s3.pipelines.read.options import (
+        RestoreOptions,
+        parse_offsets,
+        parse_time,
+    )
+    from kafka_s3.pipelines.restore.driver import Restore
+    from kafka_s3.pipelines.restore.report import describe_plan
 
     configs = load_configs(args.config, SOURCE, args.set)
     options = RestoreOptions(
@@ -176,7 +190,7 @@ def cmd_restore(args) -> int:
     )
     if len(configs) > 1:
         return _restore_statements(args, configs, options)
-    restore = Restore(configs[0], options, master=args.master)
+    restore = Restore(configs[0], _engine(args, configs[0], "kafka-s3 restore"), options)
     if args.dry_run:
         plan_set = restore.plan()
         restore.check_targets(plan_set, create=False)
@@ -199,15 +213,16 @@ def cmd_restore(args) -> int:
 def _restore_statements(args, configs: list[Config], options) -> int:
     """Several KCQL statements: each statement's objects restored in turn, in one Spark session."""
     from kafka_s3.cli.progress import print_restore_summary
-    from kafka_s3.pipelines.restore.driver import Restore, describe_plan
+    from kafka_s3.pipelines.restore.driver import Restore
+    from kafka_s3.pipelines.restore.report import describe_plan
 
     if args.follow:
         raise ConfigError("restore --follow takes one KCQL statement: select one with --set connect.s3.kcql=...")
     if options.topics:
         configs = [c for c in configs if set(c["topics"]) & set(options.topics)]
-    spark = None
+    engine = _engine(args, configs[0], "kafka-s3 restore")
     for config in configs:
-        restore = Restore(config, options, spark=spark, master=args.master)
+        restore = Restore(config, engine, options)
         print(f"# {_statement_label(config)}")
         if args.dry_run:
             plan_set = restore.plan()
@@ -215,7 +230,6 @@ def _restore_statements(args, configs: list[Config], options) -> int:
             print(describe_plan(plan_set))
             continue
         print_restore_summary(restore.run())
-        spark = restore.spark
     return 0
 
 
@@ -243,8 +257,9 @@ def cmd_read(args) -> int:
 
 
 def cmd_status(args) -> int:
+    from kafka_s3.cli.progress import render_status
     from kafka_s3.core.config.sink import SINK
-    from kafka_s3.pipelines.status import backup_status, render_status
+    from kafka_s3.pipelines.status import backup_status
 
     rows = [row for config in load_configs(args.config, SINK, args.set) for row in backup_status(config)]
     if args.json:
@@ -255,10 +270,9 @@ def cmd_status(args) -> int:
 
 
 def cmd_bucket_create(args) -> int:
+    from kafka_s3.core.config.kcql import KCQL_KEY
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.io.stores.spec import StoreSpec
-
-    from kafka_s3.core.config.kcql import KCQL_KEY
 
     raw = {"name": "bucket", "topics": "-", "flush.size": "1", "format.class": "json", "s3.bucket.name": args.name}
     if args.config:

@@ -7,16 +7,21 @@ from abc import ABC, abstractmethod
 from collections import defaultdict
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
-
 
 Key = tuple[str, int]
 
 
 class _LiveBars(ABC):
     """One bar per topic (records, MB) fed by the running tasks' live counts plus the counts of finished jobs, and a
-    bar of the running Spark stage's tasks. ``job`` is a Backup or a Restore (``spark``, ``live_progress``, ``live``)."""
+    bar of the running Spark stage's tasks. ``job`` is a Backup or a Restore (``engine``, ``live_progress``, ``live``)."""
 
     unit = "MB"
 
@@ -89,16 +94,9 @@ class _LiveBars(ABC):
             try:
                 with self._lock:
                     self._refresh()
-                spark = self.job._spark
-                if spark is None or self._stage_bar is None:
+                if self._stage_bar is None:
                     continue
-                tracker = spark.sparkContext.statusTracker()
-                done = total = 0
-                for stage_id in tracker.getActiveStageIds():
-                    info = tracker.getStageInfo(stage_id)
-                    if info:
-                        done += info.numCompletedTasks
-                        total += info.numTasks
+                done, total = self.job.engine.task_progress() or (0, 0)
                 self.progress.update(self._stage_bar, completed=done, total=total or None)
             except Exception:  # progress display must never break the job
                 pass
@@ -123,8 +121,7 @@ class BackupProgress(_LiveBars):
         return totals
 
     def _on_cycle(self, results) -> None:
-        self.finish_round({(r["topic"], r["partition"]): (max(0, r["read_until"] - r["start"]), r.get("read_bytes", 0))
-                           for r in results})
+        self.finish_round({(r.topic, r.partition): (max(0, r.read_until - r.start), r.read_bytes) for r in results})
 
     def print_summary(self, summary) -> None:
         print_backup_summary(summary)
@@ -136,7 +133,7 @@ class RestoreProgress(_LiveBars):
     unit = "MB produced"
 
     def totals(self) -> dict[str, int | None]:
-        from kafka_s3.pipelines.restore.driver import estimate_records
+        from kafka_s3.pipelines.restore.report import estimate_records
 
         plan_set = self.job.current_plan
         if plan_set is None:
@@ -169,17 +166,41 @@ def print_restore_summary(summary) -> None:
         table.add_column(column)
     for r in summary.results:
         table.add_row(
-            f"{r['source_topic']}[{r['source_partition']}]",
-            f"{r['target_topic']}[{r['target_partition']}]",
-            str(r["objects"]),
-            str(r["records"]),
-            f"{r['first_source_offset']}..{r['last_source_offset']}" if r["records"] else "-",
-            f"{r['first_target_offset']}..{r['last_target_offset']}" if r["records"] else "-",
+            f"{r.source_topic}[{r.source_partition}]",
+            f"{r.target_topic}[{r.target_partition}]",
+            str(r.objects),
+            str(r.records),
+            f"{r.first_source_offset}..{r.last_source_offset}" if r.records else "-",
+            f"{r.first_target_offset}..{r.last_target_offset}" if r.records else "-",
         )
     console = Console()
     console.print(table)
     for problem in summary.problems:
         console.print(f"[yellow]skipped[/yellow] {problem.key} at {problem.position}: {problem.message}")
-    for gap in getattr(summary, "gaps", []):
+    for gap in summary.gaps:
         console.print(f"[yellow]missing[/yellow] {gap}")
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
+
+
+def render_status(rows: list[dict]) -> str:
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"backup status (group {rows[0]['group']})" if rows else "backup status")
+    for column in ("topic", "partition", "committed", "end", "lag", "last object", "last commit (UTC)"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(
+            r["topic"],
+            str(r["partition"]),
+            "-" if r["committed"] is None else str(r["committed"]),
+            str(r["end"]),
+            "-" if r["lag"] is None else str(r["lag"]),
+            r["last_object"] or "-",
+            r["last_commit"] or "-",
+        )
+    out = StringIO()
+    Console(file=out, width=200).print(table)
+    return out.getvalue()

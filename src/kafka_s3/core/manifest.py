@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from kafka_s3.core.errors import FormatError, ObjectExistsError
 from kafka_s3.core.store import Store
@@ -58,17 +59,24 @@ class Manifest:
     def records(self) -> int:
         return sum(f.records for f in self.files if f.kind == "data")
 
-    def to_bytes(self) -> bytes:
+    def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["files"] = [asdict(f) for f in self.files]
-        return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+        return doc
 
     @classmethod
-    def from_bytes(cls, data: bytes, key: str = "") -> "Manifest":
+    def from_dict(cls, doc: dict[str, Any]) -> Manifest:
+        doc = dict(doc)
+        files = tuple(FileEntry(**f) for f in doc.pop("files"))
+        return cls(files=files, **doc)
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, key: str = "") -> Manifest:
         try:
-            doc = json.loads(data)
-            files = tuple(FileEntry(**f) for f in doc.pop("files"))
-            return cls(files=files, **doc)
+            return cls.from_dict(json.loads(data))
         except (ValueError, TypeError, KeyError) as exc:
             raise FormatError(f"unreadable chunk manifest: {exc}", object_key=key) from None
 

@@ -37,7 +37,7 @@ class RotationPolicy:
 
     @classmethod
     def from_config(cls, config) -> "RotationPolicy":
-        from kafka_s3.core.config.common import zone_info
+        from kafka_s3.core.timezones import zone_info
 
         tz = config.get("timezone") or ""
         return cls(

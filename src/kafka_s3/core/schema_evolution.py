@@ -32,9 +32,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.converters.avro_data import default_value, expand, is_general_union, is_map_entry, logical_type, member_name, non_null, nullable, type_name
+from kafka_s3.core.converters.avro_data import (
+    default_value,
+    expand,
+    is_general_union,
+    is_map_entry,
+    logical_type,
+    member_name,
+    non_null,
+    nullable,
+    type_name,
+)
 from kafka_s3.core.converters.base import Logical, ValueSchema
-from kafka_s3.core.converters.connect import SchemaError
+from kafka_s3.core.converters.connect_schema import SchemaError
 from kafka_s3.core.errors import ConversionError
 
 

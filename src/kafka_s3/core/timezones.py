@@ -1,4 +1,8 @@
-"""Vectorised UTC <-> local time conversions with Joda-Time's semantics, over the project's ``zoneinfo`` zones.
+"""Time zones as Confluent's partitioners see them: Joda/Java zone ids, and UTC <-> local conversions.
+
+Ids are parsed here once for the three users of ``timezone``: config validation, the time-based partitioners and
+the scheduled rotation (``rotate.schedule.interval.ms``). It sits below all three, so none of them depends on
+another to read a zone.
 
 Confluent floors record times in the local time of ``timezone`` with Joda's ``convertUTCToLocal`` and
 ``convertLocalToUTC(local, strict=false)``; which side of a DST gap or overlap a partition starts on depends on
@@ -8,8 +12,10 @@ data that validates ``timezone`` (no second time zone database).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pyarrow as pa
@@ -75,3 +81,58 @@ def _hour_offsets(zone: tzinfo, hour: int) -> tuple[int, int, int]:
         else:
             high = middle
     return first, last, high
+
+
+def timezone_error(value: str) -> str | None:
+    if value == "":
+        return None
+    try:
+        ZoneInfo(JAVA_SHORT_ZONES.get(value, value))
+    except (ZoneInfoNotFoundError, ValueError):
+        return "not a known time zone id (use e.g. UTC, America/Los_Angeles, Europe/Paris)"
+    return None
+
+
+# Java's ZoneId.SHORT_IDS, which Joda/Java accept and users copy from Confluent's docs.
+JAVA_SHORT_ZONES = {
+    "EST": "-05:00",
+    "MST": "-07:00",
+    "HST": "-10:00",
+    "ACT": "Australia/Darwin",
+    "AET": "Australia/Sydney",
+    "AGT": "America/Argentina/Buenos_Aires",
+    "ART": "Africa/Cairo",
+    "AST": "America/Anchorage",
+    "BET": "America/Sao_Paulo",
+    "BST": "Asia/Dhaka",
+    "CAT": "Africa/Harare",
+    "CNT": "America/St_Johns",
+    "CST": "America/Chicago",
+    "CTT": "Asia/Shanghai",
+    "EAT": "Africa/Addis_Ababa",
+    "ECT": "Europe/Paris",
+    "IET": "America/Indiana/Indianapolis",
+    "IST": "Asia/Kolkata",
+    "JST": "Asia/Tokyo",
+    "MIT": "Pacific/Apia",
+    "NET": "Asia/Yerevan",
+    "NST": "Pacific/Auckland",
+    "PLT": "Asia/Karachi",
+    "PNT": "America/Phoenix",
+    "PRT": "America/Puerto_Rico",
+    "PST": "America/Los_Angeles",
+    "SST": "Pacific/Guadalcanal",
+    "VST": "Asia/Ho_Chi_Minh",
+}
+
+
+def zone_info(value: str) -> ZoneInfo:
+    """A ``ZoneInfo`` for a Java/Joda time zone id (including Java's short ids such as ``PST``)."""
+    value = JAVA_SHORT_ZONES.get(value, value)
+    if re.fullmatch(r"[+-]\d{2}:\d{2}", value):
+        # Fixed offsets: map to Etc/GMT zones where possible (sign is inverted in the tz database).
+        hours, minutes = int(value[1:3]), int(value[4:6])
+        if minutes == 0:
+            sign = "-" if value[0] == "+" else "+"
+            return ZoneInfo("UTC" if hours == 0 else f"Etc/GMT{sign}{hours}")
+    return ZoneInfo(value)

@@ -48,9 +48,9 @@ def produce(bootstrap: str, topic: str) -> int:
 
 
 def read_topic(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tuple]]:
+    from kafka_s3.core.records import to_dicts
     from kafka_s3.io.kafka.admin import Admin
     from kafka_s3.io.kafka.reader import read_range
-    from kafka_s3.core.records import to_dicts
 
     admin = Admin({"bootstrap.servers": bootstrap})
     ends = admin.end_offsets([(topic, p) for p in range(partitions)])
@@ -63,16 +63,16 @@ def read_topic(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tu
 
 def main() -> int:
     from kafka_s3.core import logs
-    from kafka_s3.pipelines.backup.driver import Backup
     from kafka_s3.core.config.loader import load
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.core.config.source import SOURCE
-    from kafka_s3.dev.services import ensure_up, state_dir
     from kafka_s3.core.errors import BucketNotFoundError
+    from kafka_s3.dev.services import ensure_up, state_dir
     from kafka_s3.io.kafka.admin import Admin
-    from kafka_s3.pipelines.restore.driver import Restore
-    from kafka_s3.spark.session import build_session
     from kafka_s3.io.stores.spec import StoreSpec
+    from kafka_s3.pipelines.backup.driver import Backup
+    from kafka_s3.pipelines.restore.driver import Restore
+    from kafka_s3.spark.engine import SparkEngine
 
     console = Console()
     logs.setup()
@@ -120,16 +120,17 @@ def main() -> int:
         store.create_bucket()
 
     started = time.monotonic()
-    spark = build_session(app_name="kafka-s3 demo")
+    engine = SparkEngine(app_name="kafka-s3 demo")
+    engine.start()
     timings["spark start"] = time.monotonic() - started
     started = time.monotonic()
-    summary = Backup(backup_config, spark=spark).run_once()
+    summary = Backup(backup_config, engine).run_once()
     timings["backup"] = time.monotonic() - started
     console.print(f"2. backed up {summary.records} records into {summary.objects} objects "
                   f"({summary.bytes / 1e6:.1f} MB) in s3://{bucket}/topics/{topic}/")
 
     started = time.monotonic()
-    restore_summary = Restore(load(SOURCE, config_path), spark=spark).run()
+    restore_summary = Restore(load(SOURCE, config_path), engine).run()
     timings["restore"] = time.monotonic() - started
     console.print(f"3. restored {restore_summary.records} records into {target} (exactly once)")
 
@@ -151,7 +152,7 @@ def main() -> int:
         console.print(f"[red]verification failed on {mismatches} partition(s)[/red]")
         return 1
     console.print("[green]4. verified: every record restored in order with key, value, headers and timestamp[/green]")
-    spark.stop()
+    engine.stop()
     return 0
 
 

@@ -38,9 +38,8 @@ class LiveCounts:
         self._thread.start()
 
     @classmethod
-    def for_session(cls, spark) -> "LiveCounts | None":
-        """A listener on the address executors know the driver by; ``None`` when it cannot be opened."""
-        host = spark.sparkContext.getConf().get("spark.driver.host", "127.0.0.1")
+    def open(cls, host: str) -> LiveCounts | None:
+        """A listener on ``host``, the address tasks know the driver by; ``None`` when it cannot be opened."""
         try:
             return cls(host)
         except OSError:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from kafka_s3.pipelines.backup.driver import group_id
 from kafka_s3.core.config.model import Config
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.settings import client_settings
+from kafka_s3.pipelines.backup.driver import group_id
 
 
 def backup_status(config: Config) -> list[dict]:
@@ -43,27 +43,3 @@ def backup_status(config: Config) -> list[dict]:
             }
         )
     return rows
-
-
-def render_status(rows: list[dict]) -> str:
-    from io import StringIO
-
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"backup status (group {rows[0]['group']})" if rows else "backup status")
-    for column in ("topic", "partition", "committed", "end", "lag", "last object", "last commit (UTC)"):
-        table.add_column(column)
-    for r in rows:
-        table.add_row(
-            r["topic"],
-            str(r["partition"]),
-            "-" if r["committed"] is None else str(r["committed"]),
-            str(r["end"]),
-            "-" if r["lag"] is None else str(r["lag"]),
-            r["last_object"] or "-",
-            r["last_commit"] or "-",
-        )
-    out = StringIO()
-    Console(file=out, width=200).print(table)
-    return out.getvalue()

@@ -23,7 +23,6 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafka_s3.core.records import RECORD_DDL
 
-
 FROM_OFFSET = "from.offset"
 UNTIL_OFFSET = "until.offset"
 
@@ -41,16 +40,15 @@ class BackupReader(DataSourceReader):
 
     def _setup(self):
         from kafka_s3.core.config.source import SOURCE
-        from kafka_s3.pipelines.read.reader import ReadPlugins
         from kafka_s3.io.stores.spec import StoreSpec
+        from kafka_s3.pipelines.read.plugins import ReadPlugins
 
         config = SOURCE.parse(self.raw)
         return config, StoreSpec.from_config(config).open(), ReadPlugins.from_config(config)
 
     def partitions(self):
-        from kafka_s3.pipelines.read.reader import discover
-
-        from kafka_s3.pipelines.restore.driver import RestoreOptions, parse_offsets
+        from kafka_s3.pipelines.read.discovery import discover
+        from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
 
         config, store, plugins = self._setup()
         options = RestoreOptions(
@@ -61,7 +59,9 @@ class BackupReader(DataSourceReader):
         return [BackupPartition(t, p, tuple(part.objects), options.bounds((t, p))) for (t, p), part in parts.items()]
 
     def read(self, partition: BackupPartition):
-        from kafka_s3.pipelines.read.reader import Bounds, SourcePartition, read_partition
+        from kafka_s3.pipelines.read.discovery import SourcePartition
+        from kafka_s3.pipelines.read.options import Bounds
+        from kafka_s3.pipelines.read.reader import read_partition
 
         config, store, plugins = self._setup()
         part = SourcePartition(partition.topic, partition.partition, list(partition.objects))

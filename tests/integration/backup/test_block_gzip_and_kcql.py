@@ -8,14 +8,15 @@ import subprocess
 import pytest
 from integration_helpers import list_keys
 
-from kafka_s3.pipelines.backup.driver import Backup
-from kafka_s3.pipelines.backup.group import BackupGroup
 from kafka_s3.core.config.kcql import KCQL_KEY, split_statements
 from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
-from kafka_s3.core.records import to_dicts
-from kafka_s3.pipelines.restore.driver import Restore, RestoreOptions
+from kafka_s3.pipelines.backup.driver import Backup
+from kafka_s3.pipelines.backup.group import BackupGroup
+from kafka_s3.pipelines.read.options import RestoreOptions
+from kafka_s3.pipelines.restore.driver import Restore
 
 pytestmark = pytest.mark.integration
 
@@ -29,14 +30,14 @@ def read_all(bootstrap, topic, partition=0):
     return to_dicts(list(read_range({"bootstrap.servers": bootstrap}, topic, partition, 0, end)))
 
 
-def test_block_gzip_backup_restore_and_dataframe(spark, make_config, fresh_bucket, fresh_topic, produce, s3_client,
+def test_block_gzip_backup_restore_and_dataframe(spark, engine, make_config, fresh_bucket, fresh_topic, produce, s3_client,
                                                  kafka_bootstrap, tmp_path):
     topic = fresh_topic(1)
     produce(topic, [{"value": line(i)} for i in range(40)])
     settings = {"format__class": "com.deviantart.kafka_connect_s3.BlockGZIPFormat", "flush__size": "20",
                 "compressed_block_size": "50"}
     _, sink = make_config(fresh_bucket, topic, **settings)
-    summary = Backup(sink, spark=spark).run_once()
+    summary = Backup(sink, engine=engine).run_once()
     assert summary.records == 40 and summary.objects == 2
 
     base = [f"topics/{topic}/partition=0/{topic}+0+{start:010d}" for start in (0, 20)]
@@ -62,7 +63,7 @@ def test_block_gzip_backup_restore_and_dataframe(spark, make_config, fresh_bucke
     Admin({"bootstrap.servers": kafka_bootstrap}).create_topic(target, 1)
     _, source = make_config(fresh_bucket, topic, source=True, topic__rename=f"{topic}:{target}", **settings)
     options = RestoreOptions(from_offsets={(None, 0): 23}, until_offsets={(None, 0): 27})
-    restored = Restore(source, options, spark=spark).run()
+    restored = Restore(source, options, engine=engine).run()
     assert restored.records == 4
     assert [r["value"] for r in read_all(kafka_bootstrap, target)] == [line(i) for i in range(23, 27)]
 
@@ -74,7 +75,7 @@ def test_block_gzip_backup_restore_and_dataframe(spark, make_config, fresh_bucke
     assert everything.count() == 40
 
 
-def test_backup_driven_only_by_kcql_statements(spark, fresh_bucket, fresh_topic, produce, s3_client, s3_env,
+def test_backup_driven_only_by_kcql_statements(engine, fresh_bucket, fresh_topic, produce, s3_client, s3_env,
                                               kafka_bootstrap):
     orders, clicks = fresh_topic(1, prefix="orders"), fresh_topic(1, prefix="clicks")
     regions = ["eu", "us", "eu", "eu", "us"]
@@ -96,7 +97,7 @@ def test_backup_driven_only_by_kcql_statements(spark, fresh_bucket, fresh_topic,
         ),
     }
     configs = [SINK.parse(statement) for statement in split_statements(raw)]
-    summary = BackupGroup(configs, spark=spark).run_once()
+    summary = BackupGroup(configs, engine=engine).run_once()
     assert summary.records == 9
 
     assert list_keys(s3_client, fresh_bucket, f"lenses/orders/{orders}/") == [

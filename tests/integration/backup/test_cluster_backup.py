@@ -15,7 +15,7 @@ from kafka_s3.pipelines.backup.driver import Backup
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
 
-def test_backup_on_a_standalone_cluster_equals_a_local_run(spark, make_config, fresh_bucket, fresh_topic, produce,
+def test_backup_on_a_standalone_cluster_equals_a_local_run(engine, make_config, fresh_bucket, fresh_topic, produce,
                                                            s3_client, remove_bucket, tmp_path):
     from kafka_s3.dev import spark_cluster
 
@@ -28,7 +28,7 @@ def test_backup_on_a_standalone_cluster_equals_a_local_run(spark, make_config, f
 
     # Local run (the test session's Spark).
     _, local = make_config(fresh_bucket, topic, **props)
-    Backup(local, spark=spark).run_once()
+    Backup(local, engine=engine).run_once()
     expected = {k: get(s3_client, fresh_bucket, k) for k in list_keys(s3_client, fresh_bucket)}
     assert len([k for k in expected if k.endswith(".zstd.parquet")]) == 9
 

@@ -31,7 +31,7 @@ def _payload(i: int) -> dict:
     return {"id": i, "text": f"record {i} " + "compressible " * 20}
 
 
-def _produce_and_backup(spark, make_config, bucket, topic, produce, with_schema: bool, **properties):
+def _produce_and_backup(engine, make_config, bucket, topic, produce, with_schema: bool, **properties):
     values = [json.dumps({"schema": SCHEMA, "payload": _payload(i)} if with_schema else _payload(i)).encode()
               for i in range(N)]
     produce(topic, [{"value": v} for v in values])
@@ -39,7 +39,7 @@ def _produce_and_backup(spark, make_config, bucket, topic, produce, with_schema:
                  "value.converter.schemas.enable": "true" if with_schema else "false"}
     props = {**converter, "flush.size": "4", **properties}
     _, config = make_config(bucket, topic, **{k.replace(".", "__"): v for k, v in props.items()})
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
     assert summary.records == N and summary.objects == 2
     return values
 

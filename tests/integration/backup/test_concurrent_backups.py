@@ -26,7 +26,7 @@ def _props(**properties):
 
 
 @pytest.mark.parametrize("modes", [("once", "once"), ("once", "follow")], ids=["once+once", "once+follow"])
-def test_two_concurrent_backups_equal_one_clean_run(modes, spark, make_config, fresh_bucket, fresh_topic, produce,
+def test_two_concurrent_backups_equal_one_clean_run(modes, engine, make_config, fresh_bucket, fresh_topic, produce,
                                                     s3_client, remove_bucket, kafka_bootstrap):
     topic = fresh_topic(PARTITIONS)
     produce(topic, [{"partition": p, "key": f"k{i}".encode(), "value": f'{{"p":{p},"i":{i}}}'.encode(),
@@ -41,7 +41,7 @@ def test_two_concurrent_backups_equal_one_clean_run(modes, spark, make_config, f
     configs = [make_config(fresh_bucket, topic, **_props(**settings, name=f"concurrent-{n}-{fresh_bucket}"))[1]
                for n in range(2)]
     assert group_id(configs[0]) != group_id(configs[1])
-    backups = [Backup(config, spark=spark) for config in configs]
+    backups = [Backup(config, engine=engine) for config in configs]
     barrier = threading.Barrier(2)
     stop = threading.Event()
     outcomes: list = [None, None]
@@ -81,7 +81,7 @@ def test_two_concurrent_backups_equal_one_clean_run(modes, spark, make_config, f
     s3_client.create_bucket(Bucket=clean_bucket)
     try:
         _, clean = make_config(clean_bucket, topic, **_props(**settings, name=f"clean-{clean_bucket}"))
-        Backup(clean, spark=spark).run_once()
+        Backup(clean, engine=engine).run_once()
         expected = {k: get(s3_client, clean_bucket, k) for k in list_keys(s3_client, clean_bucket)}
     finally:
         remove_bucket(clean_bucket)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_s3.pipelines.backup.driver import Backup
+from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
-from kafka_s3.core.records import to_dicts
+from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
 
 pytestmark = pytest.mark.integration
@@ -50,7 +50,7 @@ def snapshot(bootstrap, topic):
     ],
     ids=["avro-deflate", "parquet-zstd", "json-gzip", "avro-field-partitioner"],
 )
-def test_envelope_round_trip_is_exact(properties, spark, make_config, fresh_bucket, fresh_topic, produce,
+def test_envelope_round_trip_is_exact(properties, engine, make_config, fresh_bucket, fresh_topic, produce,
                                       kafka_bootstrap):
     topic = fresh_topic(PARTITIONS)
     records = rich_records()
@@ -62,13 +62,13 @@ def test_envelope_round_trip_is_exact(properties, spark, make_config, fresh_buck
     produce(topic, records)
     props = {"store.envelope": "true", "flush.size": "7", **properties}
     _, sink = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in props.items()})
-    summary = Backup(sink, spark=spark).run_once()
+    summary = Backup(sink, engine=engine).run_once()
     assert summary.records == len(records)
 
     target = f"{topic}-restored"
     _, source = make_config(fresh_bucket, topic, source=True, **{k.replace(".", "__"): v for k, v in props.items()},
                             topic__rename=f"{topic}:{target}", topic__creation__enable="true",
                             topic__creation__default__retention__ms="-1")  # 2010 records: keep them
-    restore = Restore(source, spark=spark).run()
+    restore = Restore(source, engine=engine).run()
     assert restore.records == len(records)
     assert snapshot(kafka_bootstrap, target) == snapshot(kafka_bootstrap, topic)

@@ -13,14 +13,14 @@ from kafka_s3.pipelines.backup.driver import Backup, group_id
 pytestmark = pytest.mark.integration
 
 
-def test_follow_retries_failed_cycles_and_commits_only_durable_data(spark, make_config, fresh_bucket, fresh_topic,
+def test_follow_retries_failed_cycles_and_commits_only_durable_data(engine, make_config, fresh_bucket, fresh_topic,
                                                                    produce, s3_client, s3_env, kafka_bootstrap):
     topic = fresh_topic(1)
     with FaultProxy(s3_env["endpoint_url"]) as proxy:
         properties = {"store.url": proxy.url, "format.class": "bytearray", "flush.size": "5",
                       "cycle.interval.ms": "100", "s3.part.retries": "0"}
         _, config = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in properties.items()})
-        backup = Backup(config, spark=spark)  # checks the bucket through the proxy while it is healthy
+        backup = Backup(config, engine=engine)  # checks the bucket through the proxy while it is healthy
         proxy.fail(503, times=10_000, method="PUT")  # every upload fails until the outage ends
         stop = threading.Event()
         follower = threading.Thread(target=backup.follow, args=(stop,), daemon=True)

@@ -24,7 +24,7 @@ def _value(i: int) -> bytes:
     return json.dumps({"n": i}).encode()
 
 
-def test_fail_names_the_record_and_commits_only_full_chunks_before_it(spark, make_config, fresh_bucket, fresh_topic,
+def test_fail_names_the_record_and_commits_only_full_chunks_before_it(engine, make_config, fresh_bucket, fresh_topic,
                                                                       produce, s3_client, kafka_bootstrap):
     topic = fresh_topic(2)
     # partition 0: a tombstone at offset 5; partition 1 is clean.
@@ -33,7 +33,7 @@ def test_fail_names_the_record_and_commits_only_full_chunks_before_it(spark, mak
     config = _config(make_config, fresh_bucket, topic, **{"behavior.on.null.values": "fail"})
 
     with pytest.raises(BackupFailed) as failure:
-        Backup(config, spark=spark).run_once()
+        Backup(config, engine=engine).run_once()
 
     message = str(failure.value)
     assert f"{topic}[0]" in message and "offset 5" in message and "behavior.on.null.values" in message
@@ -49,18 +49,18 @@ def test_fail_names_the_record_and_commits_only_full_chunks_before_it(spark, mak
 
     # A re-run fails the same way at the same record and writes nothing new.
     with pytest.raises(BackupFailed, match="offset 5"):
-        Backup(config, spark=spark).run_once()
+        Backup(config, engine=engine).run_once()
     assert len(data_keys(s3_client, fresh_bucket, topic)) == 4
     assert group_offsets(kafka_bootstrap, group_id(config), topic, 2) == {0: 4, 1: 4}
 
 
-def test_ignore_skips_tombstones(spark, make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap):
+def test_ignore_skips_tombstones(engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap):
     topic = fresh_topic(1)
     nulls = {1, 4, 7}
     produce(topic, [{"value": None if i in nulls else _value(i)} for i in range(8)])
     config = _config(make_config, fresh_bucket, topic, **{"behavior.on.null.values": "ignore"})
 
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
 
     d = f"topics/{topic}/partition=0"
     # flush.size counts the records written: 0,2 | 3,5 | 6 (the trailing tombstone 7 is skipped)
@@ -73,14 +73,14 @@ def test_ignore_skips_tombstones(spark, make_config, fresh_bucket, fresh_topic, 
     assert group_offsets(kafka_bootstrap, group_id(config), topic, 1) == {0: 8}
 
 
-def test_write_keeps_tombstones_as_null_lines(spark, make_config, fresh_bucket, fresh_topic, produce, s3_client,
+def test_write_keeps_tombstones_as_null_lines(engine, make_config, fresh_bucket, fresh_topic, produce, s3_client,
                                               kafka_bootstrap):
     topic = fresh_topic(1)
     nulls = {1, 4}
     produce(topic, [{"value": None if i in nulls else _value(i)} for i in range(6)])
     config = _config(make_config, fresh_bucket, topic, **{"behavior.on.null.values": "write"})
 
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
 
     d = f"topics/{topic}/partition=0"
     expected = {f"{d}/{topic}+0+0000000000.json": [{"n": 0}, None],

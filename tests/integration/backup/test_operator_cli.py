@@ -38,7 +38,7 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def test_status_and_one_log_line_per_committed_object(spark, make_config, fresh_bucket, fresh_topic, produce,
+def test_status_and_one_log_line_per_committed_object(engine, make_config, fresh_bucket, fresh_topic, produce,
                                                       s3_client, tmp_path, caplog):
     topic = fresh_topic(2)
     produce(topic, [{"partition": 0, "value": f'{{"i":{i}}}'.encode()} for i in range(5)]
@@ -47,7 +47,7 @@ def test_status_and_one_log_line_per_committed_object(spark, make_config, fresh_
     started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
 
     caplog.set_level(logging.INFO, logger="kafka_s3.backup")
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
 
     # One log line per committed data object, with its records, offsets and size.
     logged = {}
@@ -138,7 +138,7 @@ def test_config_validate(tmp_path):
         assert errors[0].startswith("kafka-s3: error:") and key in errors[0] and value in errors[0], errors
 
 
-def test_missing_bucket_is_an_error_and_bucket_create_makes_it(spark, make_config, fresh_topic, produce, s3_client,
+def test_missing_bucket_is_an_error_and_bucket_create_makes_it(engine, make_config, fresh_topic, produce, s3_client,
                                                                remove_bucket, tmp_path):
     topic = fresh_topic(1)
     produce(topic, [{"value": b'{"i":1}'}])
@@ -161,7 +161,7 @@ def test_missing_bucket_is_an_error_and_bucket_create_makes_it(spark, make_confi
         s3_client.head_bucket(Bucket=bucket)
         # and the backup now runs into it
         _, config = make_config(bucket, topic)
-        assert Backup(config, spark=spark).run_once().objects == 1
+        assert Backup(config, engine=engine).run_once().objects == 1
         assert data_keys(s3_client, bucket, topic) == [f"topics/{topic}/partition=0/{topic}+0+0000000000.json"]
     finally:
         remove_bucket(bucket)

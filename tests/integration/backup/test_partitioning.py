@@ -26,9 +26,9 @@ def _struct(payload: dict, schema_fields: list[dict]) -> bytes:
     return json.dumps({"schema": schema, "payload": payload}).encode()
 
 
-def _backup(spark, make_config, bucket, topic, **properties):
+def _backup(engine, make_config, bucket, topic, **properties):
     _, config = make_config(bucket, topic, **_props(**properties))
-    return Backup(config, spark=spark).run_once()
+    return Backup(config, engine=engine).run_once()
 
 
 # ------------------------------------------------------------------------------------------------ field partitioner

@@ -40,14 +40,14 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_quickstart(case, spark, make_config, fresh_bucket, fresh_topic, produce, s3_client, tmp_path):
+def test_quickstart(case, engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, tmp_path):
     properties, extension, with_schema = CASES[case]
     topic = fresh_topic(1, prefix="s3_topic")
     values = quickstart_values(with_schema)
     produce(topic, [{"value": v} for v in values])
     _, config = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in properties.items()})
 
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
 
     expected = [f"topics/{topic}/partition=0/{topic}+0+{start:010d}{extension}" for start in (0, 3, 6)]
     assert list_keys(s3_client, fresh_bucket, f"topics/{topic}/") == expected

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from integration_helpers import quickstart_values
 
-from kafka_s3.pipelines.backup.driver import Backup
+from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
-from kafka_s3.core.records import to_dicts
+from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
 
 pytestmark = pytest.mark.integration
@@ -20,7 +20,7 @@ def read_all(bootstrap, topic, partition=0):
 
 
 @pytest.mark.parametrize("fmt", ["avro", "json", "bytearray"])
-def test_restore_quickstart_with_regex_router(fmt, spark, make_config, fresh_bucket, fresh_topic, produce,
+def test_restore_quickstart_with_regex_router(fmt, engine, make_config, fresh_bucket, fresh_topic, produce,
                                               kafka_bootstrap):
     topic = fresh_topic(1, prefix="s3_topic")
     with_schema = fmt == "avro"
@@ -30,7 +30,7 @@ def test_restore_quickstart_with_regex_router(fmt, spark, make_config, fresh_buc
                  "value.converter.schemas.enable": str(with_schema).lower()} if fmt != "bytearray" else {}
     properties = {"format.class": fmt, **converter}
     _, sink = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in properties.items()})
-    Backup(sink, spark=spark).run_once()
+    Backup(sink, engine=engine).run_once()
 
     target = f"copy_of_{topic}"
     Admin({"bootstrap.servers": kafka_bootstrap}).create_topic(target, 1)
@@ -39,7 +39,7 @@ def test_restore_quickstart_with_regex_router(fmt, spark, make_config, fresh_buc
         transforms="AddPrefix", transforms__AddPrefix__type="org.apache.kafka.connect.transforms.RegexRouter",
         transforms__AddPrefix__regex=".*", transforms__AddPrefix__replacement="copy_of_$0",
     )
-    summary = Restore(source, spark=spark).run()
+    summary = Restore(source, engine=engine).run()
     assert summary.records == 9
     restored = read_all(kafka_bootstrap, target)
     if fmt == "bytearray":
@@ -49,6 +49,6 @@ def test_restore_quickstart_with_regex_router(fmt, spark, make_config, fresh_buc
 
         assert [json.loads(r["value"]) for r in restored] == [json.loads(v) for v in values]
     # A second run restores nothing (the progress is committed with the records).
-    again = Restore(source, spark=spark).run()
+    again = Restore(source, engine=engine).run()
     assert again.records == 0
     assert len(read_all(kafka_bootstrap, target)) == 9

@@ -42,7 +42,7 @@ class _StopAfter:
             self.stop.set()
 
 
-def test_flush_size_commits_full_chunks_and_follow_keeps_the_rest_open(spark, make_config, fresh_bucket, fresh_topic,
+def test_flush_size_commits_full_chunks_and_follow_keeps_the_rest_open(engine, make_config, fresh_bucket, fresh_topic,
                                                                      produce, s3_client, kafka_bootstrap):
     topic = fresh_topic(2)
     counts = {0: 10, 1: 5}
@@ -52,7 +52,7 @@ def test_flush_size_commits_full_chunks_and_follow_keeps_the_rest_open(spark, ma
 
     # follow: only full chunks commit; the group offset stays at the first offset of the open chunk.
     stopper = _StopAfter(1)
-    Backup(config, spark=spark, on_cycle=stopper).follow(stopper.stop)
+    Backup(config, engine=engine, on_cycle=stopper).follow(stopper.stop)
     d = f"topics/{topic}"
     full = [f"{d}/partition=0/{topic}+0+0000000000.bin", f"{d}/partition=0/{topic}+0+0000000004.bin",
             f"{d}/partition=1/{topic}+1+0000000000.bin"]
@@ -60,7 +60,7 @@ def test_flush_size_commits_full_chunks_and_follow_keeps_the_rest_open(spark, ma
     assert group_offsets(kafka_bootstrap, group_id(config), topic, 2) == {0: 8, 1: 4}
 
     # --once flushes what is still open, from where the group stands.
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
     rest = [f"{d}/partition=0/{topic}+0+0000000008.bin", f"{d}/partition=1/{topic}+1+0000000004.bin"]
     assert data_keys(s3_client, fresh_bucket, topic) == sorted(full + rest)
     assert summary.records == 3 and summary.objects == 2
@@ -73,7 +73,7 @@ def test_flush_size_commits_full_chunks_and_follow_keeps_the_rest_open(spark, ma
 
 
 def test_rotate_interval_uses_record_time_and_rolls_on_another_encoded_partition(
-        spark, make_config, fresh_bucket, fresh_topic, produce, s3_client):
+        engine, make_config, fresh_bucket, fresh_topic, produce, s3_client):
     topic = fresh_topic(1)
     h = utc_ms(2015, 4, 2, 10)
     offsets_times = [h, h + 10_000, h + 59_999, h + 60_000, h + 70_000, h + 3_600_000, h + 3_610_000, h + 30_000]
@@ -84,7 +84,7 @@ def test_rotate_interval_uses_record_time_and_rolls_on_another_encoded_partition
         "timestamp.extractor": "Record", "rotate.interval.ms": "60000", "flush.size": "100",
         "value.converter": "json", "value.converter.schemas.enable": "false"}))
 
-    Backup(config, spark=spark).run_once()
+    Backup(config, engine=engine).run_once()
 
     d = f"topics/{topic}/year=2015/month=04/day=02"
     expected = {
@@ -99,7 +99,7 @@ def test_rotate_interval_uses_record_time_and_rolls_on_another_encoded_partition
         assert [v["n"] for v in objects[key]] == ns, key
 
 
-def test_rotate_size_bytes_counts_keys_values_and_headers(spark, make_config, fresh_bucket, fresh_topic, produce,
+def test_rotate_size_bytes_counts_keys_values_and_headers(engine, make_config, fresh_bucket, fresh_topic, produce,
                                                            s3_client):
     topic = fresh_topic(1)
     # 16 bytes per record: key (2) + value (10) + header key (1) + header value (3)
@@ -109,7 +109,7 @@ def test_rotate_size_bytes_counts_keys_values_and_headers(spark, make_config, fr
     _, config = make_config(fresh_bucket, topic, **_props(**{"format.class": "bytearray", "flush.size": "1000",
                                                              "rotate.size.bytes": "40"}))
 
-    Backup(config, spark=spark).run_once()
+    Backup(config, engine=engine).run_once()
 
     d = f"topics/{topic}/partition=0"
     expected = {f"{d}/{topic}+0+0000000000.bin": range(3),  # 48 bytes >= 40 after the third record
@@ -127,7 +127,7 @@ SCHEMA_B = {"type": "struct", "name": "b_record", "optional": False,
                        {"field": "c", "type": "string", "optional": True}]}
 
 
-def test_schema_change_rolls_the_file(spark, make_config, fresh_bucket, fresh_topic, produce, s3_client):
+def test_schema_change_rolls_the_file(engine, make_config, fresh_bucket, fresh_topic, produce, s3_client):
     topic = fresh_topic(1)
     plan = ["A", "A", "B", "B", "A", "B", "B", "B", "A"]
     values = []
@@ -141,7 +141,7 @@ def test_schema_change_rolls_the_file(spark, make_config, fresh_bucket, fresh_to
         "format.class": "avro", "flush.size": "3", "schema.compatibility": "NONE",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "true"}))
 
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
 
     d = f"topics/{topic}/partition=0"
     # every schema change rolls; flush.size=3 cuts the run of three B records
@@ -184,7 +184,7 @@ def _next_boundary(after_s: float, interval_ms: int, zone: str) -> float:
 
 
 @pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles"])
-def test_rotate_schedule_interval_commits_open_files_on_the_wall_clock(zone, spark, make_config, fresh_bucket,
+def test_rotate_schedule_interval_commits_open_files_on_the_wall_clock(zone, engine, make_config, fresh_bucket,
                                                                       fresh_topic, produce, s3_client,
                                                                       kafka_bootstrap):
     interval_ms = 1500
@@ -194,7 +194,7 @@ def test_rotate_schedule_interval_commits_open_files_on_the_wall_clock(zone, spa
         "timezone": zone, "cycle.interval.ms": "100"}))
     group = group_id(config)
     produce(topic, [{"value": f"a{i}".encode()} for i in range(5)])
-    backup = _RecordingBackup(config, spark=spark, on_cycle=lambda report, results: backup.cycles[-1].update(
+    backup = _RecordingBackup(config, engine=engine, on_cycle=lambda report, results: backup.cycles[-1].update(
         results=results))
     stop = threading.Event()
     errors = []
@@ -225,13 +225,13 @@ def test_rotate_schedule_interval_commits_open_files_on_the_wall_clock(zone, spa
     late = []
     for number, cycle in enumerate(cycles):
         for result in cycle["results"]:
-            chunk = result.get("open_chunk")
-            if chunk and due is not None and cycle["start"] > due and chunk["start"] == open_start:
+            chunk = result.open_chunk
+            if chunk and due is not None and cycle["start"] > due and chunk.start == open_start:
                 late.append((number, chunk))
             if not chunk:
                 open_start = due = None
-            elif chunk["start"] != open_start:
-                open_start, due = chunk["start"], _next_boundary(cycle["end"], interval_ms, zone)
+            elif chunk.start != open_start:
+                open_start, due = chunk.start, _next_boundary(cycle["end"], interval_ms, zone)
     assert not late, f"open chunks carried past their scheduled rotation: {late}"
 
     keys = data_keys(s3_client, fresh_bucket, topic)
@@ -251,7 +251,7 @@ def test_rotate_schedule_interval_commits_open_files_on_the_wall_clock(zone, spa
         position += len(records)
 
 
-def test_follow_picks_up_new_records_and_commits_each_cycle(spark, make_config, fresh_bucket, fresh_topic, produce,
+def test_follow_picks_up_new_records_and_commits_each_cycle(engine, make_config, fresh_bucket, fresh_topic, produce,
                                                             s3_client, kafka_bootstrap):
     topic = fresh_topic(2)
     _, config = make_config(fresh_bucket, topic, **_props(**{"format.class": "bytearray", "flush.size": "2",
@@ -259,7 +259,7 @@ def test_follow_picks_up_new_records_and_commits_each_cycle(spark, make_config, 
     group = group_id(config)
     produce(topic, [{"partition": p, "value": f"first-{p}-{i}".encode()} for p in range(2) for i in range(4)])
     commits = []
-    backup = Backup(config, spark=spark, on_cycle=lambda report, results: commits.append(
+    backup = Backup(config, engine=engine, on_cycle=lambda report, results: commits.append(
         group_offsets(kafka_bootstrap, group, topic, 2)))
     stop = threading.Event()
     errors = []

@@ -14,10 +14,10 @@ import pytest
 from avro_versions import VERSIONS, read_as, record, register_versions, unwire, wire
 from bk_helpers import data_keys, get
 
-from kafka_s3.pipelines.backup.driver import Backup, BackupFailed
+from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
-from kafka_s3.core.records import to_dicts
+from kafka_s3.pipelines.backup.driver import Backup, BackupFailed
 from kafka_s3.pipelines.restore.driver import Restore
 
 pytestmark = pytest.mark.integration
@@ -71,14 +71,14 @@ def backup_config(make_config, bucket, topic, schema_registry, **properties):
 
 @pytest.mark.parametrize("fmt, mode", [("avro", "NONE"), ("avro", "BACKWARD"), ("avro", "FORWARD"), ("avro", "FULL"),
                                        ("parquet", "BACKWARD"), ("parquet", "FORWARD")])
-def test_three_schema_versions_roll_and_project_as_each_mode_says(fmt, mode, spark, make_config, fresh_bucket,
+def test_three_schema_versions_roll_and_project_as_each_mode_says(fmt, mode, engine, make_config, fresh_bucket,
                                                                    fresh_topic, produce, s3_client, schema_registry):
     topic = fresh_topic(1)
     produce_versions(produce, schema_registry, topic)
     _, config = backup_config(make_config, fresh_bucket, topic, schema_registry, **{
         "format.class": fmt, "schema.compatibility": mode})
 
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
 
     files = FILES[mode]
     directory = f"topics/{topic}/partition=0"
@@ -94,7 +94,7 @@ def test_three_schema_versions_roll_and_project_as_each_mode_says(fmt, mode, spa
 
 @pytest.mark.parametrize("fmt, mode", [("avro", "NONE"), ("parquet", "NONE"), ("avro", "BACKWARD"), ("avro", "FULL"),
                                        ("avro", "FORWARD"), ("parquet", "FORWARD")])
-def test_restore_re_encodes_in_the_wire_format_under_the_target_subject(fmt, mode, spark, make_config, fresh_bucket,
+def test_restore_re_encodes_in_the_wire_format_under_the_target_subject(fmt, mode, engine, make_config, fresh_bucket,
                                                                         fresh_topic, produce, kafka_bootstrap,
                                                                         schema_registry):
     topic, target = fresh_topic(1), fresh_topic(1, prefix="restored")
@@ -102,11 +102,11 @@ def test_restore_re_encodes_in_the_wire_format_under_the_target_subject(fmt, mod
     properties = {"format.class": fmt, "schema.compatibility": mode, "flush.size": "100", "store.kafka.keys": "true",
                   **schema_registry.converter_settings()}
     _, sink = make_config(fresh_bucket, topic, **_props(properties))
-    Backup(sink, spark=spark).run_once()
+    Backup(sink, engine=engine).run_once()
     _, source = make_config(fresh_bucket, topic, source=True, **_props({**properties,
                                                                         "topic.rename": f"{topic}:{target}"}))
 
-    summary = Restore(source, spark=spark).run()
+    summary = Restore(source, engine=engine).run()
 
     assert summary.records == len(SEQUENCE)
     restored = read_all(kafka_bootstrap, target)
@@ -123,7 +123,7 @@ def test_restore_re_encodes_in_the_wire_format_under_the_target_subject(fmt, mod
         VERSIONS[v] for v in dict.fromkeys(version for _, _, version in FILES[mode])]
 
 
-def test_interleaved_schema_versions_do_not_give_a_file_per_record(spark, make_config, fresh_bucket, fresh_topic,
+def test_interleaved_schema_versions_do_not_give_a_file_per_record(engine, make_config, fresh_bucket, fresh_topic,
                                                                    produce, s3_client, schema_registry):
     """Two producers on v1 and v2 interleaved (Confluent's small-files complaint): 60 records, flush.size=20."""
     counts = {}
@@ -132,7 +132,7 @@ def test_interleaved_schema_versions_do_not_give_a_file_per_record(spark, make_c
         produce_versions(produce, schema_registry, topic, [1, 2] * 30)
         _, config = backup_config(make_config, fresh_bucket, topic, schema_registry, **{
             "format.class": "avro", "flush.size": "20", "schema.compatibility": mode})
-        Backup(config, spark=spark).run_once()
+        Backup(config, engine=engine).run_once()
         counts[mode] = len(data_keys(s3_client, fresh_bucket, topic))
     # NONE rolls at every change, as the seeds require; projection keeps files whole (BACKWARD: the first v1 record
     # alone, then v2 files of 20 records with the v1 ones projected; FORWARD: v1 files of 20 records).
@@ -150,7 +150,7 @@ CONNECT_V2 = {**CONNECT_V1, "version": 2, "fields": CONNECT_V1["fields"] + [
 
 
 @pytest.mark.parametrize("fmt", ["avro", "parquet"])
-def test_json_with_schemas_backs_up_with_the_declared_schema(fmt, spark, make_config, fresh_bucket, fresh_topic,
+def test_json_with_schemas_backs_up_with_the_declared_schema(fmt, engine, make_config, fresh_bucket, fresh_topic,
                                                              produce, s3_client):
     topic = fresh_topic(1)
     price = (1999).to_bytes(2, "big", signed=True)
@@ -166,7 +166,7 @@ def test_json_with_schemas_backs_up_with_the_declared_schema(fmt, spark, make_co
         "format.class": fmt, "flush.size": "10", "schema.compatibility": "BACKWARD",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "true"}))
 
-    Backup(config, spark=spark).run_once()
+    Backup(config, engine=engine).run_once()
 
     keys = data_keys(s3_client, fresh_bucket, topic)
     assert [k.rsplit("+", 1)[1] for k in keys] == [f"0000000000{EXTENSIONS[fmt]}", f"0000000001{EXTENSIONS[fmt]}"]
@@ -188,7 +188,7 @@ def test_json_with_schemas_backs_up_with_the_declared_schema(fmt, spark, make_co
         assert [str(t) for t in table.schema.types] == ["string", "int16", "decimal128(8, 2)", "string"]
 
 
-def test_envelope_backups_restore_raw_bytes_without_any_registry(spark, make_config, fresh_bucket, fresh_topic,
+def test_envelope_backups_restore_raw_bytes_without_any_registry(engine, make_config, fresh_bucket, fresh_topic,
                                                                  produce, kafka_bootstrap):
     """AvroConverter configured with a registry nobody answers: an envelope backup never decodes values, so even
     bytes that are not in the wire format (or name unknown schema ids) come back byte for byte."""
@@ -199,14 +199,14 @@ def test_envelope_backups_restore_raw_bytes_without_any_registry(spark, make_con
                   "value.converter": "io.confluent.connect.avro.AvroConverter",
                   "value.converter.schema.registry.url": "http://127.0.0.1:9"}
     _, sink = make_config(fresh_bucket, topic, **_props(properties))
-    assert Backup(sink, spark=spark).run_once().records == len(values)
+    assert Backup(sink, engine=engine).run_once().records == len(values)
     _, source = make_config(fresh_bucket, topic, source=True, **_props({**properties,
                                                                         "topic.rename": f"{topic}:{target}"}))
-    Restore(source, spark=spark).run()
+    Restore(source, engine=engine).run()
     assert [r["value"] for r in read_all(kafka_bootstrap, target)] == values
 
 
-def test_a_schema_id_the_registry_does_not_know_fails_naming_the_record(spark, make_config, fresh_bucket, fresh_topic,
+def test_a_schema_id_the_registry_does_not_know_fails_naming_the_record(engine, make_config, fresh_bucket, fresh_topic,
                                                                         produce, schema_registry):
     topic = fresh_topic(1)
     ids = register_versions(schema_registry.client(), f"{topic}-value")
@@ -214,7 +214,7 @@ def test_a_schema_id_the_registry_does_not_know_fails_naming_the_record(spark, m
     produce(topic, [{"value": wire(ids[1], 1, record(1, 0))}, {"value": wire(unknown, 1, record(1, 1))}])
     _, config = backup_config(make_config, fresh_bucket, topic, schema_registry, **{"format.class": "avro"})
     with pytest.raises(BackupFailed) as failure:
-        Backup(config, spark=spark).run_once()
+        Backup(config, engine=engine).run_once()
     message = str(failure.value)
     assert f"{topic}[0]" in message and "offset 1" in message
     assert f"schema id {unknown} cannot be resolved in the Schema Registry at {schema_registry.url}" in message
@@ -224,7 +224,7 @@ KEY_SCHEMA = {"type": "record", "name": "OrderKey", "namespace": "shop",
               "fields": [{"name": "region", "type": "string"}, {"name": "id", "type": "long"}]}
 
 
-def test_avro_keys_back_up_to_a_keys_sidecar_and_restore_in_the_wire_format(spark, make_config, fresh_bucket,
+def test_avro_keys_back_up_to_a_keys_sidecar_and_restore_in_the_wire_format(engine, make_config, fresh_bucket,
                                                                             fresh_topic, produce, kafka_bootstrap,
                                                                             s3_client, schema_registry):
     from confluent_kafka.schema_registry import Schema
@@ -243,7 +243,7 @@ def test_avro_keys_back_up_to_a_keys_sidecar_and_restore_in_the_wire_format(spar
     properties = {**schema_registry.converter_settings("key"), **schema_registry.converter_settings(),
                   "format.class": "avro", "store.kafka.keys": "true", "keys.format.class": "avro", "flush.size": "10"}
     _, sink = make_config(fresh_bucket, topic, **_props(properties))
-    Backup(sink, spark=spark).run_once()
+    Backup(sink, engine=engine).run_once()
 
     sidecar = next(k for k in data_keys(s3_client, fresh_bucket, topic) if k.endswith(".keys.avro"))
     schema, keys = read_file("avro", get(s3_client, fresh_bucket, sidecar))
@@ -252,7 +252,7 @@ def test_avro_keys_back_up_to_a_keys_sidecar_and_restore_in_the_wire_format(spar
 
     _, source = make_config(fresh_bucket, topic, source=True,
                             **_props({**properties, "topic.rename": f"{topic}:{target}"}))
-    assert Restore(source, spark=spark).run().records == 4
+    assert Restore(source, engine=engine).run().records == 4
     restored = read_all(kafka_bootstrap, target)
     assert [unwire(client, r["key"]) for r in restored] == [(KEY_SCHEMA, {"region": f"r{n % 2}", "id": n})
                                                             for n in range(4)]

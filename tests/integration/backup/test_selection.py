@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_topics_regex_selects_the_matching_topics_and_group_id_overrides_the_group(
-        spark, make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap):
+        engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap):
     stem = f"sel{uuid.uuid4().hex[:8]}"
     orders, clicks = fresh_topic(1, prefix=f"{stem}-orders"), fresh_topic(2, prefix=f"{stem}-clicks")
     unrelated = fresh_topic(1, prefix=f"x{stem}")  # contains the stem, but the regex must match the whole name
@@ -23,7 +23,7 @@ def test_topics_regex_selects_the_matching_topics_and_group_id_overrides_the_gro
     _, config = make_config(fresh_bucket, "", topics__regex=f"{stem}-(orders|clicks)-.*", group__id=f"{stem}-group",
                             flush__size="2")
 
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
 
     assert summary.records == 8
     assert len(data_keys(s3_client, fresh_bucket, orders)) == 2 and len(data_keys(s3_client, fresh_bucket, clicks)) == 2
@@ -33,14 +33,14 @@ def test_topics_regex_selects_the_matching_topics_and_group_id_overrides_the_gro
     assert group_offsets(kafka_bootstrap, f"connect-{config['name']}", orders, 1) == {0: None}
 
 
-def test_the_per_cycle_cap_bounds_each_cycle_to_the_chunk_open_at_the_cap(spark, make_config, fresh_bucket,
+def test_the_per_cycle_cap_bounds_each_cycle_to_the_chunk_open_at_the_cap(engine, make_config, fresh_bucket,
                                                                          fresh_topic, produce, s3_client):
     topic = fresh_topic(1)
     produce(topic, [{"value": b'{"i":%d}' % i} for i in range(100)])
     _, config = make_config(fresh_bucket, topic, flush__size="10", max__records__per__partition__per__cycle="25")
     reads = []
-    backup = Backup(config, spark=spark, on_cycle=lambda report, results: reads.extend(
-        (r["start"], r["read_until"]) for r in results))
+    backup = Backup(config, engine=engine, on_cycle=lambda report, results: reads.extend(
+        (r.start, r.read_until) for r in results))
 
     summary = backup.run_once()
 

@@ -56,7 +56,7 @@ def _read_headers(fmt: str, body: bytes) -> list[list[tuple]]:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_keys_and_headers_sidecars(case, spark, make_config, fresh_bucket, fresh_topic, produce, s3_client):
+def test_keys_and_headers_sidecars(case, engine, make_config, fresh_bucket, fresh_topic, produce, s3_client):
     fmt, extension, keys_fmt, headers_fmt, key_converter = CASES[case]
     topic = fresh_topic(PARTITIONS)
     records = sidecar_records(PARTITIONS, PER_PARTITION)
@@ -66,7 +66,7 @@ def test_keys_and_headers_sidecars(case, spark, make_config, fresh_bucket, fresh
              "key.converter": key_converter}
     _, config = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in props.items()})
 
-    summary = Backup(config, spark=spark).run_once()
+    summary = Backup(config, engine=engine).run_once()
     assert summary.records == PARTITIONS * PER_PARTITION and summary.objects == 4
 
     expected = []

@@ -10,9 +10,23 @@ import logging
 
 import pytest
 from integration_helpers import list_keys
-from restore_helpers import end_offsets, fidelity, get_object, read_topic, records, replace_object, restore_progress
+from restore_helpers import (
+    end_offsets,
+    fidelity,
+    get_object,
+    read_topic,
+    records,
+    replace_object,
+    restore_progress,
+)
 
-from kafka_s3.core.errors import BucketNotFoundError, KafkaError, LayoutError, PlanError, StoreAccessDeniedError
+from kafka_s3.core.errors import (
+    BucketNotFoundError,
+    KafkaError,
+    LayoutError,
+    PlanError,
+    StoreAccessDeniedError,
+)
 from kafka_s3.pipelines.restore.driver import RestoreFailed
 
 pytestmark = pytest.mark.integration
@@ -82,15 +96,15 @@ def test_corrupt_avro_object_fails_naming_it_and_produces_nothing_past_it(
     assert ("at header" if damage == "garbage" else "at block 1") in message
     assert_stopped_at_fault(kafka_bootstrap, source, target, restore.config, 0, 3, 6, exact=True)
     # The other source partition is independent of the fault: restored whole.
-    by_partition = {r["source_partition"]: r for r in failure.value.summary.results}
-    assert by_partition[0]["error"] and by_partition[0]["records"] == 3
-    assert by_partition[1]["error"] is None and by_partition[1]["records"] == PER_PARTITION
+    by_partition = {r.source_partition: r for r in failure.value.summary.results}
+    assert by_partition[0].error and by_partition[0].records == 3
+    assert by_partition[1].error is None and by_partition[1].records == PER_PARTITION
     assert fidelity(read_topic(kafka_bootstrap, target)[1]) == fidelity(read_topic(kafka_bootstrap, source)[1])
 
     # Once the object is repaired, the restore resumes right after the fault: every record exactly once, in order.
     replace_object(s3_client, fresh_bucket, bad, good_bytes)
     again = restorer(fresh_bucket, source, {**AVRO_ENVELOPE, "topic.rename": f"{source}:{target}"}).run()
-    assert [(r["source_partition"], r["resumed_from"], r["records"]) for r in again.results] == [
+    assert [(r.source_partition, r.resumed_from, r.records) for r in again.results] == [
         (0, 3, PER_PARTITION - 3), (1, PER_PARTITION, 0)]
     assert fidelity(read_topic(kafka_bootstrap, target)[0]) == fidelity(read_topic(kafka_bootstrap, source)[0])
 
@@ -162,7 +176,7 @@ def test_other_extensions_are_ignored(backed_up, restorer, fresh_bucket, fresh_t
         s3_client.put_object(Bucket=fresh_bucket, Key=key, Body=body)
     summary = restorer(fresh_bucket, source, {**JSON_PLAIN, "topic.rename": f"{source}:{target}"}).run()
     assert summary.records == PER_PARTITION and not summary.problems and not summary.gaps
-    assert [r["objects"] for r in summary.results] == [3]
+    assert [r.objects for r in summary.results] == [3]
     assert json_values(read_topic(kafka_bootstrap, target)[0]) == json_values(read_topic(kafka_bootstrap, source)[0])
 
 

@@ -81,7 +81,7 @@ def test_compressed_backup_restores(properties, extension, envelope, backup, res
                                             "topic.creation.enable": "true",
                                             "topic.creation.default.retention.ms": "-1"}).run()
     assert result.records == PARTITIONS * PER_PARTITION and not result.problems
-    assert [(r["source_partition"], r["target_partition"], r["objects"], r["records"]) for r in result.results] == [
+    assert [(r.source_partition, r.target_partition, r.objects, r.records) for r in result.results] == [
         (p, p, 3, PER_PARTITION) for p in range(PARTITIONS)]
 
     restored = read_topic(kafka_bootstrap, target)

@@ -6,7 +6,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from restore_helpers import end_offsets, records, restore_progress, run_cli, write_properties
+from restore_helpers import (
+    end_offsets,
+    records,
+    restore_progress,
+    run_cli,
+    write_properties,
+)
 
 from kafka_s3.io.kafka.admin import Admin
 
@@ -59,7 +65,8 @@ def test_dry_run_prints_the_plan_and_target_checks_and_produces_nothing(
 
 def test_dry_run_with_topic_creation_and_bounds(backup, restorer, fresh_bucket, fresh_topic, produce,
                                                 kafka_bootstrap):
-    from kafka_s3.pipelines.restore.driver import RestoreOptions, describe_plan
+    from kafka_s3.pipelines.read.options import RestoreOptions
+    from kafka_s3.pipelines.restore.report import describe_plan
 
     topic = fresh_topic(1)
     produce(topic, records(1, 10))

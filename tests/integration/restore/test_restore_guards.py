@@ -7,7 +7,14 @@ import json
 import time
 
 import pytest
-from restore_helpers import end_offsets, get_object, read_topic, records, replace_object, restore_progress
+from restore_helpers import (
+    end_offsets,
+    get_object,
+    read_topic,
+    records,
+    replace_object,
+    restore_progress,
+)
 
 from kafka_s3.core.errors import PlanError
 from kafka_s3.io.kafka.admin import Admin
@@ -79,7 +86,7 @@ def test_an_interrupted_restore_into_the_source_topic_resumes(backup, restorer, 
     # The topic is no longer empty, but this is the same restore resuming: allowed, and exact.
     replace_object(s3_client, fresh_bucket, damaged, good)
     summary = restorer(fresh_bucket, topic, ENVELOPE).run()
-    assert [(r["resumed_from"], r["records"]) for r in summary.results] == [(3, 6)]
+    assert [(r.resumed_from, r.records) for r in summary.results] == [(3, 6)]
     restored = read_topic(kafka_bootstrap, topic)[0]
     assert [(r["key"], r["value"], r["headers"], r["timestamp"]) for r in restored] == [
         (r["key"], r["value"], r["headers"], r["timestamp"]) for r in original]

@@ -7,10 +7,16 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from restore_helpers import fidelity, read_topic, restore_progress, run_cli, write_properties
+from restore_helpers import (
+    fidelity,
+    read_topic,
+    restore_progress,
+    run_cli,
+    write_properties,
+)
 
 from kafka_s3.core.errors import ConfigError
-from kafka_s3.pipelines.restore.driver import RestoreOptions, parse_offsets, parse_time
+from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets, parse_time
 
 pytestmark = pytest.mark.integration
 
@@ -62,7 +68,7 @@ def test_offset_ranges_per_partition(source, restorer, fresh_bucket, fresh_topic
                              until_offsets=parse_offsets("0:8", "--until-offset"))
     restore = restorer(fresh_bucket, source, {**ENVELOPE, "topic.rename": f"{source}:{target}"}, options)
     summary = restore.run()
-    assert [(r["source_partition"], r["first_source_offset"], r["last_source_offset"]) for r in summary.results] == [
+    assert [(r.source_partition, r.first_source_offset, r.last_source_offset) for r in summary.results] == [
         (0, 4, 7), (1, 7, 9)]
     assert restored(kafka_bootstrap, target) == expect(
         kafka_bootstrap, source, lambda p, o, ts: 4 <= o < 8 if p == 0 else o >= 7)

@@ -10,7 +10,8 @@ import pytest
 from kafka_s3.cli.main import main
 from kafka_s3.core.records import make_batch
 from kafka_s3.io.stores.spec import open_store
-from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
+from kafka_s3.pipelines.backup.partition import PartitionBackup
+from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
 pytestmark = pytest.mark.integration
 

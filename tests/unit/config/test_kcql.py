@@ -279,14 +279,14 @@ def test_cli_shows_and_validates_every_statement(tmp_path, capsys):
 
 
 def test_cli_backup_runs_every_statement_as_one_group(tmp_path, monkeypatch, capsys):
+    from kafka_s3.cli.main import main
     from kafka_s3.pipelines.backup import group as backup_group
     from kafka_s3.pipelines.backup.driver import BackupSummary
-    from kafka_s3.cli.main import main
 
     seen = []
 
     class FakeGroup:
-        def __init__(self, configs, spark=None, master=None, on_cycle=None):
+        def __init__(self, configs, engine=None, on_cycle=None):
             seen.append([c["topics"] for c in configs])
 
         def run_once(self):

@@ -10,13 +10,26 @@ import uuid
 import fastavro
 import pyarrow as pa
 import pytest
-from avro_versions import RICH, V1, V2, V3, encoded, record, register_versions, rich_record, wire
+from avro_versions import (
+    RICH,
+    V1,
+    V2,
+    V3,
+    encoded,
+    record,
+    register_versions,
+    rich_record,
+    wire,
+)
 from confluent_kafka.schema_registry import Schema, SchemaReference
 
 from kafka_s3.core.converters import REGISTRY
-from kafka_s3.io.schema_registry.converter import AvroConverter
-from kafka_s3.io.schema_registry.client import SchemaRegistryUnavailable, registry_client
 from kafka_s3.core.errors import ConfigError, ConversionError
+from kafka_s3.io.schema_registry.client import (
+    SchemaRegistryUnavailable,
+    registry_client,
+)
+from kafka_s3.io.schema_registry.converter import AvroConverter
 
 
 @pytest.fixture
@@ -100,7 +113,8 @@ def test_unknown_schema_id_in_a_backup_names_topic_partition_and_offset(registry
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.core.records import make_batch
     from kafka_s3.io.stores.spec import StoreSpec
-    from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
+    from kafka_s3.pipelines.backup.partition import PartitionBackup
+    from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
     url, client = registry
     ids = register_versions(client, "orders-value")

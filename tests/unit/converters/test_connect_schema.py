@@ -10,7 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_s3.core.converters.connect import ConnectSchema, SchemaError, decimal_bytes, first_null_violation, json_default, payload_values
+from kafka_s3.core.converters.connect_payload import (
+    first_null_violation,
+    json_default,
+    payload_values,
+)
+from kafka_s3.core.converters.connect_schema import (
+    ConnectSchema,
+    SchemaError,
+    decimal_bytes,
+)
 
 
 def struct(*fields, name=None, optional=False, **extra):

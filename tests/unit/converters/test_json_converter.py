@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from kafka_s3.core.converters import REGISTRY
-from kafka_s3.core.converters import connect as connect_module
+from kafka_s3.core.converters import connect_schema as connect_module
 from kafka_s3.core.converters.base import Logical, ValueSchema
 from kafka_s3.core.converters.json import JsonConverter
 from kafka_s3.core.errors import ConfigError, ConversionError

@@ -12,10 +12,10 @@ import pytest
 from avro_versions import V1, record, register_versions, wire
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
-from kafka_s3.io.schema_registry.converter import AvroConverter
-from kafka_s3.io.schema_registry.client import client_config, subject_name
-from kafka_s3.dev.schema_registry import SchemaRegistryServer
 from kafka_s3.core.errors import ConfigError
+from kafka_s3.dev.schema_registry import SchemaRegistryServer
+from kafka_s3.io.schema_registry.client import client_config, subject_name
+from kafka_s3.io.schema_registry.converter import AvroConverter
 
 P = "value.converter."
 

@@ -6,12 +6,12 @@ import threading
 
 import pytest
 
-from kafka_s3.pipelines.backup import group as backup_group
-from kafka_s3.pipelines.backup.driver import BackupSummary, CycleReport
 from kafka_s3.core.config.kcql import KCQL_KEY
 from kafka_s3.core.config.loader import load_all
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import KafkaS3Error
+from kafka_s3.pipelines.backup import group as backup_group
+from kafka_s3.pipelines.backup.driver import BackupSummary, CycleReport
 
 STATEMENTS = ("INSERT INTO b1:p SELECT * FROM orders STOREAS JSON; "
               "INSERT INTO b2:q SELECT * FROM clicks STOREAS TEXT; "
@@ -25,21 +25,17 @@ class FakeBackup:
     fail: set[str] = set()
     created: list["FakeBackup"] = []
 
-    def __init__(self, config, spark=None, master=None, on_cycle=None):
+    def __init__(self, config, engine, on_cycle=None):
         self.config = config
+        self.engine = engine
         self.topic = config["topics"][0]
-        self.spark_asked = False
         FakeBackup.created.append(self)
-
-    @property
-    def spark(self):
-        self.spark_asked = True
-        return "session"
 
     def topics(self):
         return {self.topic: 1}
 
     def run_once(self):
+        self.engine_started = self.engine.started
         FakeBackup.barrier.wait(timeout=30)  # fails (BrokenBarrierError) unless every backup runs concurrently
         if self.topic in FakeBackup.fail:
             raise KafkaS3Error(f"{self.topic} failed")
@@ -52,6 +48,13 @@ class FakeBackup:
         stop.wait(60)  # ends only when the group stops everyone
 
 
+class FakeEngine:
+    started = False
+
+    def start(self):
+        self.started = True
+
+
 @pytest.fixture
 def group(monkeypatch, tmp_path):
     monkeypatch.setattr(backup_group, "Backup", FakeBackup)
@@ -60,13 +63,13 @@ def group(monkeypatch, tmp_path):
     FakeBackup.created = []
     path = tmp_path / "kcql.properties"
     path.write_text(f"name=multi\n{KCQL_KEY}={STATEMENTS}\n")
-    return backup_group.BackupGroup(load_all(SINK, path))
+    return backup_group.BackupGroup(load_all(SINK, path), FakeEngine())
 
 
 def test_every_statement_runs_at_once_and_summaries_merge(group):
     summary = group.run_once()
     assert [b.topic for b in FakeBackup.created] == ["orders", "clicks", "views"]
-    assert all(b.spark_asked for b in FakeBackup.created)  # the session is created before the threads start
+    assert all(b.engine_started for b in FakeBackup.created)  # the session is created before the threads start
     assert summary.records == 9 and len(summary.cycles) == 3
     assert summary.committed == {("orders", 0): 3, ("clicks", 0): 3, ("views", 0): 3}
     assert group.topics() == {"orders": 1, "clicks": 1, "views": 1}
@@ -97,4 +100,4 @@ def test_follow_ends_when_stopped(group):
 
 def test_needs_a_configuration():
     with pytest.raises(ValueError):
-        backup_group.BackupGroup([])
+        backup_group.BackupGroup([], FakeEngine())

@@ -15,13 +15,17 @@ from kafka_s3.cli.main import main
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.config.source import SOURCE
 from kafka_s3.core.errors import FormatError
-from kafka_s3.pipelines.read.lookup import NotInBackup, read_records
 from kafka_s3.core.manifest import Manifest
-from kafka_s3.pipelines.read.reader import Bounds, ReadPlugins, discover, read_partition
 from kafka_s3.core.records import make_batch
 from kafka_s3.io.stores.local import LocalStore
 from kafka_s3.io.stores.spec import StoreSpec
-from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
+from kafka_s3.pipelines.backup.partition import PartitionBackup
+from kafka_s3.pipelines.backup.plugins import BackupPlugins
+from kafka_s3.pipelines.read.discovery import discover
+from kafka_s3.pipelines.read.lookup import NotInBackup, read_records
+from kafka_s3.pipelines.read.options import Bounds
+from kafka_s3.pipelines.read.plugins import ReadPlugins
+from kafka_s3.pipelines.read.reader import read_partition
 
 TOPIC = "orders"
 PREFIX = f"topics/{TOPIC}/partition=0/"
@@ -91,7 +95,7 @@ def test_each_object_has_an_index_sidecar_listed_in_its_chunk_manifest(tmp_path)
     index_entry = manifest.files[1]
     assert index_entry.bytes == store.head(FIRST + ".index.json").size
     assert (index_entry.records, index_entry.first_offset, index_entry.last_offset) == (50, 0, 49)
-    assert [f["kind"] for chunk in result["chunks"] for f in chunk["files"]] == ["data", "index"] * 3
+    assert [f.kind for f in result.files] == ["data", "index"] * 3
 
 
 def test_the_index_describes_the_object(tmp_path):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.layout import Layout

@@ -6,7 +6,8 @@ import datetime as dt
 from zoneinfo import ZoneInfo
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_s3.core.rotation import RotationPolicy, Rotator
 

@@ -17,13 +17,14 @@ from hypothesis import strategies as st
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.converters.base import ValueSchema
-from kafka_s3.io.schema_registry.client import registry_client
 from kafka_s3.core.errors import ConversionError
 from kafka_s3.core.records import make_batch
 from kafka_s3.core.rotation import RotationPolicy, Rotator
 from kafka_s3.core.schema_evolution import decide
+from kafka_s3.io.schema_registry.client import registry_client
 from kafka_s3.io.stores.spec import StoreSpec
-from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
+from kafka_s3.pipelines.backup.partition import PartitionBackup
+from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
 
 # -------------------------------------------------------------------------------------- rotator vs record model
@@ -142,7 +143,7 @@ def backup_of(tmp_path, request):
                 objects[name] = (json.loads(table.schema.metadata[b"parquet.avro.schema"]), table.to_pylist())
             else:
                 objects[name] = (None, [json.loads(line) for line in data.decode().splitlines()])
-        return objects, [(c["start"], c["end"]) for c in result["chunks"]], store
+        return objects, [(c.start, c.end) for c in result.chunks], store
 
     return run
 

@@ -17,9 +17,18 @@ from hypothesis import strategies as st
 
 from kafka_s3.core.converters.avro_data import arrow_type, datums_array, expand
 from kafka_s3.core.converters.base import Logical, ValueSchema
-from kafka_s3.core.converters.connect import fingerprint
+from kafka_s3.core.converters.connect_schema import fingerprint
 from kafka_s3.core.errors import ConversionError
-from kafka_s3.core.schema_evolution import Compatibility, Decision, SchemaJudge, SchemaVersionRequired, can_project, decide, project, projection_problem
+from kafka_s3.core.schema_evolution import (
+    Compatibility,
+    Decision,
+    SchemaJudge,
+    SchemaVersionRequired,
+    can_project,
+    decide,
+    project,
+    projection_problem,
+)
 
 
 def vs(avro, version=None) -> ValueSchema:

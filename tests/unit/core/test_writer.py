@@ -9,7 +9,8 @@ import pytest
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.records import make_batch
 from kafka_s3.io.stores.spec import StoreSpec
-from kafka_s3.pipelines.backup.partition import BackupPlugins, ChunkConflict, PartitionBackup
+from kafka_s3.pipelines.backup.partition import ChunkConflict, PartitionBackup
+from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
 
 @pytest.fixture
@@ -34,8 +35,8 @@ def test_chunks_and_manifests(setup):
     writer = PartitionBackup(plugins, store, "t", 0)
     writer.write(_records(0, 8))
     result = writer.finish(8, flush_open=False)
-    assert [(c["start"], c["end"]) for c in result["chunks"]] == [(0, 2), (3, 5)]
-    assert result["committed_offset"] == 6 and result["open_chunk"]["start"] == 6
+    assert [(c.start, c.end) for c in result.chunks] == [(0, 2), (3, 5)]
+    assert result.committed_offset == 6 and result.open_chunk.start == 6
     assert _objects(store) == {
         "topics/t/partition=0/t+0+0000000000.bin": b"v0\nv1\nv2\n",
         "topics/t/partition=0/t+0+0000000003.bin": b"v3\nv4\nv5\n",
@@ -54,8 +55,8 @@ def test_replay_of_several_chunks_in_one_batch_reuses_them(setup, caplog):
         again.write(_records(0, 11))
         result = again.finish(11, flush_open=True)
     assert "re-created chunk" not in caplog.text
-    assert [(c["start"], c["end"]) for c in result["chunks"]] == [(0, 2), (3, 5), (6, 8), (9, 10)]
-    assert result["replayed_files"] == 3
+    assert [(c.start, c.end) for c in result.chunks] == [(0, 2), (3, 5), (6, 8), (9, 10)]
+    assert result.replayed_files == 3
     after = _objects(store)
     assert {k: after[k] for k in before} == before and len(after) == 4
 

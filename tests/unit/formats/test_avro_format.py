@@ -8,7 +8,14 @@ import fastavro
 import orjson
 import pyarrow as pa
 import pytest
-from format_testing import CTX, WriteOnlySink, read_object, sample_records, sink_config, write_object
+from format_testing import (
+    CTX,
+    WriteOnlySink,
+    read_object,
+    sample_records,
+    sink_config,
+    write_object,
+)
 
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.converters.bytearray import ByteArrayConverter

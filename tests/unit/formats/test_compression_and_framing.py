@@ -17,7 +17,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafka_s3.core.errors import ConfigError, FormatError
-from kafka_s3.core.formats.compression import SLICE_BYTES, CompressingSink, avro_block_compressor, decompressed, stream_settings
+from kafka_s3.core.formats.compression import (
+    SLICE_BYTES,
+    CompressingSink,
+    avro_block_compressor,
+    decompressed,
+    stream_settings,
+)
 from kafka_s3.core.formats.framing import SizeGrouper, joined, split, split_arrays
 
 DATA = b"".join(b"line %d \xc3\xa9\n" % i for i in range(5000))

@@ -7,7 +7,14 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from format_testing import CTX, WriteOnlySink, read_object, sample_records, sink_config, write_object
+from format_testing import (
+    CTX,
+    WriteOnlySink,
+    read_object,
+    sample_records,
+    sink_config,
+    write_object,
+)
 
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.converters.bytearray import ByteArrayConverter

@@ -19,13 +19,13 @@ from avro_versions import RICH, encoded, rich_record
 from confluent_kafka.schema_registry import Schema
 from format_testing import read_object, sink_config, write_object
 
-from kafka_s3.io.schema_registry.converter import AvroConverter
-from kafka_s3.io.schema_registry.client import registry_client
 from kafka_s3.core.formats.avro import AvroFormat
 from kafka_s3.core.formats.base import FileContext
 from kafka_s3.core.formats.json import JsonFormat
 from kafka_s3.core.formats.parquet import ParquetFormat
 from kafka_s3.core.records import make_batch
+from kafka_s3.io.schema_registry.client import registry_client
+from kafka_s3.io.schema_registry.converter import AvroConverter
 
 N = 10
 

@@ -6,7 +6,14 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from partitioner_helpers import batch, bytes_values, json_values, partitioner, sink_config, struct_values
+from partitioner_helpers import (
+    batch,
+    bytes_values,
+    json_values,
+    partitioner,
+    sink_config,
+    struct_values,
+)
 
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.errors import ConfigError, PartitionerError

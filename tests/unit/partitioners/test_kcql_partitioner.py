@@ -126,7 +126,8 @@ def test_registered_and_configured_by_a_kcql_statement():
 
 def test_a_kcql_backup_keeps_the_confluent_layout_under_the_prefix(tmp_path):
     from kafka_s3.io.stores.spec import StoreSpec
-    from kafka_s3.pipelines.backup.partition import BackupPlugins, PartitionBackup
+    from kafka_s3.pipelines.backup.partition import PartitionBackup
+    from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
     config = SINK.parse({"name": "n", "store.url": f"file://{tmp_path}", KCQL_KEY: (
         "INSERT INTO bucket:kcql/prefix SELECT * FROM t PARTITIONBY _header.country STOREAS TEXT WITH_FLUSH_COUNT 3")})

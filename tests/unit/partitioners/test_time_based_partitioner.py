@@ -7,11 +7,22 @@ from collections import Counter
 import numpy as np
 import pyarrow as pa
 import pytest
-from partitioner_helpers import batch, bytes_values, epoch_ms, json_values, partitioner, sink_config
+from partitioner_helpers import (
+    batch,
+    bytes_values,
+    epoch_ms,
+    json_values,
+    partitioner,
+    sink_config,
+)
 
 from kafka_s3.core.errors import ConfigError, PartitionerError
 from kafka_s3.core.partitioners import REGISTRY
-from kafka_s3.core.partitioners.time_based import DailyPartitioner, HourlyPartitioner, TimeBasedPartitioner
+from kafka_s3.core.partitioners.time_based import (
+    DailyPartitioner,
+    HourlyPartitioner,
+    TimeBasedPartitioner,
+)
 from kafka_s3.core.partitioners.timestamps import RecordTimestampExtractor
 from kafka_s3.core.records import RECORD_SCHEMA
 

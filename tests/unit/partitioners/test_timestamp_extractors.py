@@ -7,11 +7,22 @@ from datetime import datetime, timezone
 import numpy as np
 import pyarrow as pa
 import pytest
-from partitioner_helpers import batch, bytes_values, epoch_ms, json_values, sink_config, struct_values
+from partitioner_helpers import (
+    batch,
+    bytes_values,
+    epoch_ms,
+    json_values,
+    sink_config,
+    struct_values,
+)
 
 from kafka_s3.core.errors import ConfigError, PartitionerError
 from kafka_s3.core.partitioners import EXTRACTORS
-from kafka_s3.core.partitioners.timestamps import RecordFieldTimestampExtractor, RecordTimestampExtractor, WallclockTimestampExtractor
+from kafka_s3.core.partitioners.timestamps import (
+    RecordFieldTimestampExtractor,
+    RecordTimestampExtractor,
+    WallclockTimestampExtractor,
+)
 
 APRIL_2 = epoch_ms("2015-04-02T01:00:00-07:00")
 

@@ -6,13 +6,13 @@ import logging
 
 import pytest
 from botocore.exceptions import (
+    ClientError,
     ConnectionClosedError,
     EndpointConnectionError,
     NoCredentialsError,
     ReadTimeoutError,
     ResponseStreamingError,
 )
-from botocore.exceptions import ClientError
 
 from kafka_s3.io.stores.retry import MAX_BACKOFF_MS, RetryPolicy, describe, is_transient
 

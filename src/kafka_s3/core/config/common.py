@@ -6,19 +6,31 @@ Names, types and defaults follow Confluent's S3 connectors; properties marked ``
 from __future__ import annotations
 
 import re
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from kafka_s3.core.config import kcql
-from kafka_s3.core.config.model import REQUIRED, Check, ConfigDef, Importance, OneOf, Plugin, Prop, Range, Type
+from kafka_s3.core.config.model import (
+    REQUIRED,
+    Check,
+    ConfigDef,
+    Importance,
+    OneOf,
+    Plugin,
+    Prop,
+    Range,
+    Type,
+)
+from kafka_s3.core.config.registries import (
+    CONVERTERS,
+    EXTRACTORS,
+    FORMATS,
+    PARTITIONERS,
+    STORES,
+)
+from kafka_s3.core.timezones import timezone_error
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 MiB = 1024 * 1024
 
-FORMATS = "kafka_s3.core.formats:REGISTRY"
-PARTITIONERS = "kafka_s3.core.partitioners:REGISTRY"
-EXTRACTORS = "kafka_s3.core.partitioners:EXTRACTORS"
-CONVERTERS = "kafka_s3.core.converters:REGISTRY"
-STORES = "kafka_s3.io.stores:REGISTRY"
 
 CANNED_ACLS = (
     "private",
@@ -30,61 +42,6 @@ CANNED_ACLS = (
     "bucket-owner-full-control",
     "log-delivery-write",
 )
-
-
-def _timezone_error(value: str) -> str | None:
-    if value == "":
-        return None
-    try:
-        ZoneInfo(JAVA_SHORT_ZONES.get(value, value))
-    except (ZoneInfoNotFoundError, ValueError):
-        return "not a known time zone id (use e.g. UTC, America/Los_Angeles, Europe/Paris)"
-    return None
-
-
-# Java's ZoneId.SHORT_IDS, which Joda/Java accept and users copy from Confluent's docs.
-JAVA_SHORT_ZONES = {
-    "EST": "-05:00",
-    "MST": "-07:00",
-    "HST": "-10:00",
-    "ACT": "Australia/Darwin",
-    "AET": "Australia/Sydney",
-    "AGT": "America/Argentina/Buenos_Aires",
-    "ART": "Africa/Cairo",
-    "AST": "America/Anchorage",
-    "BET": "America/Sao_Paulo",
-    "BST": "Asia/Dhaka",
-    "CAT": "Africa/Harare",
-    "CNT": "America/St_Johns",
-    "CST": "America/Chicago",
-    "CTT": "Asia/Shanghai",
-    "EAT": "Africa/Addis_Ababa",
-    "ECT": "Europe/Paris",
-    "IET": "America/Indiana/Indianapolis",
-    "IST": "Asia/Kolkata",
-    "JST": "Asia/Tokyo",
-    "MIT": "Pacific/Apia",
-    "NET": "Asia/Yerevan",
-    "NST": "Pacific/Auckland",
-    "PLT": "Asia/Karachi",
-    "PNT": "America/Phoenix",
-    "PRT": "America/Puerto_Rico",
-    "PST": "America/Los_Angeles",
-    "SST": "Pacific/Guadalcanal",
-    "VST": "Asia/Ho_Chi_Minh",
-}
-
-
-def zone_info(value: str) -> ZoneInfo:
-    """A ``ZoneInfo`` for a Java/Joda time zone id (including Java's short ids such as ``PST``)."""
-    value = JAVA_SHORT_ZONES.get(value, value)
-    if re.fullmatch(r"[+-]\d{2}:\d{2}", value):
-        # Fixed offsets: map to Etc/GMT zones where possible (sign is inverted in the tz database).
-        hours, minutes = int(value[1:3]), int(value[4:6])
-        if minutes == 0:
-            sign = "-" if value[0] == "+" else "+"
-            return ZoneInfo("UTC" if hours == 0 else f"Etc/GMT{sign}{hours}")
-    return ZoneInfo(value)
 
 
 def _locale_error(value: str) -> str | None:
@@ -485,7 +442,7 @@ PARTITIONER = ConfigDef("partitioner").define(
         "Time zone of time partitions and scheduled rotation (e.g. UTC, America/Los_Angeles).",
         M,
         "Partitioner",
-        Check(_timezone_error, "a time zone id"),
+        Check(timezone_error, "a time zone id"),
     ),
     Prop(
         "timestamp.extractor",

@@ -257,8 +257,8 @@ class _Parser:
         known = STORE_AS.get(token.text.upper())
         if known:
             return known
+        from kafka_s3.core.config.registries import FORMATS
         from kafka_s3.core.registry import import_object
-        from kafka_s3.core.config.common import FORMATS
 
         try:
             return import_object(FORMATS).canonical(token.text)

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.config.model import Config, ConfigDef
+from kafka_s3.core.errors import ConfigError
 
 _REFERENCE = re.compile(r"\$\{([^}:]+):(?:([^}]*):)?([^}]*)\}")
 

@@ -39,7 +39,11 @@ import fastavro
 import orjson
 import pyarrow as pa
 
-from kafka_s3.core.converters.connect import AVRO_NAMESPACE, MAP_ENTRY_NAME, SchemaError
+from kafka_s3.core.converters.connect_schema import (
+    AVRO_NAMESPACE,
+    MAP_ENTRY_NAME,
+    SchemaError,
+)
 
 PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
 NAMED = ("record", "enum", "fixed")

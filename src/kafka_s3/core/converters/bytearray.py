@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from kafka_s3.core.errors import ConversionError
 from kafka_s3.core.converters.base import Converted, Converter, Logical
+from kafka_s3.core.errors import ConversionError
 
 
 class ByteArrayConverter(Converter):

@@ -16,9 +16,22 @@ import orjson
 import pyarrow as pa
 
 from kafka_s3.core import json_text
-from kafka_s3.core.errors import ConfigError, ConversionError
 from kafka_s3.core.converters.base import Converted, Converter, Logical, ValueSchema
-from kafka_s3.core.converters.connect import JSON_OPTIONS, ConnectSchema, Decoder, SchemaError, fingerprint, first_null_violation, first_unconvertible, json_default, payload_decoder, payload_values
+from kafka_s3.core.converters.connect_payload import (
+    JSON_OPTIONS,
+    Decoder,
+    first_null_violation,
+    first_unconvertible,
+    json_default,
+    payload_decoder,
+    payload_values,
+)
+from kafka_s3.core.converters.connect_schema import (
+    ConnectSchema,
+    SchemaError,
+    fingerprint,
+)
+from kafka_s3.core.errors import ConfigError, ConversionError
 
 SCHEMAS_ENABLE = "schemas.enable"
 ENVELOPE_REQUIRED = (

@@ -7,8 +7,8 @@ from typing import Mapping
 
 import pyarrow as pa
 
-from kafka_s3.core.errors import ConfigError, ConversionError
 from kafka_s3.core.converters.base import Converted, Converter, Logical
+from kafka_s3.core.errors import ConfigError, ConversionError
 
 ENCODING = "converter.encoding"
 

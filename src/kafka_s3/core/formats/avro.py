@@ -14,14 +14,29 @@ import pyarrow as pa
 
 from kafka_s3.core.converters.avro_data import datums_array, expand, has_named_branches
 from kafka_s3.core.converters.base import Logical
-from kafka_s3.core.converters.connect import SchemaError, avro_full_name
+from kafka_s3.core.converters.connect_schema import SchemaError, avro_full_name
 from kafka_s3.core.errors import ConversionError, FormatError
-from kafka_s3.core.records import HEADERS_TYPE
 from kafka_s3.core.formats.avro_encoding import encode, varint
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
 from kafka_s3.core.formats.compression import avro_block_compressor
-from kafka_s3.core.formats.envelope import HEADERS_AVRO, KAFKA_RECORD_AVRO, KAFKA_RECORD_NAME, NAMESPACE, ObjectValues, avro_value_schema, envelope_batch, envelope_struct, headers_or_empty, plain_kind, require_schema_converter, restored_batch, role_batch, value_avro_schema
+from kafka_s3.core.formats.envelope import (
+    HEADERS_AVRO,
+    KAFKA_RECORD_AVRO,
+    KAFKA_RECORD_NAME,
+    NAMESPACE,
+    ObjectValues,
+    avro_value_schema,
+    envelope_batch,
+    envelope_struct,
+    headers_or_empty,
+    plain_kind,
+    require_schema_converter,
+    restored_batch,
+    role_batch,
+    value_avro_schema,
+)
 from kafka_s3.core.formats.framing import SizeGrouper, binary_offsets
+from kafka_s3.core.records import HEADERS_TYPE
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config

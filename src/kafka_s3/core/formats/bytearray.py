@@ -13,7 +13,12 @@ import pyarrow as pa
 
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
-from kafka_s3.core.formats.compression import SUFFIXES, StreamWriter, decompressed, stream_settings
+from kafka_s3.core.formats.compression import (
+    SUFFIXES,
+    StreamWriter,
+    decompressed,
+    stream_settings,
+)
 from kafka_s3.core.formats.envelope import role_batch
 from kafka_s3.core.formats.framing import joined, split_arrays
 

@@ -12,7 +12,12 @@ import pyarrow as pa
 
 from kafka_s3.core.converters.base import Kind, Logical, ValueSchema
 from kafka_s3.core.converters.bytearray import ByteArrayConverter
-from kafka_s3.core.converters.connect import AVRO_NAMESPACE, DEFAULT_RECORD_NAME, avro_full_name, fingerprint
+from kafka_s3.core.converters.connect_schema import (
+    AVRO_NAMESPACE,
+    DEFAULT_RECORD_NAME,
+    avro_full_name,
+    fingerprint,
+)
 from kafka_s3.core.converters.json import NULL_VALUES
 from kafka_s3.core.errors import ConfigError, ConversionError
 from kafka_s3.core.records import HEADERS_TYPE, RECORD_SCHEMA

@@ -1,7 +1,7 @@
 """Confluent's JsonFormat: one compact JSON value per line, a newline after every record, optionally compressed.
 
 Values render as Connect's JsonConverter (``schemas.enable=false``) renders them: raw bytes as base64 strings, text as
-strings, JSON as is, typed values as objects (see :func:`kafka_s3.core.converters.connect.json_default`). Non-ASCII text
+strings, JSON as is, typed values as objects (see :func:`kafka_s3.core.converters.connect_payload.json_default`). Non-ASCII text
 is written as UTF-8, not escaped, as Jackson does.
 """
 
@@ -16,14 +16,29 @@ import pyarrow as pa
 from kafka_s3.core import json_text
 from kafka_s3.core.converters.base import Kind, Logical
 from kafka_s3.core.converters.bytearray import ByteArrayConverter
-from kafka_s3.core.converters.connect import JSON_OPTIONS, first_unconvertible, json_default, payload_values
+from kafka_s3.core.converters.connect_payload import (
+    JSON_OPTIONS,
+    first_unconvertible,
+    json_default,
+    payload_values,
+)
 from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.errors import FormatError
-from kafka_s3.core.records import HEADERS_TYPE, timestamps_ms
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
-from kafka_s3.core.formats.compression import SUFFIXES, StreamWriter, decompressed, stream_settings
-from kafka_s3.core.formats.envelope import EnvelopeFieldMissing, envelope_batch, restored_batch, role_batch
+from kafka_s3.core.formats.compression import (
+    SUFFIXES,
+    StreamWriter,
+    decompressed,
+    stream_settings,
+)
+from kafka_s3.core.formats.envelope import (
+    EnvelopeFieldMissing,
+    envelope_batch,
+    restored_batch,
+    role_batch,
+)
 from kafka_s3.core.formats.framing import joined, split
+from kafka_s3.core.records import HEADERS_TYPE, timestamps_ms
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config

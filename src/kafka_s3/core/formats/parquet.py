@@ -18,12 +18,21 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kafka_s3.core.converters.base import Logical
-from kafka_s3.core.converters.connect import SchemaError
+from kafka_s3.core.converters.connect_schema import SchemaError
 from kafka_s3.core.errors import ConversionError, FormatError
-from kafka_s3.core.records import RECORD_SCHEMA
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
-from kafka_s3.core.formats.envelope import NAMESPACE, ObjectValues, avro_value_schema, plain_kind, require_schema_converter, restored_batch, role_batch, value_avro_schema
+from kafka_s3.core.formats.envelope import (
+    NAMESPACE,
+    ObjectValues,
+    avro_value_schema,
+    plain_kind,
+    require_schema_converter,
+    restored_batch,
+    role_batch,
+    value_avro_schema,
+)
 from kafka_s3.core.formats.framing import SizeGrouper
+from kafka_s3.core.records import RECORD_SCHEMA
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config

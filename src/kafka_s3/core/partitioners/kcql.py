@@ -26,7 +26,14 @@ from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.partitioners.base import Partitioner
 from kafka_s3.core.partitioners.field import _json_text, _struct_text, _unsupported
-from kafka_s3.core.partitioners.values import MISSING, json_field, json_objects, json_path, record_error, require_structured
+from kafka_s3.core.partitioners.values import (
+    MISSING,
+    json_field,
+    json_objects,
+    json_path,
+    record_error,
+    require_structured,
+)
 
 FIELDS_KEY = "partition.field.name"
 STYLE_KEY = "partition.path.style"

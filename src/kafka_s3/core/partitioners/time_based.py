@@ -16,7 +16,6 @@ from zoneinfo import ZoneInfoNotFoundError
 import numpy as np
 import pyarrow as pa
 
-from kafka_s3.core.config.common import zone_info
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.errors import ConfigError
@@ -25,7 +24,15 @@ from kafka_s3.core.partitioners.base import Partitioner
 from kafka_s3.core.partitioners.joda import LOCALE_KEY, PATH_FORMAT_KEY, compile_pattern
 from kafka_s3.core.partitioners.timestamps import TimestampExtractor
 from kafka_s3.core.partitioners.values import record_error
-from kafka_s3.core.timezones import HOUR_MS, MAX_INSTANT_MS, MIN_INSTANT_MS, local_to_utc, moment, utc_offsets_ms
+from kafka_s3.core.timezones import (
+    HOUR_MS,
+    MAX_INSTANT_MS,
+    MIN_INSTANT_MS,
+    local_to_utc,
+    moment,
+    utc_offsets_ms,
+    zone_info,
+)
 
 DURATION_KEY = "partition.duration.ms"
 TIMEZONE_KEY = "timezone"

@@ -18,7 +18,16 @@ from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.partitioners.iso8601 import parse_millis
-from kafka_s3.core.partitioners.values import MISSING, first_null, json_field, json_objects, json_path, record_error, require_structured, struct_field
+from kafka_s3.core.partitioners.values import (
+    MISSING,
+    first_null,
+    json_field,
+    json_objects,
+    json_path,
+    record_error,
+    require_structured,
+    struct_field,
+)
 
 FIELD_KEY = "timestamp.field"
 

@@ -15,7 +15,12 @@ import pyarrow as pa
 from confluent_kafka import Message
 
 from kafka_s3.core.errors import KafkaError
-from kafka_s3.core.records import HEADER_TYPE, HEADERS_TYPE, RECORD_SCHEMA, TIMESTAMP_TYPE
+from kafka_s3.core.records import (
+    HEADER_TYPE,
+    HEADERS_TYPE,
+    RECORD_SCHEMA,
+    TIMESTAMP_TYPE,
+)
 
 # librdkafka timestamp types → Java TimestampType ids (as Spark exposes them)
 _TIMESTAMP_TYPES = {0: -1, 1: 0, 2: 1}
@@ -125,7 +130,8 @@ def read_range(
     """
     if end <= start:
         return
-    from confluent_kafka import Consumer, KafkaError as RdKafkaError, TopicPartition
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import KafkaError as RdKafkaError
 
     where = f"{topic}[{partition}]"
     consumer = Consumer(consumer_settings(settings, isolation_level))

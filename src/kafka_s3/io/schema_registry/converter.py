@@ -25,12 +25,28 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.errors import ConfigError, ConversionError
-from kafka_s3.core.converters.avro_data import arrow_type, datum_adapter, expand, full_name, has_named_branches
+from kafka_s3.core.converters.avro_data import (
+    arrow_type,
+    datum_adapter,
+    expand,
+    full_name,
+    has_named_branches,
+)
 from kafka_s3.core.converters.base import Converted, Converter, Logical, ValueSchema
-from kafka_s3.core.converters.connect import SchemaError, fingerprint, first_unconvertible
+from kafka_s3.core.converters.connect_payload import first_unconvertible
+from kafka_s3.core.converters.connect_schema import SchemaError, fingerprint
 from kafka_s3.core.converters.json import NULL_VALUES
-from kafka_s3.io.schema_registry.client import SchemaRegistryUnavailable, boolean, client_config, describe, is_not_found, registry_client, subject_name, subject_strategy
+from kafka_s3.core.errors import ConfigError, ConversionError
+from kafka_s3.io.schema_registry.client import (
+    SchemaRegistryUnavailable,
+    boolean,
+    client_config,
+    describe,
+    is_not_found,
+    registry_client,
+    subject_name,
+    subject_strategy,
+)
 
 log = logging.getLogger(__name__)
 

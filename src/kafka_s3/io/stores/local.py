@@ -12,12 +12,17 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from stat import S_ISREG
 from contextlib import contextmanager
 from pathlib import Path
+from stat import S_ISREG
 from typing import BinaryIO, Iterable, Iterator, Mapping
 
-from kafka_s3.core.errors import BucketNotFoundError, ObjectExistsError, StoreAccessDeniedError, StoreError
+from kafka_s3.core.errors import (
+    BucketNotFoundError,
+    ObjectExistsError,
+    StoreAccessDeniedError,
+    StoreError,
+)
 from kafka_s3.core.store import ObjectInfo, Store, Upload
 from kafka_s3.io.stores.spec import StoreSpec
 

@@ -15,9 +15,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, TypeVar
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    HTTPClientError,
+    IncompleteReadError,
+)
 from botocore.exceptions import ConnectionError as BotoConnectionError
-from botocore.exceptions import HTTPClientError, IncompleteReadError
 
 log = logging.getLogger(__name__)
 

@@ -21,14 +21,33 @@ from urllib.parse import quote, urlencode, urlparse
 import boto3
 import botocore.session
 from botocore.config import Config as BotoConfig
-from botocore.credentials import CredentialProvider, CredentialResolver, DeferredRefreshableCredentials
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+from botocore.credentials import (
+    CredentialProvider,
+    CredentialResolver,
+    DeferredRefreshableCredentials,
+)
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    HTTPClientError,
+    NoCredentialsError,
+)
 from botocore.exceptions import ConnectionError as BotoConnectionError
-from botocore.exceptions import HTTPClientError
 
-from kafka_s3.core.errors import BucketNotFoundError, ObjectExistsError, StoreAccessDeniedError, StoreError
+from kafka_s3.core.errors import (
+    BucketNotFoundError,
+    ObjectExistsError,
+    StoreAccessDeniedError,
+    StoreError,
+)
 from kafka_s3.core.store import ObjectInfo, Store, Upload
-from kafka_s3.io.stores.retry import RetryPolicy, describe, error_code, http_status, is_transient
+from kafka_s3.io.stores.retry import (
+    RetryPolicy,
+    describe,
+    error_code,
+    http_status,
+    is_transient,
+)
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.io.stores.spill import MemoryBudget, SpillBuffer
 

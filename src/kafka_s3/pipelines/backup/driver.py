@@ -17,12 +17,14 @@ from typing import Callable
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaS3Error
+from kafka_s3.core.manifest import ManifestStore
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
-from kafka_s3.core.manifest import ManifestStore
-from kafka_s3.pipelines.backup.task import RESULT_SCHEMA, PartitionPlan, backup_task
+from kafka_s3.pipelines.backup.plugins import BackupPlugins
+from kafka_s3.pipelines.backup.result import PartitionResult
+from kafka_s3.pipelines.backup.task import PartitionPlan, backup_task
+from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
-from kafka_s3.pipelines.backup.partition import BackupPlugins
 
 log = logging.getLogger("kafka_s3.backup")
 
@@ -75,6 +77,10 @@ class BackupSummary:
         return sum(c.bytes for c in self.cycles)
 
 
+OnCycle = Callable[[CycleReport, list[PartitionResult]], None]
+"""Called after each cycle's commit with its report and the tasks' results (progress bars, tests)."""
+
+
 def group_id(config: Config) -> str:
     return config["group.id"] or f"connect-{config['name']}"
 
@@ -82,7 +88,7 @@ def group_id(config: Config) -> str:
 class Backup:
     """A configured backup. ``run_once`` backs up to the high watermarks seen at its start; ``follow`` never ends."""
 
-    def __init__(self, config: Config, spark=None, master: str | None = None, on_cycle: Callable | None = None):
+    def __init__(self, config: Config, engine: Engine, on_cycle: OnCycle | None = None):
         from kafka_s3.io.stores.spec import StoreSpec
 
         self.config = config
@@ -91,8 +97,7 @@ class Backup:
         self.admin = Admin(client_settings(config, "admin", warn=False))
         self.store_spec = StoreSpec.from_config(config)
         self.store = self.store_spec.open()
-        self._spark = spark
-        self.master = master
+        self.engine = engine
         self.on_cycle = on_cycle
         self.states: dict[TP, PartitionState] = {}
         self.cycle_number = 0
@@ -106,17 +111,6 @@ class Backup:
         self.raw_config = {k: str(v) if not isinstance(v, str) else v for k, v in config.originals.items()}
 
     # ------------------------------------------------------------------------------------------------ setup
-    @property
-    def spark(self):
-        if self._spark is None:
-            from kafka_s3.spark.session import build_session, spark_settings
-
-            started = time.monotonic()
-            self._spark = build_session(self.master, "kafka-s3 backup", spark_settings(self.config.extras),
-                                        data_sources=False)
-            log.info("spark session ready in %.2fs", time.monotonic() - started)
-        return self._spark
-
     def topics(self) -> dict[str, int]:
         topics = self.admin.select_topics(self.config["topics"], self.config["topics.regex"])
         if not topics and not self.config["topics.regex"]:
@@ -199,15 +193,13 @@ class Backup:
             return report
         started = time.monotonic()
         self._cycle_wall_start = time.time()
-        spark = self.spark
-        spark.sparkContext.setJobDescription(f"kafka-s3 backup cycle {self.cycle_number} ({len(plans)} partitions)")
         if self.live_progress and self.live is None:
-            self.live = LiveCounts.for_session(spark)
+            self.live = LiveCounts.open(self.engine.driver_host)
         task = backup_task(plans, self.raw_config, self.store_spec, self.kafka_settings,
                            self.live.new_round() if self.live else None)
         job_started = time.monotonic()
-        rows = spark.range(0, len(plans), 1, len(plans)).mapInArrow(task, RESULT_SCHEMA).collect()
-        results = [json.loads(row.result) for row in rows]
+        description = f"kafka-s3 backup cycle {self.cycle_number} ({len(plans)} partitions)"
+        results = [PartitionResult.from_json(r) for r in self.engine.run_tasks(description, task, len(plans))]
         log.info("cycle %d: spark job ran in %.2fs", self.cycle_number, time.monotonic() - job_started)
         self._apply(results, plans, report)
         report.seconds = time.monotonic() - started
@@ -221,41 +213,39 @@ class Backup:
             raise BackupFailed("; ".join(report.errors))
         return report
 
-    def _apply(self, results: list[dict], plans: list[PartitionPlan], report: CycleReport) -> None:
+    def _apply(self, results: list[PartitionResult], plans: list[PartitionPlan], report: CycleReport) -> None:
         plans_by_tp = {(p.topic, p.partition): p for p in plans}
         commits: dict[TP, int] = {}
         metadata: dict[TP, str] = {}
         for result in results:
-            tp = (result["topic"], result["partition"])
+            tp = (result.topic, result.partition)
             state = self.states[tp]
             plan = plans_by_tp[tp]
-            for chunk in result["chunks"]:
-                for f in chunk["files"]:
-                    report.bytes += f["bytes"]
-                    if f["kind"] == "data":
-                        report.objects += 1
-                        report.records += f["records"]
-                        state.last_object = f["key"]
-                        log.info(
-                            "committed %s/%s records=%d offsets=%d..%d bytes=%d",
-                            self.store.url, f["key"], f["records"], f["first_offset"], f["last_offset"], f["bytes"])
-            report.replayed += result.get("replayed_files", 0)
-            if result.get("error"):
-                report.errors.append(f"{tp[0]}[{tp[1]}]: {result['error']}")
-            committed = result["committed_offset"]
-            if committed > state.next_offset or (committed == state.next_offset and result["chunks"]):
+            for f in result.files:
+                report.bytes += f.bytes
+                if f.kind == "data":
+                    report.objects += 1
+                    report.records += f.records
+                    state.last_object = f.key
+                    log.info("committed %s/%s records=%d offsets=%d..%d bytes=%d",
+                             self.store.url, f.key, f.records, f.first_offset, f.last_offset, f.bytes)
+            report.replayed += result.replayed_files
+            if result.error:
+                report.errors.append(f"{tp[0]}[{tp[1]}]: {result.error}")
+            committed = result.committed_offset
+            if committed > state.next_offset or (committed == state.next_offset and result.chunks):
                 commits[tp] = committed
                 metadata[tp] = json.dumps({"object": state.last_object, "at": int(time.time() * 1000)})
             state.next_offset = max(state.next_offset, committed)
-            if state.forced_end is not None and (result["chunks"] or committed > plan.start):
+            if state.forced_end is not None and (result.chunks or committed > plan.start):
                 state.forced_end = None
-            state.last_scanned = result["read_until"]
-            open_chunk = result.get("open_chunk")
+            state.last_scanned = result.read_until
+            open_chunk = result.open_chunk
             if open_chunk:
-                state.open_records = open_chunk["records"]
-                if state.open_since is None or state.open_start != open_chunk["start"]:
+                state.open_records = open_chunk.records
+                if state.open_since is None or state.open_start != open_chunk.start:
                     # A chunk opened during this cycle: its scheduled rotation counts from the cycle's start.
-                    state.open_since, state.open_start = self._cycle_wall_start, open_chunk["start"]
+                    state.open_since, state.open_start = self._cycle_wall_start, open_chunk.start
             else:
                 state.open_records, state.open_since, state.open_start = 0, None, None
         if commits:

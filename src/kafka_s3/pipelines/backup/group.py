@@ -14,8 +14,9 @@ import logging
 import threading
 from typing import Callable, Sequence
 
-from kafka_s3.pipelines.backup.driver import Backup, BackupSummary
 from kafka_s3.core.config.model import Config
+from kafka_s3.pipelines.backup.driver import Backup, BackupSummary, OnCycle
+from kafka_s3.pipelines.engine import Engine
 
 log = logging.getLogger("kafka_s3.backup")
 
@@ -23,24 +24,19 @@ log = logging.getLogger("kafka_s3.backup")
 class BackupGroup:
     """The backups of several configurations (one per KCQL statement), run together."""
 
-    def __init__(self, configs: Sequence[Config], spark=None, master: str | None = None,
-                 on_cycle: Callable | None = None):
+    def __init__(self, configs: Sequence[Config], engine: Engine, on_cycle: OnCycle | None = None):
         if not configs:
             raise ValueError("a backup group needs at least one configuration")
-        self.backups = [Backup(config, spark=spark, master=master, on_cycle=on_cycle) for config in configs]
+        self.engine = engine
+        self.backups = [Backup(config, engine, on_cycle=on_cycle) for config in configs]
 
     def topics(self) -> dict[str, int]:
         return {topic: n for backup in self.backups for topic, n in backup.topics().items()}
 
-    def _start_spark(self) -> None:
-        # One session for all: created here, in one thread, before the backups' threads ask for it.
-        for backup in self.backups:
-            backup.spark  # noqa: B018 (getOrCreate: the first call builds it, the others get it)
-
     def run_once(self) -> BackupSummary:
         """Every backup's ``run_once``, side by side; their summaries merged. If one fails, the others still
         finish (what they wrote is durable) before its error is raised."""
-        self._start_spark()
+        self.engine.start()  # one Spark session for all, started here before the backups' threads use it
         summaries: list[BackupSummary | None] = [None] * len(self.backups)
 
         def run(index: int, backup: Backup) -> None:
@@ -57,7 +53,7 @@ class BackupGroup:
 
     def follow(self, stop: threading.Event | None = None) -> None:
         """Every backup's ``follow`` until ``stop`` is set; the first failure stops them all and is raised."""
-        self._start_spark()
+        self.engine.start()  # one Spark session for all, started here before the backups' threads use it
         stop = stop or threading.Event()
         self._run_all(lambda index, backup: backup.follow(stop), stop)
 

@@ -12,23 +12,23 @@ import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.config.model import Config
-from kafka_s3.core.converters.base import Converted, Converter, Logical, ValueSchema
+from kafka_s3.core.converters.base import Converted, Converter, ValueSchema
 from kafka_s3.core.converters.json import NULL_VALUES
 from kafka_s3.core.errors import ConversionError, KafkaS3Error, ObjectExistsError
-from kafka_s3.core.formats.base import FileContext, Format, FormatWriter
-from kafka_s3.core.layout import Layout
-from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore, manifest_root
-from kafka_s3.core.partitioners.base import Partitioner
-from kafka_s3.core.rotation import RotationPolicy, Rotator
-from kafka_s3.core.schema_evolution import Compatibility, SchemaJudge, project
+from kafka_s3.core.formats.base import FileContext, FormatWriter
+from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
+from kafka_s3.core.rotation import Rotator
+from kafka_s3.core.schema_evolution import Compatibility, SchemaJudge
 from kafka_s3.core.store import Store, Upload
+from kafka_s3.pipelines.backup.plugins import BackupPlugins
+from kafka_s3.pipelines.backup.result import OpenChunk, PartitionResult
+from kafka_s3.pipelines.backup.values import Values
 
 log = logging.getLogger(__name__)
 
@@ -50,230 +50,6 @@ class ChunkConflict(KafkaS3Error):
             f"{existing.start}..{existing.end}; re-creating it as it is"
         )
         self.existing = existing
-
-
-def _partitioners_without_headers() -> tuple[type, ...]:
-    from kafka_s3.core.partitioners.default import DefaultPartitioner
-    from kafka_s3.core.partitioners.field import FieldPartitioner
-    from kafka_s3.core.partitioners.time_based import TimeBasedPartitioner
-
-    return (DefaultPartitioner, FieldPartitioner, TimeBasedPartitioner)
-
-
-@dataclass
-class BackupPlugins:
-    """Everything configured once per process: converters, partitioner, formats, rotation policy, layout."""
-
-    config: Config
-    layout: Layout
-    value_converter: Converter
-    key_converter: Converter
-    partitioner: Partitioner
-    value_format: Format
-    keys_format: Format | None
-    headers_format: Format | None
-    policy: RotationPolicy
-    envelope: bool
-    null_behavior: str
-    manifest_root: str
-    tombstone_partition: str
-    tagging: bool
-    extra_tags: dict[str, str]
-    compatibility: str = "NONE"  # schema.compatibility
-
-    @classmethod
-    def from_config(cls, config: Config) -> "BackupPlugins":
-        from kafka_s3.core import converters, formats, partitioners
-
-        value_converter = converters.REGISTRY.resolve(config["value.converter"])(
-            config.with_prefix("value.converter."), False
-        )
-        key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
-        envelope = config["store.envelope"]
-        value_format = formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope)
-        keys_format = (
-            formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter)
-            if config["store.kafka.keys"]
-            else None
-        )
-        headers_format = (
-            formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers")
-            if config["store.kafka.headers"]
-            else None
-        )
-        layout = Layout.from_config(config)
-        extra_tags = {}
-        for pair in config["s3.object.tagging.extra"]:
-            k, _, v = pair.partition(":")
-            extra_tags[k.strip()] = v.strip()
-        return cls(
-            config=config,
-            layout=layout,
-            value_converter=value_converter,
-            key_converter=key_converter,
-            partitioner=partitioners.REGISTRY.resolve(config["partitioner.class"])(config),
-            value_format=value_format,
-            keys_format=keys_format,
-            headers_format=headers_format,
-            policy=RotationPolicy.from_config(config),
-            envelope=envelope,
-            null_behavior=config["behavior.on.null.values"],
-            manifest_root=manifest_root(layout.topics_dir, value_format.extension, layout.directory_delim),
-            tombstone_partition=config["tombstone.encoded.partition"],
-            tagging=config["s3.object.tagging"],
-            extra_tags=extra_tags,
-            compatibility=config["schema.compatibility"],
-        )
-
-    @property
-    def needs_values(self) -> bool:
-        return not self.envelope or getattr(self.partitioner, "uses_values", False)
-
-    @property
-    def needs_headers(self) -> bool:
-        """Whether any output reads record headers (the reader skips them otherwise, which is much cheaper)."""
-        return (
-            self.envelope
-            or self.headers_format is not None
-            or self.policy.rotate_size_bytes > 0
-            or not isinstance(self.partitioner, _partitioners_without_headers())
-        )
-
-    @property
-    def needs_timestamps(self) -> bool:
-        from kafka_s3.core.partitioners.default import DefaultPartitioner
-        from kafka_s3.core.partitioners.field import FieldPartitioner
-
-        return self.envelope or not isinstance(self.partitioner, (DefaultPartitioner, FieldPartitioner))
-
-
-# ------------------------------------------------------------------------------------------------ converted values
-class Values:
-    """Converted values of one batch (possibly several schema runs), addressable by row."""
-
-    def __init__(self, converted: Converted | None, n: int):
-        self.converted = converted
-        self.n = n
-        runs = converted.runs if converted else []
-        self.starts = np.array([start for start, _ in runs], dtype=np.int64)
-
-    @property
-    def single(self) -> Logical | None:
-        if self.converted and len(self.converted.runs) == 1:
-            return self.converted.runs[0][1]
-        return None
-
-    def run_codes(self) -> tuple[np.ndarray | None, list[str] | None]:
-        """Per-row schema codes (``None`` with a single schema) and the schema fingerprints."""
-        if not self.converted:
-            return None, None
-        # A run of tombstones only has no schema of its own: "" matches any file (it must never roll one, or the
-        # cut would depend on how records were batched).
-        names = [
-            "" if v.schema and v.schema.avro == "null" else (v.schema.fingerprint if v.schema else v.kind)
-            for _, v in self.converted.runs
-        ]
-        # So does a null value (tombstone) inside a typed run: which run it joins depends on the batching.
-        typed_nulls = [(start, v.array) for start, v in self.converted.runs if v.schema and v.array.null_count]
-        if len(names) == 1 and not typed_nulls:
-            return None, names
-        codes = np.zeros(self.n, dtype=np.int64)
-        for idx, (start, _) in enumerate(self.converted.runs):
-            codes[start:] = idx
-        if typed_nulls:
-            names = names + [""]
-            for start, array in typed_nulls:
-                nulls = np.flatnonzero(np.asarray(array.is_null()))
-                codes[start + nulls] = len(names) - 1
-        return codes, names
-
-    def slice(self, start: int, stop: int, target: ValueSchema | None = None) -> Logical | None:
-        """Rows ``[start, stop)``; with a ``target`` schema (their file's), values of other schemas projected to it."""
-        if self.converted is None:
-            return None
-        single = self.single
-        if single is not None:
-            return _fit(single.slice(start, stop - start), target)
-        return self.take(np.arange(start, stop), target)
-
-    def take(self, rows: np.ndarray, target: ValueSchema | None = None) -> Logical | None:
-        if self.converted is None:
-            return None
-        single = self.single
-        if single is not None:
-            return _fit(single.take(pa.array(rows)), target)
-        run_of = np.searchsorted(self.starts, rows, side="right") - 1
-        pieces = []
-        kind = schema = None
-        for run in np.unique(run_of):
-            start, logical = self.converted.runs[run]
-            piece = _fit(logical.take(pa.array(rows[run_of == run] - start)), target)
-            kind, schema = piece.kind, piece.schema
-            pieces.append(piece.array)
-        return Logical(kind, pa.concat_arrays(pieces), schema)  # type: ignore[arg-type]
-
-    def first_value_schema(self, rows: np.ndarray) -> ValueSchema | None:
-        """The schema of the first non-null typed value among ``rows`` (ascending), or ``None``."""
-        runs = self.converted.runs if self.converted else []
-        run_of = np.searchsorted(self.starts, rows, side="right") - 1 if len(runs) > 1 else np.zeros(len(rows), int)
-        for run in np.unique(run_of):
-            start, logical = runs[run]
-            if logical.schema is None or logical.schema.avro == "null":
-                continue
-            local = rows[run_of == run] - start
-            if logical.array.null_count == 0 or pc.any(logical.array.take(pa.array(local)).is_valid()).as_py():
-                return logical.schema
-        return None
-
-    def converted_take(self, rows: np.ndarray) -> Converted | None:
-        """The converted values of ``rows`` (ascending), keeping their schema runs."""
-        if self.converted is None:
-            return None
-        run_of = np.searchsorted(self.starts, rows, side="right") - 1
-        runs, position = [], 0
-        for run in np.unique(run_of):
-            start, logical = self.converted.runs[run]
-            piece = logical.take(pa.array(rows[run_of == run] - start))
-            runs.append((position, piece))
-            position += len(piece)
-        return Converted(runs)
-
-    def encode_with(self, partitioner: Partitioner, batch: pa.RecordBatch, now_ms: int) -> pa.Array:
-        """Encoded partitions, calling the partitioner once per schema run."""
-        if self.converted is None or self.single is not None:
-            dummy = self.single if self.single is not None else Logical("bytes", batch.column("value"))
-            return partitioner.encode(batch, dummy, now_ms)
-        parts = []
-        bounds = [start for start, _ in self.converted.runs] + [self.n]
-        for (start, logical), stop in zip(self.converted.runs, bounds[1:]):
-            parts.append(partitioner.encode(batch.slice(start, stop - start), logical, now_ms))
-        return pa.concat_arrays(parts)
-
-    def timestamps_with(self, partitioner: Partitioner, batch: pa.RecordBatch, now_ms: int) -> np.ndarray | None:
-        if self.converted is None or self.single is not None:
-            dummy = self.single if self.single is not None else Logical("bytes", batch.column("value"))
-            return partitioner.timestamps(batch, dummy, now_ms)
-        parts = []
-        bounds = [start for start, _ in self.converted.runs] + [self.n]
-        for (start, logical), stop in zip(self.converted.runs, bounds[1:]):
-            ts = partitioner.timestamps(batch.slice(start, stop - start), logical, now_ms)
-            if ts is None:
-                return None
-            parts.append(ts)
-        return np.concatenate(parts)
-
-
-def _fit(values: Logical, target: ValueSchema | None) -> Logical:
-    """Values written to a file of schema ``target``: projected when of another schema, nulls of its type.
-
-    ``target`` is ``None`` when the caller keeps values as they are (keys), ``NULL_VALUES`` for values of a file
-    that has no value yet (only nulls so far: they wait for the file's schema).
-    """
-    if target is None or values.schema is None or values.schema.fingerprint == target.fingerprint:
-        return values
-    if target.avro == "null" or values.array.null_count == len(values):
-        return Logical("struct", pa.array([None] * len(values), target.arrow), target)
-    return project(values, target)
 
 
 # ------------------------------------------------------------------------------------------------ open files
@@ -674,9 +450,11 @@ class PartitionBackup:
         for future in self._pending:
             future.exception()  # wait; a failure surfaces in finish(), or the task is failing already
 
-    def finish(self, read_until: int, flush_open: bool) -> dict[str, Any]:
+    def finish(self, read_until: int, flush_open: bool, start: int | None = None, read_bytes: int = 0,
+               error: str | None = None) -> PartitionResult:
         """End of input: commit the open chunk when asked (``--once``) or when a scheduled rotation is due;
-        otherwise discard it (the next cycle re-reads it from its first offset). Returns the task's result."""
+        otherwise discard it (the next cycle re-reads it from its first offset). Returns the task's result
+        (``start``: where the task began reading, by default ``read_until``)."""
         open_start = self.chunk_start if self.open else None
         open_records = sum(f.records for f in self.open.values())
         open_first_ts = self.chunk_first_timestamp
@@ -690,17 +468,16 @@ class PartitionBackup:
         if self._committer is not None:
             self._committer.shutdown()
             self._committer = None
-        return {
-            "topic": self.topic,
-            "partition": self.partition,
-            "read_until": read_until,
-            "committed_offset": open_start if open_start is not None else read_until,
-            "chunks": [
-                {"start": m.start, "end": m.end, "files": [f.__dict__ for f in m.files]} for m in self.committed
-            ],
-            "open_chunk": None
-            if open_start is None
-            else {"start": open_start, "records": open_records, "first_timestamp": open_first_ts},
-            "records_in": self.records_in,
-            "replayed_files": self.replayed_files,
-        }
+        return PartitionResult(
+            topic=self.topic,
+            partition=self.partition,
+            start=read_until if start is None else start,
+            read_until=read_until,
+            committed_offset=open_start if open_start is not None else read_until,
+            chunks=tuple(self.committed),
+            open_chunk=None if open_start is None else OpenChunk(open_start, open_records, open_first_ts),
+            records_in=self.records_in,
+            replayed_files=self.replayed_files,
+            read_bytes=read_bytes,
+            error=error,
+        )

@@ -1,9 +1,9 @@
-"""The backup's Spark task: read one topic-partition range from Kafka and write its objects, in one Python worker.
+"""The backup's task: read one topic-partition range from Kafka and write its objects, in one Python worker.
 
 Reading and writing are fused in the same task (rather than a Kafka DataFrame piped into ``mapInArrow``) because
 the JVM round trip in between halved throughput in our measurements; the Kafka reader is the same code the
-``kafka`` data source uses. Only a small JSON result per partition travels back to the driver. Imports stay lean:
-this module is loaded by every Python worker.
+``kafka-s3-topic`` data source uses. Only a small :class:`PartitionResult` per partition travels back to the driver.
+Imports stay lean: this module is loaded by every Python worker.
 """
 
 from __future__ import annotations
@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 
-RESULT_SCHEMA = "result string"
+from kafka_s3.pipelines.backup.result import PartitionResult
+from kafka_s3.pipelines.engine import Task
+from kafka_s3.pipelines.worker_cache import cached
+
 # Past the cycle's planned end with no record-count rule to say where the open chunk ends (time rules): records fed
 # to the writer at a time, which bounds how far the read goes beyond that chunk's last record.
 TAIL_PIECE_RECORDS = 1000
@@ -40,30 +43,30 @@ class PartitionPlan:
     open_until: int | None = None
 
 
-_PROCESS_CACHE: dict[str, Any] = {}
-
-
-def _cached(key: str, factory: Callable[[], Any]) -> Any:
-    """Plugins and store clients are built once per Python worker (workers are reused across tasks and cycles)."""
-    if key not in _PROCESS_CACHE:
-        _PROCESS_CACHE[key] = factory()
-    return _PROCESS_CACHE[key]
-
-
 def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, kafka_settings: dict[str, str],
-                  live: tuple[str, int, int] | None = None) -> dict:
+                  live: tuple[str, int, int] | None = None) -> PartitionResult:
     from kafka_s3.core.config.sink import SINK
-    from kafka_s3.core.errors import ConfigError, ConversionError, FormatError, PartitionerError
-    from kafka_s3.io.kafka.reader import read_range
+    from kafka_s3.core.errors import (
+        ConfigError,
+        ConversionError,
+        FormatError,
+        PartitionerError,
+    )
     from kafka_s3.core.records import payload_bytes
-    from kafka_s3.pipelines.backup.partition import BackupPlugins, ChunkConflict, DataError, PartitionBackup
+    from kafka_s3.io.kafka.reader import read_range
+    from kafka_s3.pipelines.backup.partition import (
+        ChunkConflict,
+        DataError,
+        PartitionBackup,
+    )
+    from kafka_s3.pipelines.backup.plugins import BackupPlugins
     from kafka_s3.pipelines.live import LiveReporter
 
     RECORD_ERRORS = (ConversionError, PartitionerError, DataError, ConfigError, FormatError)
 
     fingerprint = json.dumps(config_raw, sort_keys=True)
-    plugins = _cached("plugins:" + fingerprint, lambda: BackupPlugins.from_config(SINK.parse(config_raw)))
-    store = _cached("store:" + repr(store_spec), store_spec.open)
+    plugins = cached("plugins:" + fingerprint, lambda: BackupPlugins.from_config(SINK.parse(config_raw)))
+    store = cached("store:" + repr(store_spec), store_spec.open)
     isolation = plugins.config["isolation.level"]
     start, forced_end = plan.start, plan.forced_end
     open_since_ms, open_until = plan.open_since_ms, plan.open_until
@@ -118,29 +121,24 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
             # Deterministic: retrying the task cannot help. Report it; keep what is durable.
             writer.abort_open()
             last = writer.committed[-1].end + 1 if writer.committed else plan.start
-            result = writer.finish(last, flush_open=False)
-            result.update(start=plan.start, error=f"{type(exc).__name__}: {exc}")
-            return result
+            return writer.finish(last, flush_open=False, start=plan.start, error=f"{type(exc).__name__}: {exc}")
         except BaseException:
             writer.abort_open()
             raise
         exhausted = position >= plan.hard_end
-        result = writer.finish(position, flush_open=plan.flush_open and exhausted)
-        result.update(start=plan.start, read_bytes=read_bytes)
+        result = writer.finish(position, flush_open=plan.flush_open and exhausted, start=plan.start,
+                               read_bytes=read_bytes)
         reporter.update(position - plan.start, read_bytes, final=True)
         reporter.close()
         return result
 
 
 def backup_task(plans: list[PartitionPlan], config_raw: dict[str, str], store_spec, kafka_settings: dict[str, str],
-                live: tuple[str, int, int] | None = None):
-    """The ``mapInArrow`` function: each Spark partition holds one row id, the index of its plan. ``live``: where to
-    send running counts (:mod:`kafka_s3.pipelines.live`), if anywhere."""
+                live: tuple[str, int, int] | None = None) -> Task:
+    """Slot ``i`` backs up ``plans[i]``. ``live``: where to send running counts (:mod:`kafka_s3.pipelines.live`),
+    if anywhere."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            for index in batch.column(0).to_pylist():
-                result = run_partition(plans[index], config_raw, store_spec, kafka_settings, live)
-                yield pa.RecordBatch.from_pydict({"result": [json.dumps(result)]})
+    def task(slot: int) -> Iterator[str]:
+        yield run_partition(plans[slot], config_raw, store_spec, kafka_settings, live).to_json()
 
-    return run
+    return task

@@ -22,7 +22,7 @@ from kafka_s3.core.formats.base import Block, FileContext, Format, IndexedFormat
 from kafka_s3.core.store import Store
 
 if TYPE_CHECKING:
-    from kafka_s3.pipelines.read.reader import BackupObject
+    from kafka_s3.pipelines.read.discovery import BackupObject
 
 WINDOW = 8 * 1024 * 1024  # largest single ranged GET (a block larger than this is fetched in several)
 

@@ -11,9 +11,12 @@ from typing import Any
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaS3Error
-from kafka_s3.pipelines.read.reader import Bounds, ReadPlugins, SourcePartition, discover, read_partition
 from kafka_s3.core.records import to_dicts
 from kafka_s3.core.store import Store
+from kafka_s3.pipelines.read.discovery import SourcePartition, discover
+from kafka_s3.pipelines.read.options import Bounds
+from kafka_s3.pipelines.read.plugins import ReadPlugins
+from kafka_s3.pipelines.read.reader import read_partition
 
 
 class NotInBackup(KafkaS3Error):

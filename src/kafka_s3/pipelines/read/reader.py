@@ -11,221 +11,28 @@ the order is exact.
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.pipelines.read.blocks import load_blocks, read_blocks, select
-from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import FormatError, LayoutError
+from kafka_s3.core.errors import FormatError
 from kafka_s3.core.formats.base import FileContext, Format, IndexedFormat
-from kafka_s3.core.layout import Layout, ObjectName
-from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore, manifest_root
 from kafka_s3.core.records import RECORD_SCHEMA
 from kafka_s3.core.store import Store
+from kafka_s3.pipelines.read.blocks import load_blocks, read_blocks, select
+from kafka_s3.pipelines.read.discovery import (
+    BackupObject,
+    Problem,
+    SourcePartition,
+    _note,
+)
+from kafka_s3.pipelines.read.options import Bounds
+from kafka_s3.pipelines.read.plugins import ReadPlugins
 
 log = logging.getLogger(__name__)
-TP = tuple[str, int]
-
-
-@dataclass(frozen=True)
-class BackupObject:
-    """One data object and its sidecars."""
-
-    name: ObjectName
-    size: int
-    keys_key: str | None = None
-    headers_key: str | None = None
-    index_key: str | None = None  # block index of an indexed format (block_gzip)
-
-    @property
-    def key(self) -> str:
-        return self.name.key
-
-    @property
-    def start(self) -> int:
-        return self.name.start_offset
-
-
-@dataclass
-class SourcePartition:
-    topic: str
-    partition: int
-    objects: list[BackupObject] = field(default_factory=list)
-
-    @property
-    def directories(self) -> set[str]:
-        return {o.name.directory for o in self.objects}
-
-    @property
-    def bytes(self) -> int:
-        return sum(o.size for o in self.objects)
-
-
-@dataclass
-class Problem:
-    """A skipped object or record (``behavior.on.error=ignore|log``), or a gap worth reporting."""
-
-    key: str
-    position: str
-    message: str
-
-
-@dataclass
-class ReadPlugins:
-    """The formats a backup was written with, from its configuration."""
-
-    config: Config
-    layout: Layout
-    value_format: Format
-    keys_format: Format
-    headers_format: Format
-    envelope: bool
-
-    @classmethod
-    def from_config(cls, config: Config) -> "ReadPlugins":
-        from kafka_s3.core import converters, formats
-
-        value_converter = converters.REGISTRY.resolve(config["value.converter"])(
-            config.with_prefix("value.converter."), False
-        )
-        key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
-        if "topic.rename" in config.definition.props:  # a restore: values go to the routed topics (their subjects)
-            value_converter.route = key_converter.route = _lazy_router(config)
-        envelope = config["store.envelope"]
-        return cls(
-            config=config,
-            layout=Layout.from_config(config),
-            value_format=formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope),
-            keys_format=formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter),
-            headers_format=formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers"),
-            envelope=envelope,
-        )
-
-    def manifests(self, store: Store) -> ManifestStore:
-        root = manifest_root(self.layout.topics_dir, self.value_format.extension, self.layout.directory_delim)
-        return ManifestStore(store, root, self.layout.directory_delim)
-
-    def extensions(self) -> dict[str, str]:
-        data = self.value_format.extension
-        extensions = {
-            data: "data",
-            ".keys" + self.keys_format.extension: "keys",
-            ".headers" + self.headers_format.extension: "headers",
-        }
-        if self.value_format.index_extension:
-            extensions[".index" + self.value_format.index_extension] = "index"
-        return extensions
-
-
-def _lazy_router(config: Config) -> Callable[[str], str]:
-    """The restore's topic routing, built when first needed (only converters naming things after topics use it)."""
-    router: list[Callable[[str], str]] = []
-
-    def route(topic: str) -> str:
-        if not router:
-            from kafka_s3.core.transforms import topic_router
-
-            router.append(topic_router(config))
-        return router[0](topic)
-
-    return route
-
-
-# ---------------------------------------------------------------------------------------------------- discovery
-def discover(
-    store: Store,
-    plugins: ReadPlugins,
-    topics: Iterable[str] | None = None,
-    on_error: str = "fail",
-    problems: list[Problem] | None = None,
-) -> dict[TP, SourcePartition]:
-    """Every source partition's objects, sorted by start offset. Listing runs in parallel, one prefix per topic (all
-    topics under ``topics.dir`` when none are named)."""
-    layout = plugins.layout
-    manifest_prefix = layout.topic_prefix(MANIFEST_DIR)
-    if not topics:
-        topics = [t for t in store.children(layout.topic_prefix(), layout.directory_delim) if t != MANIFEST_DIR]
-    prefixes = [layout.topic_prefix(t) for t in topics]
-    with ThreadPoolExecutor(max_workers=min(16, max(1, len(prefixes)))) as pool:
-        listings = list(pool.map(lambda prefix: list(store.list(prefix)), prefixes))
-    extensions = plugins.extensions()
-    data: list[tuple[ObjectName, int]] = []
-    sidecars: dict[tuple[str, str], str] = {}
-    for info in (i for listing in listings for i in listing):
-        if info.key.startswith(manifest_prefix):
-            continue
-        try:
-            name = layout.parse(info.key, extensions)  # type: ignore[arg-type]
-        except LayoutError as exc:
-            if on_error == "fail":
-                raise
-            _note(problems, on_error, Problem(info.key, "name", str(exc)))
-            continue
-        if name is None:
-            continue
-        base = name.key[: len(name.key) - len(name.extension)]
-        if name.kind == "data":
-            data.append((name, info.size))
-        else:
-            sidecars[(base, name.kind)] = name.key
-    partitions: dict[TP, SourcePartition] = {}
-    for name, size in data:
-        base = name.key[: len(name.key) - len(name.extension)]
-        tp = (name.topic, name.partition)
-        partitions.setdefault(tp, SourcePartition(*tp)).objects.append(
-            BackupObject(name, size, sidecars.get((base, "keys")), sidecars.get((base, "headers")),
-                         sidecars.get((base, "index")))
-        )
-    for part in partitions.values():
-        part.objects.sort(key=lambda o: (o.start, o.key))
-    return dict(sorted(partitions.items()))
-
-
-def _note(problems: list[Problem] | None, on_error: str, problem: Problem) -> None:
-    if problems is not None:
-        problems.append(problem)
-    if on_error == "log":
-        log.warning("skipped %s at %s: %s", problem.key, problem.position, problem.message)
-
-
-# ---------------------------------------------------------------------------------------------------- reading
-@dataclass(frozen=True)
-class Bounds:
-    """Offsets ``[from_offset, until_offset)`` and timestamps ``[from_timestamp, until_timestamp)`` (ms)."""
-
-    from_offset: int | None = None
-    until_offset: int | None = None
-    from_timestamp: int | None = None
-    until_timestamp: int | None = None
-
-    @property
-    def by_time(self) -> bool:
-        return self.from_timestamp is not None or self.until_timestamp is not None
-
-    def mask(self, batch: pa.RecordBatch) -> pa.Array | None:
-        conditions = []
-        offsets = batch.column("offset")
-        if self.from_offset is not None:
-            conditions.append(pc.greater_equal(offsets, self.from_offset))
-        if self.until_offset is not None:
-            conditions.append(pc.less(offsets, self.until_offset))
-        if self.by_time:
-            ts = pc.divide(batch.column("timestamp").cast(pa.int64()), 1000)
-            if self.from_timestamp is not None:
-                conditions.append(pc.fill_null(pc.greater_equal(ts, self.from_timestamp), False))
-            if self.until_timestamp is not None:
-                conditions.append(pc.fill_null(pc.less(ts, self.until_timestamp), False))
-        if not conditions:
-            return None
-        mask = conditions[0]
-        for c in conditions[1:]:
-            mask = pc.and_(mask, c)
-        return mask
 
 
 def _read_all(fmt: Format, store: Store, key: str, ctx: FileContext) -> pa.Table:

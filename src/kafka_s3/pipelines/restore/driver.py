@@ -7,8 +7,6 @@ Every check that can fail is done before the first record is produced: target to
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import logging
 import threading
 import time
@@ -16,12 +14,17 @@ from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaS3Error, PlanError
+from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
-from kafka_s3.pipelines.read.reader import Bounds, Gap, Problem, ReadPlugins, SourcePartition, discover, order_warning
+from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
-from kafka_s3.pipelines.restore.task import RESULT_SCHEMA, RestorePlan, restore_task
-from kafka_s3.core.transforms import topic_router
+from kafka_s3.pipelines.read.discovery import Problem, SourcePartition, discover
+from kafka_s3.pipelines.read.options import RestoreOptions
+from kafka_s3.pipelines.read.plugins import ReadPlugins
+from kafka_s3.pipelines.read.reader import Gap, order_warning
+from kafka_s3.pipelines.restore.result import RestoreResult
+from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
 
 log = logging.getLogger("kafka_s3.restore")
 
@@ -35,55 +38,6 @@ class RestoreFailed(KafkaS3Error):
     def __init__(self, message: str, summary: RestoreSummary | None = None):
         super().__init__(message)
         self.summary = summary
-
-
-def parse_time(text: str) -> int:
-    """Epoch milliseconds from an integer or an ISO-8601 timestamp (UTC when no offset is given)."""
-    text = text.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise ConfigError(f"not a timestamp: {text!r} (use epoch ms or ISO-8601 like 2024-05-01T12:00:00Z)") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return int(moment.timestamp() * 1000)
-
-
-def parse_offsets(text: str | None, option: str) -> dict[tuple[str | None, int], int]:
-    """``P:O,...`` or ``TOPIC:P:O,...`` → {(topic or None, partition): offset}."""
-    out: dict[tuple[str | None, int], int] = {}
-    for item in (text or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        parts = item.rsplit(":", 2)
-        try:
-            if len(parts) == 3:
-                out[(parts[0], int(parts[1]))] = int(parts[2])
-            elif len(parts) == 2:
-                out[(None, int(parts[0]))] = int(parts[1])
-            else:
-                raise ValueError
-        except ValueError:
-            raise ConfigError(f"{option}: expected PARTITION:OFFSET or TOPIC:PARTITION:OFFSET, got {item!r}") from None
-    return out
-
-
-@dataclass
-class RestoreOptions:
-    topics: list[str] | None = None
-    from_timestamp: int | None = None
-    until_timestamp: int | None = None
-    from_offsets: dict = field(default_factory=dict)
-    until_offsets: dict = field(default_factory=dict)
-
-    def bounds(self, tp: TP) -> Bounds:
-        def pick(table):
-            return table.get(tp, table.get((None, tp[1])))
-
-        return Bounds(pick(self.from_offsets), pick(self.until_offsets), self.from_timestamp, self.until_timestamp)
 
 
 @dataclass
@@ -100,18 +54,18 @@ class RestorePlanSet:
 
 @dataclass
 class RestoreSummary:
-    results: list[dict] = field(default_factory=list)
+    results: list[RestoreResult] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)  # offsets of the source partitions that no object holds
     seconds: float = 0.0
 
     @property
     def records(self) -> int:
-        return sum(r["records"] for r in self.results)
+        return sum(r.records for r in self.results)
 
 
 class Restore:
-    def __init__(self, config: Config, options: RestoreOptions | None = None, spark=None, master: str | None = None):
+    def __init__(self, config: Config, engine: Engine, options: RestoreOptions | None = None):
         from kafka_s3.io.stores.spec import StoreSpec
 
         self.config = config
@@ -123,25 +77,13 @@ class Restore:
         self.admin = Admin(client_settings(config, "admin", warn=False))
         self.producer_settings = client_settings(config, "producer")
         self.consumer_settings = client_settings(config, "consumer", warn=False)
-        self._spark = spark
-        self.master = master
+        self.engine = engine
         self.raw_config = {k: str(v) for k, v in config.originals.items()}
         self.progress_base = f"kafka-s3-restore-{config['name']}"
         self._exactly_once: bool | None = None
         self.current_plan: RestorePlanSet | None = None  # what run() is restoring (progress bars read it)
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
-
-    @property
-    def spark(self):
-        if self._spark is None:
-            from kafka_s3.spark.session import build_session, spark_settings
-
-            started = time.monotonic()
-            self._spark = build_session(self.master, "kafka-s3 restore", spark_settings(self.config.extras),
-                                        data_sources=False)
-            log.info("spark session ready in %.2fs", time.monotonic() - started)
-        return self._spark
 
     # ------------------------------------------------------------------------------------------------ planning
     def exactly_once(self) -> bool:
@@ -302,39 +244,35 @@ class Restore:
             summary.results = self._run_job(plans)
         logged = self.config["behavior.on.error"] == "log"
         for result in summary.results:
-            for problem in (Problem(**p) for p in result["problems"]):
+            for problem in result.problems:
                 summary.problems.append(problem)
                 if logged:  # the task's own log line stays in its Spark worker
                     log.warning("skipped %s at %s: %s", problem.key, problem.position, problem.message)
-            for gap in (Gap(**g) for g in result.get("gaps", [])):
+            for gap in result.gaps:
                 summary.gaps.append(gap)
                 log.warning("%s", gap)
         summary.seconds = time.monotonic() - started
         for r in summary.results:
             log.info(
                 "restored %s[%d] -> %s[%d]: %d records from %d objects, source offsets %s..%s, target offsets %s..%s",
-                r["source_topic"], r["source_partition"], r["target_topic"], r["target_partition"], r["records"],
-                r["objects"], r["first_source_offset"], r["last_source_offset"], r["first_target_offset"],
-                r["last_target_offset"])
-        errors = [f"{r['source_topic']}[{r['source_partition']}]: {r['error']}" for r in summary.results if r["error"]]
+                r.source_topic, r.source_partition, r.target_topic, r.target_partition, r.records, r.objects,
+                r.first_source_offset, r.last_source_offset, r.first_target_offset, r.last_target_offset)
+        errors = [f"{r.source_topic}[{r.source_partition}]: {r.error}" for r in summary.results if r.error]
         if errors:
             raise RestoreFailed("; ".join(errors), summary)
         return summary
 
-    def _run_job(self, plans: list[RestorePlan]) -> list[dict]:
+    def _run_job(self, plans: list[RestorePlan]) -> list[RestoreResult]:
         cap = self.config["tasks.max"]
         slots = min(len(plans), cap) if cap > 0 else len(plans)
-        spark = self.spark
-        spark.sparkContext.setJobDescription(f"kafka-s3 restore ({len(plans)} partitions)")
         if self.live_progress and self.live is None:
-            self.live = LiveCounts.for_session(spark)
+            self.live = LiveCounts.open(self.engine.driver_host)
         task = restore_task(plans, self.raw_config, self.store_spec, self.producer_settings, self.consumer_settings,
                             slots, self.live.new_round() if self.live else None)
         job_started = time.monotonic()
-        rows = spark.range(0, slots, 1, slots).mapInArrow(task, RESULT_SCHEMA).collect()
-        results = sorted((json.loads(r.result) for r in rows), key=lambda r: (r["source_topic"], r["source_partition"]))
-        log.info("restore job: %d records in %.2fs", sum(r["records"] for r in results),
-                 time.monotonic() - job_started)
+        rows = self.engine.run_tasks(f"kafka-s3 restore ({len(plans)} partitions)", task, slots)
+        results = sorted((RestoreResult.from_json(r) for r in rows), key=lambda r: (r.source_topic, r.source_partition))
+        log.info("restore job: %d records in %.2fs", sum(r.records for r in results), time.monotonic() - job_started)
         return results
 
     def follow(self, stop: threading.Event | None = None) -> None:
@@ -355,8 +293,8 @@ class Restore:
                 log.warning("%s: %s", problem.key, problem.message)
             summary = self.run(plan_set)
             for r in summary.results:
-                if r.get("progress") is not None:
-                    progress[(r["source_topic"], r["source_partition"])] = r["progress"]
+                if r.progress is not None:
+                    progress[(r.source_topic, r.source_partition)] = r.progress
             if summary.records:
                 log.info("restored %d records; next listing in %.0fs", summary.records, interval)
             stop.wait(interval)
@@ -381,77 +319,3 @@ def late_objects(plan_set: RestorePlanSet, seen: dict[TP, set[str]], progress: d
     return problems
 
 
-def estimate_records(objects) -> int | None:
-    """Records of a partition's objects estimated from their names and sizes alone: object ``i`` of one directory
-    holds offsets ``[start_i, start_i+1)``, and the last one as many as its size makes at the others' bytes per record
-    (unknown with a single object)."""
-    if len(objects) < 2:
-        return None
-    span = objects[-1].start - objects[0].start
-    head_bytes = sum(o.size for o in objects[:-1])
-    last = round(objects[-1].size * span / head_bytes) if span > 0 and head_bytes > 0 else 1
-    return span + max(1, last)
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _bounds_text(bounds: Bounds) -> str:
-    parts = []
-    if bounds.from_offset is not None or bounds.until_offset is not None:
-        parts.append(f"offsets [{bounds.from_offset if bounds.from_offset is not None else ''}, "
-                     f"{bounds.until_offset if bounds.until_offset is not None else ''})")
-    if bounds.by_time:
-        def iso(ms):
-            return "" if ms is None else dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
-
-        parts.append(f"time [{iso(bounds.from_timestamp)}, {iso(bounds.until_timestamp)})")
-    return "; only " + " and ".join(parts) if parts else ""
-
-
-def describe_plan(plan_set: RestorePlanSet) -> str:
-    """The ``--dry-run`` report: per source partition its target, objects, bytes, offsets and record estimate, and the
-    target topic check; then totals, skipped objects, and what would stop the restore."""
-    lines = []
-    total_objects = total_bytes = total_records = unknown = 0
-    for plan in plan_set.plans:
-        part = plan_set.partitions[(plan.source_topic, plan.source_partition)]
-        objects = list(plan.objects)
-        size = sum(o.size for o in objects)
-        records = estimate_records(objects)
-        have = plan_set.target_partitions.get(plan.target_topic)
-        if have is None:
-            count = plan_set.creation_partitions.get(plan.target_topic)
-            check = f"missing, will be created with {_plural(count, 'partition')}" if count else "MISSING"
-        elif have > plan.target_partition:
-            check = f"ok ({have} partitions)"
-        else:
-            check = f"TOO FEW PARTITIONS (has {have}, needs {plan.target_partition + 1})"
-        directories = len(part.directories)
-        lines.append(
-            f"{plan.source_topic}[{plan.source_partition}] -> {plan.target_topic}[{plan.target_partition}]: "
-            f"{len(objects)} object{'s' if len(objects) != 1 else ''}, {size} bytes ({size / 1e6:.2f} MB), "
-            f"offsets from {objects[0].start if objects else None}, "
-            f"{'~' + str(records) if records is not None else 'unknown'} records, "
-            f"{directories} director{'y' if directories == 1 else 'ies'}{_bounds_text(plan.bounds)}; target: {check}")
-        total_objects += len(objects)
-        total_bytes += size
-        if records is None:
-            unknown += 1
-        else:
-            total_records += records
-    for problem in plan_set.problems:
-        lines.append(f"skipped {problem.key} at {problem.position}: {problem.message}")
-    if not plan_set.plans:
-        lines.append("nothing to restore")
-    else:
-        topics = {p.source_topic for p in plan_set.plans}
-        lines.append(
-            f"total: {len(topics)} topic{'s' if len(topics) != 1 else ''}, {len(plan_set.plans)} partition"
-            f"{'s' if len(plan_set.plans) != 1 else ''}, {total_objects} objects, {total_bytes} bytes "
-            f"({total_bytes / 1e6:.2f} MB), ~{total_records} records"
-            + (f" (+ {unknown} single-object partition{'s' if unknown != 1 else ''} not estimated)" if unknown else ""))
-    lines.extend(f"the restore would fail: {reason}" for reason in plan_set.blockers)
-    lines.append("dry run: nothing was produced")
-    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""The restore's Spark task: stream one source partition's objects and produce them to the target partition.
+"""The restore's task: stream one source partition's objects and produce them to the target partition.
 
 Exactly-once: the task's producer is transactional with an id fixed per (restore, source partition), so a re-run
 fences any zombie of a killed run before it reads its progress; progress (the next source offset to restore) is
@@ -14,15 +14,16 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 import pyarrow as pa
 
-from kafka_s3.pipelines.backup.task import _cached
+from kafka_s3.pipelines.engine import Task
+from kafka_s3.pipelines.restore.result import RestoreResult
+from kafka_s3.pipelines.worker_cache import cached
 
 log = logging.getLogger(__name__)
-RESULT_SCHEMA = "result string"
 
 
 @dataclass(frozen=True)
@@ -94,18 +95,20 @@ def _produce_batch(producer, plan: RestorePlan, batch: pa.RecordBatch, outcome: 
 
 
 def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_spec, producer_settings: dict,
-                          consumer_settings: dict, live: tuple[str, int, int] | None = None) -> dict:
+                          consumer_settings: dict, live: tuple[str, int, int] | None = None) -> RestoreResult:
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     from kafka_s3.core.config.source import SOURCE
     from kafka_s3.core.errors import FormatError, KafkaError
-    from kafka_s3.pipelines.read.reader import Problem, ReadPlugins, SourcePartition, missing_offsets, read_partition
     from kafka_s3.core.records import payload_bytes
     from kafka_s3.pipelines.live import LiveReporter
+    from kafka_s3.pipelines.read.discovery import Problem, SourcePartition
+    from kafka_s3.pipelines.read.plugins import ReadPlugins
+    from kafka_s3.pipelines.read.reader import missing_offsets, read_partition
 
     fingerprint = json.dumps(config_raw, sort_keys=True)
-    plugins = _cached("read-plugins:" + fingerprint, lambda: ReadPlugins.from_config(SOURCE.parse(config_raw)))
-    store = _cached("store:" + repr(store_spec), store_spec.open)
+    plugins = cached("read-plugins:" + fingerprint, lambda: ReadPlugins.from_config(SOURCE.parse(config_raw)))
+    store = cached("store:" + repr(store_spec), store_spec.open)
     # Skipped objects are collected in ``problems``; under ``log`` the driver logs them (a worker's log is not seen).
     on_error = {"log": "ignore"}.get(plugins.config["behavior.on.error"], plugins.config["behavior.on.error"])
     txn_records = plugins.config["restore.transaction.records"]
@@ -229,38 +232,34 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
         consumer.close()
         reporter.update(outcome.records, produced_bytes, final=True)
         reporter.close()
-    return {
-        "source_topic": plan.source_topic,
-        "source_partition": plan.source_partition,
-        "target_topic": plan.target_topic,
-        "target_partition": plan.target_partition,
-        "resumed_from": resume,
-        "progress": progress,
-        "objects": outcome.objects,
-        "records": outcome.records,
-        "first_source_offset": outcome.first_source,
-        "last_source_offset": outcome.last_source,
-        "first_target_offset": outcome.first_target,
-        "last_target_offset": outcome.last_target,
-        "problems": [p.__dict__ for p in problems],
-        "gaps": [gap.__dict__ for gap in missing_offsets(plan.source_topic, plan.source_partition, spans)],
-        "error": error,
-    }
+    return RestoreResult(
+        source_topic=plan.source_topic,
+        source_partition=plan.source_partition,
+        target_topic=plan.target_topic,
+        target_partition=plan.target_partition,
+        resumed_from=resume,
+        progress=progress,
+        objects=outcome.objects,
+        records=outcome.records,
+        first_source_offset=outcome.first_source,
+        last_source_offset=outcome.last_source,
+        first_target_offset=outcome.first_target,
+        last_target_offset=outcome.last_target,
+        problems=tuple(problems),
+        gaps=tuple(missing_offsets(plan.source_topic, plan.source_partition, spans)),
+        error=error,
+    )
 
 
 def restore_task(plans: list[RestorePlan], config_raw: dict[str, str], store_spec, producer_settings: dict,
-                 consumer_settings: dict, slots: int, live: tuple[str, int, int] | None = None):
-    """The ``mapInArrow`` function: Spark partition ``i`` restores plans ``i, i+slots, ...`` one after another.
+                 consumer_settings: dict, slots: int, live: tuple[str, int, int] | None = None) -> Task:
+    """Slot ``i`` restores plans ``i, i+slots, ...`` one after another (``tasks.max`` caps the slots).
     ``live``: where to send running counts (:mod:`kafka_s3.pipelines.live`), if anywhere."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            for slot in batch.column(0).to_pylist():
-                for plan in plans[slot::slots]:
-                    started = time.monotonic()
-                    result = run_restore_partition(plan, config_raw, store_spec, producer_settings, consumer_settings,
-                                                   live)
-                    result["seconds"] = time.monotonic() - started
-                    yield pa.RecordBatch.from_pydict({"result": [json.dumps(result)]})
+    def task(slot: int) -> Iterator[str]:
+        for plan in plans[slot::slots]:
+            started = time.monotonic()
+            result = run_restore_partition(plan, config_raw, store_spec, producer_settings, consumer_settings, live)
+            yield replace(result, seconds=time.monotonic() - started).to_json()
 
-    return run
+    return task

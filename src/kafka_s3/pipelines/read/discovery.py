@@ -1,0 +1,124 @@
+"""Discovery: which data objects and sidecars a backup holds, per source partition, in offset order.
+
+Follows Confluent's source: only keys under ``topics.dir`` count, keys with another extension are ignored, and a key
+with the format's extension whose name does not follow the layout is an error (or skipped under
+``behavior.on.error=ignore|log``). Listing runs in parallel, one prefix per topic.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from kafka_s3.core.errors import LayoutError
+from kafka_s3.core.layout import ObjectName
+from kafka_s3.core.manifest import MANIFEST_DIR
+from kafka_s3.core.store import Store
+from kafka_s3.pipelines.read.plugins import ReadPlugins
+
+log = logging.getLogger(__name__)
+
+
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class BackupObject:
+    """One data object and its sidecars."""
+
+    name: ObjectName
+    size: int
+    keys_key: str | None = None
+    headers_key: str | None = None
+    index_key: str | None = None  # block index of an indexed format (block_gzip)
+
+    @property
+    def key(self) -> str:
+        return self.name.key
+
+    @property
+    def start(self) -> int:
+        return self.name.start_offset
+
+
+@dataclass
+class SourcePartition:
+    topic: str
+    partition: int
+    objects: list[BackupObject] = field(default_factory=list)
+
+    @property
+    def directories(self) -> set[str]:
+        return {o.name.directory for o in self.objects}
+
+    @property
+    def bytes(self) -> int:
+        return sum(o.size for o in self.objects)
+
+
+@dataclass
+class Problem:
+    """A skipped object or record (``behavior.on.error=ignore|log``), or a gap worth reporting."""
+
+    key: str
+    position: str
+    message: str
+
+
+# ---------------------------------------------------------------------------------------------------- discovery
+def discover(
+    store: Store,
+    plugins: ReadPlugins,
+    topics: Iterable[str] | None = None,
+    on_error: str = "fail",
+    problems: list[Problem] | None = None,
+) -> dict[TP, SourcePartition]:
+    """Every source partition's objects, sorted by start offset. Listing runs in parallel, one prefix per topic (all
+    topics under ``topics.dir`` when none are named)."""
+    layout = plugins.layout
+    manifest_prefix = layout.topic_prefix(MANIFEST_DIR)
+    if not topics:
+        topics = [t for t in store.children(layout.topic_prefix(), layout.directory_delim) if t != MANIFEST_DIR]
+    prefixes = [layout.topic_prefix(t) for t in topics]
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(prefixes)))) as pool:
+        listings = list(pool.map(lambda prefix: list(store.list(prefix)), prefixes))
+    extensions = plugins.extensions()
+    data: list[tuple[ObjectName, int]] = []
+    sidecars: dict[tuple[str, str], str] = {}
+    for info in (i for listing in listings for i in listing):
+        if info.key.startswith(manifest_prefix):
+            continue
+        try:
+            name = layout.parse(info.key, extensions)  # type: ignore[arg-type]
+        except LayoutError as exc:
+            if on_error == "fail":
+                raise
+            _note(problems, on_error, Problem(info.key, "name", str(exc)))
+            continue
+        if name is None:
+            continue
+        base = name.key[: len(name.key) - len(name.extension)]
+        if name.kind == "data":
+            data.append((name, info.size))
+        else:
+            sidecars[(base, name.kind)] = name.key
+    partitions: dict[TP, SourcePartition] = {}
+    for name, size in data:
+        base = name.key[: len(name.key) - len(name.extension)]
+        tp = (name.topic, name.partition)
+        partitions.setdefault(tp, SourcePartition(*tp)).objects.append(
+            BackupObject(name, size, sidecars.get((base, "keys")), sidecars.get((base, "headers")),
+                         sidecars.get((base, "index")))
+        )
+    for part in partitions.values():
+        part.objects.sort(key=lambda o: (o.start, o.key))
+    return dict(sorted(partitions.items()))
+
+
+def _note(problems: list[Problem] | None, on_error: str, problem: Problem) -> None:
+    if problems is not None:
+        problems.append(problem)
+    if on_error == "log":
+        log.warning("skipped %s at %s: %s", problem.key, problem.position, problem.message)

@@ -1,0 +1,100 @@
+"""What part of a backup to read: offset and time bounds, and the restore's options that give them.
+
+Shared by the restore, the ``kafka-s3`` DataFrame reader and ``kafka-s3 read``, so that every reader parses
+``PARTITION:OFFSET`` lists and timestamps the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kafka_s3.core.errors import ConfigError
+
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Offsets ``[from_offset, until_offset)`` and timestamps ``[from_timestamp, until_timestamp)`` (ms)."""
+
+    from_offset: int | None = None
+    until_offset: int | None = None
+    from_timestamp: int | None = None
+    until_timestamp: int | None = None
+
+    @property
+    def by_time(self) -> bool:
+        return self.from_timestamp is not None or self.until_timestamp is not None
+
+    def mask(self, batch: pa.RecordBatch) -> pa.Array | None:
+        conditions = []
+        offsets = batch.column("offset")
+        if self.from_offset is not None:
+            conditions.append(pc.greater_equal(offsets, self.from_offset))
+        if self.until_offset is not None:
+            conditions.append(pc.less(offsets, self.until_offset))
+        if self.by_time:
+            ts = pc.divide(batch.column("timestamp").cast(pa.int64()), 1000)
+            if self.from_timestamp is not None:
+                conditions.append(pc.fill_null(pc.greater_equal(ts, self.from_timestamp), False))
+            if self.until_timestamp is not None:
+                conditions.append(pc.fill_null(pc.less(ts, self.until_timestamp), False))
+        if not conditions:
+            return None
+        mask = conditions[0]
+        for c in conditions[1:]:
+            mask = pc.and_(mask, c)
+        return mask
+
+
+def parse_time(text: str) -> int:
+    """Epoch milliseconds from an integer or an ISO-8601 timestamp (UTC when no offset is given)."""
+    text = text.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"not a timestamp: {text!r} (use epoch ms or ISO-8601 like 2024-05-01T12:00:00Z)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def parse_offsets(text: str | None, option: str) -> dict[tuple[str | None, int], int]:
+    """``P:O,...`` or ``TOPIC:P:O,...`` → {(topic or None, partition): offset}."""
+    out: dict[tuple[str | None, int], int] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        parts = item.rsplit(":", 2)
+        try:
+            if len(parts) == 3:
+                out[(parts[0], int(parts[1]))] = int(parts[2])
+            elif len(parts) == 2:
+                out[(None, int(parts[0]))] = int(parts[1])
+            else:
+                raise ValueError
+        except ValueError:
+            raise ConfigError(f"{option}: expected PARTITION:OFFSET or TOPIC:PARTITION:OFFSET, got {item!r}") from None
+    return out
+
+
+@dataclass
+class RestoreOptions:
+    topics: list[str] | None = None
+    from_timestamp: int | None = None
+    until_timestamp: int | None = None
+    from_offsets: dict = field(default_factory=dict)
+    until_offsets: dict = field(default_factory=dict)
+
+    def bounds(self, tp: TP) -> Bounds:
+        def pick(table):
+            return table.get(tp, table.get((None, tp[1])))
+
+        return Bounds(pick(self.from_offsets), pick(self.until_offsets), self.from_timestamp, self.until_timestamp)

@@ -1,0 +1,73 @@
+"""The formats (and converters) a backup was written with, built once from its configuration for every reader."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from kafka_s3.core.config.model import Config
+from kafka_s3.core.formats.base import Format
+from kafka_s3.core.layout import Layout
+from kafka_s3.core.manifest import ManifestStore, manifest_root
+from kafka_s3.core.store import Store
+
+
+@dataclass
+class ReadPlugins:
+    """The formats a backup was written with, from its configuration."""
+
+    config: Config
+    layout: Layout
+    value_format: Format
+    keys_format: Format
+    headers_format: Format
+    envelope: bool
+
+    @classmethod
+    def from_config(cls, config: Config) -> "ReadPlugins":
+        from kafka_s3.core import converters, formats
+
+        value_converter = converters.REGISTRY.resolve(config["value.converter"])(
+            config.with_prefix("value.converter."), False
+        )
+        key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
+        if "topic.rename" in config.definition.props:  # a restore: values go to the routed topics (their subjects)
+            value_converter.route = key_converter.route = _lazy_router(config)
+        envelope = config["store.envelope"]
+        return cls(
+            config=config,
+            layout=Layout.from_config(config),
+            value_format=formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope),
+            keys_format=formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter),
+            headers_format=formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers"),
+            envelope=envelope,
+        )
+
+    def manifests(self, store: Store) -> ManifestStore:
+        root = manifest_root(self.layout.topics_dir, self.value_format.extension, self.layout.directory_delim)
+        return ManifestStore(store, root, self.layout.directory_delim)
+
+    def extensions(self) -> dict[str, str]:
+        data = self.value_format.extension
+        extensions = {
+            data: "data",
+            ".keys" + self.keys_format.extension: "keys",
+            ".headers" + self.headers_format.extension: "headers",
+        }
+        if self.value_format.index_extension:
+            extensions[".index" + self.value_format.index_extension] = "index"
+        return extensions
+
+
+def _lazy_router(config: Config) -> Callable[[str], str]:
+    """The restore's topic routing, built when first needed (only converters naming things after topics use it)."""
+    router: list[Callable[[str], str]] = []
+
+    def route(topic: str) -> str:
+        if not router:
+            from kafka_s3.core.transforms import topic_router
+
+            router.append(topic_router(config))
+        return router[0](topic)
+
+    return route

@@ -1,0 +1,84 @@
+"""The restore's words: the dry-run plan report and record estimates made from object names and sizes."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from kafka_s3.pipelines.read.options import Bounds
+from kafka_s3.pipelines.restore.driver import RestorePlanSet
+
+
+def estimate_records(objects) -> int | None:
+    """Records of a partition's objects estimated from their names and sizes alone: object ``i`` of one directory
+    holds offsets ``[start_i, start_i+1)``, and the last one as many as its size makes at the others' bytes per record
+    (unknown with a single object)."""
+    if len(objects) < 2:
+        return None
+    span = objects[-1].start - objects[0].start
+    head_bytes = sum(o.size for o in objects[:-1])
+    last = round(objects[-1].size * span / head_bytes) if span > 0 and head_bytes > 0 else 1
+    return span + max(1, last)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _bounds_text(bounds: Bounds) -> str:
+    parts = []
+    if bounds.from_offset is not None or bounds.until_offset is not None:
+        parts.append(f"offsets [{bounds.from_offset if bounds.from_offset is not None else ''}, "
+                     f"{bounds.until_offset if bounds.until_offset is not None else ''})")
+    if bounds.by_time:
+        def iso(ms):
+            return "" if ms is None else dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
+
+        parts.append(f"time [{iso(bounds.from_timestamp)}, {iso(bounds.until_timestamp)})")
+    return "; only " + " and ".join(parts) if parts else ""
+
+
+def describe_plan(plan_set: RestorePlanSet) -> str:
+    """The ``--dry-run`` report: per source partition its target, objects, bytes, offsets and record estimate, and the
+    target topic check; then totals, skipped objects, and what would stop the restore."""
+    lines = []
+    total_objects = total_bytes = total_records = unknown = 0
+    for plan in plan_set.plans:
+        part = plan_set.partitions[(plan.source_topic, plan.source_partition)]
+        objects = list(plan.objects)
+        size = sum(o.size for o in objects)
+        records = estimate_records(objects)
+        have = plan_set.target_partitions.get(plan.target_topic)
+        if have is None:
+            count = plan_set.creation_partitions.get(plan.target_topic)
+            check = f"missing, will be created with {_plural(count, 'partition')}" if count else "MISSING"
+        elif have > plan.target_partition:
+            check = f"ok ({have} partitions)"
+        else:
+            check = f"TOO FEW PARTITIONS (has {have}, needs {plan.target_partition + 1})"
+        directories = len(part.directories)
+        lines.append(
+            f"{plan.source_topic}[{plan.source_partition}] -> {plan.target_topic}[{plan.target_partition}]: "
+            f"{len(objects)} object{'s' if len(objects) != 1 else ''}, {size} bytes ({size / 1e6:.2f} MB), "
+            f"offsets from {objects[0].start if objects else None}, "
+            f"{'~' + str(records) if records is not None else 'unknown'} records, "
+            f"{directories} director{'y' if directories == 1 else 'ies'}{_bounds_text(plan.bounds)}; target: {check}")
+        total_objects += len(objects)
+        total_bytes += size
+        if records is None:
+            unknown += 1
+        else:
+            total_records += records
+    for problem in plan_set.problems:
+        lines.append(f"skipped {problem.key} at {problem.position}: {problem.message}")
+    if not plan_set.plans:
+        lines.append("nothing to restore")
+    else:
+        topics = {p.source_topic for p in plan_set.plans}
+        lines.append(
+            f"total: {len(topics)} topic{'s' if len(topics) != 1 else ''}, {len(plan_set.plans)} partition"
+            f"{'s' if len(plan_set.plans) != 1 else ''}, {total_objects} objects, {total_bytes} bytes "
+            f"({total_bytes / 1e6:.2f} MB), ~{total_records} records"
+            + (f" (+ {unknown} single-object partition{'s' if unknown != 1 else ''} not estimated)" if unknown else ""))
+    lines.extend(f"the restore would fail: {reason}" for reason in plan_set.blockers)
+    lines.append("dry run: nothing was produced")
+    return "\n".join(lines)

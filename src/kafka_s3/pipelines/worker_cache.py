@@ -1,0 +1,17 @@
+"""Objects built once per Python worker: plugins and store clients, keyed by what they were built from.
+
+Spark reuses a Python worker for every later task and cycle (``spark.python.worker.reuse``), so a task that finds
+its plugins here skips configuration parsing, schema work and client set-up.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+_CACHE: dict[str, Any] = {}
+
+
+def cached(key: str, factory: Callable[[], Any]) -> Any:
+    if key not in _CACHE:
+        _CACHE[key] = factory()
+    return _CACHE[key]

@@ -34,8 +34,11 @@ class Services:
         env = dict(os.environ)
         env["KAFKA_BOOTSTRAP_SERVERS"] = self.bootstrap
         env["AWS_REGION"] = self.region
-        for key, value in (("AWS_ENDPOINT_URL_S3", self.s3_endpoint), ("AWS_ACCESS_KEY_ID", self.access_key),
-                           ("AWS_SECRET_ACCESS_KEY", self.secret_key)):
+        for key, value in (
+            ("AWS_ENDPOINT_URL_S3", self.s3_endpoint),
+            ("AWS_ACCESS_KEY_ID", self.access_key),
+            ("AWS_SECRET_ACCESS_KEY", self.secret_key),
+        ):
             if value:
                 env[key] = value
         return env
@@ -55,8 +58,15 @@ def services_up() -> Services:
     external_kafka = bool(os.environ.get("KAFKA_BOOTSTRAP_SERVERS"))
     external_s3 = bool(os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("KAFKA_S3_EXTERNAL_S3"))
     settings = ensure_up(quiet=True)
-    return Services(settings.kafka_bootstrap, settings.s3_endpoint, settings.access_key, settings.secret_key,
-                    settings.region, external_kafka, external_s3)
+    return Services(
+        settings.kafka_bootstrap,
+        settings.s3_endpoint,
+        settings.access_key,
+        settings.secret_key,
+        settings.region,
+        external_kafka,
+        external_s3,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- Kafka
@@ -71,7 +81,8 @@ def create_topic(services: Services, name: str, partitions: int) -> None:
 
     client = admin(services)  # keep a reference: the futures fail if the client is destroyed first
     futures = client.create_topics(
-        [NewTopic(name, partitions, replication_factor=-1, config={"retention.ms": "-1"})], operation_timeout=30)
+        [NewTopic(name, partitions, replication_factor=-1, config={"retention.ms": "-1"})], operation_timeout=30
+    )
     futures[name].result(60)
 
 
@@ -94,8 +105,10 @@ def end_offsets(services: Services, topic: str, partitions: int) -> dict[int, in
 
     consumer = Consumer({"bootstrap.servers": services.bootstrap, "group.id": "kafka-s3-bench-watermarks"})
     try:
-        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30, cached=False)[1]
-                for p in range(partitions)}
+        return {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30, cached=False)[1]
+            for p in range(partitions)
+        }
     finally:
         consumer.close()
 
@@ -116,9 +129,14 @@ def s3_client(services: Services):
     import boto3
     from botocore.config import Config
 
-    return boto3.client("s3", endpoint_url=services.s3_endpoint, aws_access_key_id=services.access_key,
-                        aws_secret_access_key=services.secret_key, region_name=services.region,
-                        config=Config(retries={"max_attempts": 5, "mode": "standard"}, max_pool_connections=16))
+    return boto3.client(
+        "s3",
+        endpoint_url=services.s3_endpoint,
+        aws_access_key_id=services.access_key,
+        aws_secret_access_key=services.secret_key,
+        region_name=services.region,
+        config=Config(retries={"max_attempts": 5, "mode": "standard"}, max_pool_connections=16),
+    )
 
 
 def create_bucket(services: Services, bucket: str) -> None:
@@ -134,7 +152,7 @@ def remove_bucket(services: Services, bucket: str) -> None:
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
             keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
             for i in range(0, len(keys), 1000):
-                client.delete_objects(Bucket=bucket, Delete={"Objects": keys[i:i + 1000], "Quiet": True})
+                client.delete_objects(Bucket=bucket, Delete={"Objects": keys[i : i + 1000], "Quiet": True})
         client.delete_bucket(Bucket=bucket)
     except Exception as exc:  # cleanup is best effort
         print(f"  (could not remove bucket {bucket}: {exc})")
@@ -158,8 +176,8 @@ def _stat(pid: int) -> tuple[int, int, str] | None:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    comm = text[text.index("(") + 1:text.rindex(")")]
-    fields = text[text.rindex(")") + 2:].split()
+    comm = text[text.index("(") + 1 : text.rindex(")")]
+    fields = text[text.rindex(")") + 2 :].split()
     return int(fields[1]), int(fields[2]), comm
 
 
@@ -236,9 +254,17 @@ class TreeSampler(threading.Thread):
             for pid, size in sizes.items():
                 if not size:
                     continue
-                kind = "driver" if pid == self.root else ("jvm" if tree[pid] == "java" else
-                                                           "python workers" if tree[pid].startswith("python")
-                                                           else tree[pid])
+                kind = (
+                    "driver"
+                    if pid == self.root
+                    else (
+                        "jvm"
+                        if tree[pid] == "java"
+                        else "python workers"
+                        if tree[pid].startswith("python")
+                        else tree[pid]
+                    )
+                )
                 breakdown[kind] = breakdown.get(kind, 0) + size
             self.peak_breakdown = breakdown
 
@@ -269,8 +295,14 @@ class ProcessRun:
             return ""
 
 
-def run_measured(command: list[str], env: dict[str, str], log: Path, timeout: float,
-                 cwd: Path | None = None, capture_stdout: bool = False) -> ProcessRun:
+def run_measured(
+    command: list[str],
+    env: dict[str, str],
+    log: Path,
+    timeout: float,
+    cwd: Path | None = None,
+    capture_stdout: bool = False,
+) -> ProcessRun:
     """Run ``command`` in its own process group (stderr, and stdout unless captured, to ``log``), sampling the peak
     summed RSS of its whole process tree. On timeout the whole group is killed."""
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -278,8 +310,14 @@ def run_measured(command: list[str], env: dict[str, str], log: Path, timeout: fl
         err.write(f"=== {' '.join(command)}\n".encode())
         err.flush()
         started = time.monotonic()
-        proc = subprocess.Popen(command, env=env, cwd=cwd or ROOT, stdout=subprocess.PIPE if capture_stdout else err,
-                                stderr=err, start_new_session=True)
+        proc = subprocess.Popen(
+            command,
+            env=env,
+            cwd=cwd or ROOT,
+            stdout=subprocess.PIPE if capture_stdout else err,
+            stderr=err,
+            start_new_session=True,
+        )
         sampler = TreeSampler(proc.pid)
         sampler.start()
         timed_out = False
@@ -302,9 +340,18 @@ def run_measured(command: list[str], env: dict[str, str], log: Path, timeout: fl
         sampler.stop()
         if _group_alive(proc.pid):  # leftovers (an orphaned JVM) must not skew the next run
             kill_group(proc.pid)
-    return ProcessRun(command, proc.returncode, wall, sampler.peak, sampler.peak_pss, sampler.peak_breakdown,
-                      sampler.peak_processes,
-                      log, timed_out, stdout)
+    return ProcessRun(
+        command,
+        proc.returncode,
+        wall,
+        sampler.peak,
+        sampler.peak_pss,
+        sampler.peak_breakdown,
+        sampler.peak_processes,
+        log,
+        timed_out,
+        stdout,
+    )
 
 
 def _group_alive(pgid: int) -> bool:

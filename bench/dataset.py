@@ -14,15 +14,72 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 CUSTOMERS = 1000
 PAYLOAD_POOL = 1024
-WORDS = ("order shipped pending customer invoice widget gadget priority express standard return refund warehouse "
-         "berlin paris lisbon tokyo austin quantity price discount total tax currency eur usd note gift wrap "
-         "delivered tracking carrier parcel box pallet fragile cold frozen fresh batch lot serial model colour "
-         "red blue green black white small medium large premium basic bundle promo coupon loyalty member").split()
+WORDS = [
+    "order",
+    "shipped",
+    "pending",
+    "customer",
+    "invoice",
+    "widget",
+    "gadget",
+    "priority",
+    "express",
+    "standard",
+    "return",
+    "refund",
+    "warehouse",
+    "berlin",
+    "paris",
+    "lisbon",
+    "tokyo",
+    "austin",
+    "quantity",
+    "price",
+    "discount",
+    "total",
+    "tax",
+    "currency",
+    "eur",
+    "usd",
+    "note",
+    "gift",
+    "wrap",
+    "delivered",
+    "tracking",
+    "carrier",
+    "parcel",
+    "box",
+    "pallet",
+    "fragile",
+    "cold",
+    "frozen",
+    "fresh",
+    "batch",
+    "lot",
+    "serial",
+    "model",
+    "colour",
+    "red",
+    "blue",
+    "green",
+    "black",
+    "white",
+    "small",
+    "medium",
+    "large",
+    "premium",
+    "basic",
+    "bundle",
+    "promo",
+    "coupon",
+    "loyalty",
+    "member",
+]
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,13 @@ def raw_consume(services: Services, ds: Dataset) -> dict:
     """Read the whole topic once from the beginning; count records, nothing else."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": services.bootstrap, "group.id": f"kafka-s3-bench-{uuid.uuid4().hex[:8]}",
-                         **CONSUMER_SETTINGS})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": services.bootstrap,
+            "group.id": f"kafka-s3-bench-{uuid.uuid4().hex[:8]}",
+            **CONSUMER_SETTINGS,
+        }
+    )
     started = time.monotonic()
     consumer.assign([TopicPartition(ds.topic, p, OFFSET_BEGINNING) for p in range(ds.partitions)])
     count, done = 0, set()
@@ -66,8 +71,22 @@ def kcat_consume(services: Services, ds: Dataset) -> dict | None:
     kcat = shutil.which("kcat") or shutil.which("kafkacat")
     if not kcat:
         return None
-    command = [kcat, "-C", "-b", services.bootstrap, "-t", ds.topic, "-o", "beginning", "-e", "-q", "-f", ".",
-               "-X", "receive.message.max.bytes=2147483647"]
+    command = [
+        kcat,
+        "-C",
+        "-b",
+        services.bootstrap,
+        "-t",
+        ds.topic,
+        "-o",
+        "beginning",
+        "-e",
+        "-q",
+        "-f",
+        ".",
+        "-X",
+        "receive.message.max.bytes=2147483647",
+    ]
     started = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     count = 0
@@ -104,8 +123,10 @@ def s3_throughput(services: Services, bucket: str, objects: int = 4, size_mib: i
     total = objects * len(data)
     out = {"objects": objects, "object_mib": size_mib}
     try:
-        for label, config in (("single stream", TransferConfig(multipart_chunksize=16 * MiB, use_threads=False)),
-                              ("10 threads", TransferConfig(multipart_chunksize=16 * MiB, max_concurrency=10))):
+        for label, config in (
+            ("single stream", TransferConfig(multipart_chunksize=16 * MiB, use_threads=False)),
+            ("10 threads", TransferConfig(multipart_chunksize=16 * MiB, max_concurrency=10)),
+        ):
             started = time.monotonic()
             for i in range(objects):
                 client.upload_fileobj(io.BytesIO(data), bucket, f"{label}/{i}", Config=config)
@@ -118,8 +139,12 @@ def s3_throughput(services: Services, bucket: str, objects: int = 4, size_mib: i
                 if got != len(data):
                     raise RuntimeError(f"S3 get returned {got} bytes, expected {len(data)}")
             get = time.monotonic() - started
-            out[label] = {"put_mb_per_s": total / put / 1e6, "get_mb_per_s": total / get / 1e6,
-                          "put_seconds": put, "get_seconds": get}
+            out[label] = {
+                "put_mb_per_s": total / put / 1e6,
+                "get_mb_per_s": total / get / 1e6,
+                "put_seconds": put,
+                "get_seconds": get,
+            }
     finally:
         remove_bucket(services, bucket)
     return out

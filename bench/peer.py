@@ -20,24 +20,42 @@ SCRIPT = Path(__file__).resolve().parent / "peer_quix.py"
 def ensure_peer_venv() -> str | None:
     """Create the peer venv if needed; returns an error text when Quix Streams cannot be installed."""
     try:
-        if PEER_PYTHON.exists() and subprocess.run([str(PEER_PYTHON), "-c", "import quixstreams, pyarrow, boto3"],
-                                                   capture_output=True).returncode == 0:
+        if (
+            PEER_PYTHON.exists()
+            and subprocess.run(
+                [str(PEER_PYTHON), "-c", "import quixstreams, pyarrow, boto3"], capture_output=True
+            ).returncode
+            == 0
+        ):
             return None
         print(f"  creating {PEER_VENV.name} with {' '.join(PEER_PACKAGES)} (first use only)")
         if not PEER_PYTHON.exists():
-            subprocess.run([shutil.which("python3") or sys.executable, "-m", "venv", str(PEER_VENV)], check=True,
-                           capture_output=True)
-        subprocess.run([str(PEER_PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        *PEER_PACKAGES], check=True, capture_output=True)
+            subprocess.run(
+                [shutil.which("python3") or sys.executable, "-m", "venv", str(PEER_VENV)],
+                check=True,
+                capture_output=True,
+            )
+        subprocess.run(
+            [str(PEER_PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *PEER_PACKAGES],
+            check=True,
+            capture_output=True,
+        )
         return None
     except subprocess.CalledProcessError as exc:
         return f"could not set up {PEER_VENV.name}: {(exc.stderr or b'').decode(errors='replace')[-500:]}"
 
 
 def peer_version() -> str:
-    out = subprocess.run([str(PEER_PYTHON), "-c", "import quixstreams, confluent_kafka; "
-                          "print(quixstreams.__version__, '(confluent-kafka', confluent_kafka.__version__ + ')')"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            str(PEER_PYTHON),
+            "-c",
+            "import quixstreams, confluent_kafka; "
+            "print(quixstreams.__version__, '(confluent-kafka', confluent_kafka.__version__ + ')')",
+        ],
+        capture_output=True,
+        text=True,
+    )
     return out.stdout.strip()
 
 

@@ -94,9 +94,14 @@ def watch(app: Application, done_check, times: dict, deadline: float) -> threadi
 def run_sink(args, bootstrap: str, times: dict) -> None:
     progress = Progress(bootstrap, args.topic, args.partitions, args.group)
     target_end = progress.watermarks()
-    app = Application(broker_address=bootstrap, consumer_group=args.group, auto_offset_reset="earliest",
-                      consumer_extra_config=CONSUMER_EXTRA, state_dir=scratch("quix-state-"),
-                      loglevel="WARNING")
+    app = Application(
+        broker_address=bootstrap,
+        consumer_group=args.group,
+        auto_offset_reset="earliest",
+        consumer_extra_config=CONSUMER_EXTRA,
+        state_dir=scratch("quix-state-"),
+        loglevel="WARNING",
+    )
     topic = app.topic(args.topic, key_deserializer="bytes", value_deserializer="json")
     sdf = app.dataframe(topic)
 
@@ -131,15 +136,27 @@ class TimedS3FileSource(S3FileSource):
 
 
 def run_source(args, bootstrap: str, times: dict) -> None:
-    app = Application(broker_address=bootstrap, consumer_group=f"{args.target}-app", auto_offset_reset="earliest",
-                      consumer_extra_config=CONSUMER_EXTRA, state_dir=scratch("quix-state-"),
-                      loglevel="WARNING")
+    app = Application(
+        broker_address=bootstrap,
+        consumer_group=f"{args.target}-app",
+        auto_offset_reset="earliest",
+        consumer_extra_config=CONSUMER_EXTRA,
+        state_dir=scratch("quix-state-"),
+        loglevel="WARNING",
+    )
     # FileSink's directory is the topic name with characters outside [a-zA-Z0-9 ._/] replaced by "_".
     directory = re.sub(r"[^a-zA-Z0-9 ._/]", "_", args.topic)
     first_file = os.path.join(scratch("quix-first-"), "first")
-    source = TimedS3FileSource(filepath=directory, bucket=args.bucket, file_format=args.format,
-                               compression=None, has_partition_folders=False, replay_speed=0.0,
-                               name=f"{args.target}-source", first_file=first_file)
+    source = TimedS3FileSource(
+        filepath=directory,
+        bucket=args.bucket,
+        file_format=args.format,
+        compression=None,
+        has_partition_folders=False,
+        replay_speed=0.0,
+        name=f"{args.target}-source",
+        first_file=first_file,
+    )
     topic = app.topic(args.target, key_serializer="string", value_serializer="json")
     app.add_source(source, topic=topic)
     times["ready"] = now()

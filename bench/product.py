@@ -22,32 +22,46 @@ from common import ProcessRun, Services, run_measured
 # (ByteArrayConverter), JSON parses them (JsonConverter, schemaless) as Confluent's JSON format does.
 FORMATS: dict[str, tuple[str, dict[str, str]]] = {
     "bytearray": ("ByteArray", {"format.class": "io.confluent.connect.s3.format.bytearray.ByteArrayFormat"}),
-    "json-gzip": ("JSON+gzip", {
-        "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "value.converter.schemas.enable": "false",
-        "s3.compression.type": "gzip",
-    }),
-    "avro-deflate": ("Avro+deflate", {
-        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
-        "avro.codec": "deflate",
-    }),
-    "parquet-snappy": ("Parquet+snappy", {
-        "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
-        "parquet.codec": "snappy",
-    }),
-    "envelope-avro": ("Envelope (Avro+deflate)", {
-        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
-        "avro.codec": "deflate",
-        "store.envelope": "true",
-    }),
+    "json-gzip": (
+        "JSON+gzip",
+        {
+            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+            "s3.compression.type": "gzip",
+        },
+    ),
+    "avro-deflate": (
+        "Avro+deflate",
+        {
+            "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+            "avro.codec": "deflate",
+        },
+    ),
+    "parquet-snappy": (
+        "Parquet+snappy",
+        {
+            "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+            "parquet.codec": "snappy",
+        },
+    ),
+    "envelope-avro": (
+        "Envelope (Avro+deflate)",
+        {
+            "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+            "avro.codec": "deflate",
+            "store.envelope": "true",
+        },
+    ),
 }
 RESTORE_MODES = {"eos": "required", "alo": "disabled"}
 
 SESSION = re.compile(r"spark session ready in ([\d.]+)s")
 BACKUP_JOB = re.compile(r"cycle (\d+): spark job ran in ([\d.]+)s")
-CYCLE = re.compile(r"cycle (\d+): (\d+) partitions, (\d+) records, (\d+) objects \((\d+) already stored\), "
-                   r"([\d.]+) MB in ([\d.]+)s")
+CYCLE = re.compile(
+    r"cycle (\d+): (\d+) partitions, (\d+) records, (\d+) objects \((\d+) already stored\), "
+    r"([\d.]+) MB in ([\d.]+)s"
+)
 RESTORE_JOB = re.compile(r"restore job: (\d+) records in ([\d.]+)s")
 
 
@@ -89,8 +103,9 @@ def write_properties(path: Path, props: dict[str, str]) -> Path:
     return path
 
 
-def backup_properties(name: str, topic: str, bucket: str, fmt: str, flush_size: int, extra: dict | None = None
-                      ) -> dict[str, str]:
+def backup_properties(
+    name: str, topic: str, bucket: str, fmt: str, flush_size: int, extra: dict | None = None
+) -> dict[str, str]:
     return {
         "name": name,
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
@@ -123,8 +138,9 @@ def cli(args: list[str], services: Services, log: Path, timeout: float) -> Proce
 
 def run_cli(kind: str, config: Path, services: Services, log: Path, timeout: float) -> dict:
     """One ``kafka-s3 backup --once`` or ``kafka-s3 restore``; returns the measurements."""
-    args = ["backup", "-c", str(config), "--once", "--no-progress"] if kind == "backup" else \
-        ["restore", "-c", str(config)]
+    args = (
+        ["backup", "-c", str(config), "--once", "--no-progress"] if kind == "backup" else ["restore", "-c", str(config)]
+    )
     run = cli(args, services, log, timeout)
     text = log.read_text(errors="replace")
     timing = parse_log(text, kind)

@@ -19,8 +19,13 @@ FORMAT_LABELS = {
 MODE_LABELS = {"eos": "exactly-once", "alo": "at-least-once"}
 # The peer's format compared with each kafka-s3 format (None: the faster of the peer's formats).
 PEER_MATCH = {"json-gzip": "json", "parquet-snappy": "parquet"}
-BACKUP_TARGETS = {"bytearray": 0.60, "json-gzip": 0.60, "avro-deflate": 0.40, "parquet-snappy": 0.40,
-                  "envelope-avro": 0.40}
+BACKUP_TARGETS = {
+    "bytearray": 0.60,
+    "json-gzip": 0.60,
+    "avro-deflate": 0.40,
+    "parquet-snappy": 0.40,
+    "envelope-avro": 0.40,
+}
 RESTORE_TARGETS = {"alo": 0.50, "eos": 0.35}
 PEER_FACTOR = 3.0
 MEMORY_LIMIT = 1024 * MiB
@@ -28,8 +33,13 @@ MEMORY_LIMIT = 1024 * MiB
 
 # ---------------------------------------------------------------------------------------------------- derived numbers
 def ok(run: dict | None) -> bool:
-    return (bool(run) and not run.get("error") and not run.get("timed_out") and not run.get("incomplete")
-            and not run.get("skipped"))
+    return (
+        bool(run)
+        and not run.get("error")
+        and not run.get("timed_out")
+        and not run.get("incomplete")
+        and not run.get("skipped")
+    )
 
 
 def steady_rate(run: dict | None) -> float | None:
@@ -96,8 +106,9 @@ def derive(results: dict) -> None:
         targets.extend(_variant_targets(variant))
     memory = results.get("memory_case")
     if memory:
-        main = next((v for v in results.get("variants", []) if v["dataset"]["label"] in memory.get(
-            "dataset_label", "")), None)
+        main = next(
+            (v for v in results.get("variants", []) if v["dataset"]["label"] in memory.get("dataset_label", "")), None
+        )
         if main:
             _rates(memory, main["dataset"]["payload_bytes"] / main["dataset"]["records"])
             baseline = main.get("backups", {}).get("bytearray")
@@ -105,13 +116,18 @@ def derive(results: dict) -> None:
                 memory["vs_bytearray_backup_rss"] = memory["peak_rss"] - baseline["peak_rss"]
                 memory["vs_bytearray_backup_pss"] = memory["peak_pss"] - baseline["peak_pss"]
         held = ok(memory) and memory["peak_rss"] < MEMORY_LIMIT
-        targets.append({
-            "target": "Peak RSS, 1,000 open files (Field partitioner), s3.part.size=5 MiB, < 1 GiB",
-            "variant": memory.get("dataset_label", ""),
-            "measured": f"{memory['peak_rss'] / MiB:,.0f} MiB (PSS {memory.get('peak_pss', 0) / MiB:,.0f} MiB)"
-            if ok(memory) else "skipped (time budget)" if memory.get("skipped") else "failed",
-            "held": held if ok(memory) else None,
-        })
+        targets.append(
+            {
+                "target": "Peak RSS, 1,000 open files (Field partitioner), s3.part.size=5 MiB, < 1 GiB",
+                "variant": memory.get("dataset_label", ""),
+                "measured": f"{memory['peak_rss'] / MiB:,.0f} MiB (PSS {memory.get('peak_pss', 0) / MiB:,.0f} MiB)"
+                if ok(memory)
+                else "skipped (time budget)"
+                if memory.get("skipped")
+                else "failed",
+                "held": held if ok(memory) else None,
+            }
+        )
     results["targets"] = targets
 
 
@@ -133,8 +149,11 @@ def _judge(label: str, variant: dict, items: list[tuple[str, float | None]], thr
         "target": label,
         "variant": variant["dataset"]["label"],
         "measured": text or "n/a",
-        "held": (all(v >= threshold for _, v in measured) if measured and not missing else
-                 (False if any(v < threshold for _, v in measured) else None)),
+        "held": (
+            all(v >= threshold for _, v in measured)
+            if measured and not missing
+            else (False if any(v < threshold for _, v in measured) else None)
+        ),
     }
 
 
@@ -142,24 +161,45 @@ def _variant_targets(variant: dict) -> list[dict]:
     out = []
     backups = variant.get("backups", {})
     restores = variant.get("restores", {})
-    for threshold, label in ((0.60, "Backup ByteArray/JSON ≥ 60% of raw confluent-kafka consume"),
-                             (0.40, "Backup Avro/Parquet (and envelope) ≥ 40% of raw consume")):
+    for threshold, label in (
+        (0.60, "Backup ByteArray/JSON ≥ 60% of raw confluent-kafka consume"),
+        (0.40, "Backup Avro/Parquet (and envelope) ≥ 40% of raw consume"),
+    ):
         fmts = [f for f in backups if BACKUP_TARGETS.get(f) == threshold]
         if fmts:
-            out.append(_judge(label, variant, [(FORMAT_LABELS[f], backups[f].get("vs_limit")) for f in fmts],
-                              threshold, "×"))
+            out.append(
+                _judge(label, variant, [(FORMAT_LABELS[f], backups[f].get("vs_limit")) for f in fmts], threshold, "×")
+            )
     if backups and variant.get("peer", {}).get("sink"):
-        out.append(_judge("Backup ≥ 3× Quix Streams FileSink", variant,
-                          [(FORMAT_LABELS[f], r.get("vs_peer")) for f, r in backups.items()], PEER_FACTOR, "×"))
+        out.append(
+            _judge(
+                "Backup ≥ 3× Quix Streams FileSink",
+                variant,
+                [(FORMAT_LABELS[f], r.get("vs_peer")) for f, r in backups.items()],
+                PEER_FACTOR,
+                "×",
+            )
+        )
     if restores and variant.get("peer", {}).get("source"):
-        out.append(_judge("Restore ≥ 3× Quix Streams FileSource", variant,
-                          [(f"{FORMAT_LABELS[f]} {MODE_LABELS[m]}", r.get("vs_peer"))
-                           for f, modes in restores.items() for m, r in modes.items()], PEER_FACTOR, "×"))
+        out.append(
+            _judge(
+                "Restore ≥ 3× Quix Streams FileSource",
+                variant,
+                [
+                    (f"{FORMAT_LABELS[f]} {MODE_LABELS[m]}", r.get("vs_peer"))
+                    for f, modes in restores.items()
+                    for m, r in modes.items()
+                ],
+                PEER_FACTOR,
+                "×",
+            )
+        )
     for mode, threshold in RESTORE_TARGETS.items():
         items = [(FORMAT_LABELS[f], modes[mode].get("vs_limit")) for f, modes in restores.items() if mode in modes]
         if items:
-            out.append(_judge(f"Restore {MODE_LABELS[mode]} ≥ {threshold:.0%} of raw produce", variant, items,
-                              threshold, "×"))
+            out.append(
+                _judge(f"Restore {MODE_LABELS[mode]} ≥ {threshold:.0%} of raw produce", variant, items, threshold, "×")
+            )
     return out
 
 
@@ -187,15 +227,20 @@ def _mib(value) -> str:
 def _run_row(label: str, run: dict | None) -> str:
     if not run or run.get("skipped"):
         return f"| {label} | {'skipped (' + run['skipped'] + ')' if run else 'not run'} |" + " |" * 10
-    status = "" if ok(run) else (" ⚠ timed out" if run.get("timed_out") else " ⚠ failed" if run.get("error")
-                                 else " ⚠ incomplete")
+    status = (
+        ""
+        if ok(run)
+        else (" ⚠ timed out" if run.get("timed_out") else " ⚠ failed" if run.get("error") else " ⚠ incomplete")
+    )
     start = run.get("spark_start_s") if run.get("spark_start_s") is not None else run.get("startup_s")
-    return (f"| {label}{status} | {_n(run.get('records'))} | {_n(run.get('wall_s'))} | {_n(start)} | "
-            f"{_n(run.get('job_s'))} | {_n(run.get('other_s'))} | {_rate(run.get('steady_rate'))} | "
-            f"{_n(run.get('steady_mb_s'))} | {_rate(run.get('wall_rate'))} | "
-            f"{_mib(run.get('peak_rss'))} ({_mib(run.get('peak_pss'))}) | "
-            f"{_x(run.get('vs_limit'))} ({_x(run.get('vs_limit_end_to_end'))}) | "
-            f"{_x(run.get('vs_peer'))} ({_x(run.get('vs_peer_end_to_end'))}) |")
+    return (
+        f"| {label}{status} | {_n(run.get('records'))} | {_n(run.get('wall_s'))} | {_n(start)} | "
+        f"{_n(run.get('job_s'))} | {_n(run.get('other_s'))} | {_rate(run.get('steady_rate'))} | "
+        f"{_n(run.get('steady_mb_s'))} | {_rate(run.get('wall_rate'))} | "
+        f"{_mib(run.get('peak_rss'))} ({_mib(run.get('peak_pss'))}) | "
+        f"{_x(run.get('vs_limit'))} ({_x(run.get('vs_limit_end_to_end'))}) | "
+        f"{_x(run.get('vs_peer'))} ({_x(run.get('vs_peer_end_to_end'))}) |"
+    )
 
 
 RUN_HEADER = (
@@ -217,8 +262,10 @@ def render(results: dict) -> str:
         + (" — **ABORTED: " + results["aborted"] + "**" if results.get("aborted") else ""),
     ]
     if results.get("skipped"):
-        lines.append(f"- **Skipped to stay within the {results['args'].get('budget_minutes')}-minute budget:** "
-                     + "; ".join(results["skipped"]))
+        lines.append(
+            f"- **Skipped to stay within the {results['args'].get('budget_minutes')}-minute budget:** "
+            + "; ".join(results["skipped"])
+        )
     lines += [
         "",
         "Benchmarks are not tests: nothing here is asserted. The machine is shared and noisy, so every claim is a "
@@ -233,8 +280,10 @@ def render(results: dict) -> str:
     ]
     s3 = results.get("s3_limit")
     lines += ["## Limits", ""]
-    lines += ["| limit | " + " | ".join(v["dataset"]["label"] for v in results.get("variants", [])) + " |",
-              "|---|" + "--:|" * len(results.get("variants", []))]
+    lines += [
+        "| limit | " + " | ".join(v["dataset"]["label"] for v in results.get("variants", [])) + " |",
+        "|---|" + "--:|" * len(results.get("variants", [])),
+    ]
 
     def limit_row(label, fn):
         return f"| {label} | " + " | ".join(fn(v) for v in results.get("variants", [])) + " |"
@@ -243,32 +292,50 @@ def render(results: dict) -> str:
         def fn(v):
             rates = [s.get("records_per_s") for s in v["limits"].get(key) or [] if s]
             return " / ".join(_rate(r) for r in rates) + " rec/s" if rates else "n/a"
+
         return fn
 
     lines.append(limit_row("raw Python consume (samples: before / after)", samples("raw_consume")))
-    lines.append(limit_row("kcat consume", lambda v: (_rate(v["limits"]["kcat"].get("records_per_s")) + " rec/s")
-                           if v["limits"].get("kcat") and v["limits"]["kcat"].get("records_per_s")
-                           else "n/a (kcat not installed)" if v["limits"].get("kcat") is None else "failed"))
+    lines.append(
+        limit_row(
+            "kcat consume",
+            lambda v: (
+                (_rate(v["limits"]["kcat"].get("records_per_s")) + " rec/s")
+                if v["limits"].get("kcat") and v["limits"]["kcat"].get("records_per_s")
+                else "n/a (kcat not installed)"
+                if v["limits"].get("kcat") is None
+                else "failed"
+            ),
+        )
+    )
     lines.append(limit_row("raw Python produce (samples: before / after)", samples("raw_produce")))
-    lines.append(limit_row("dataset produce (same producer)", lambda v: _rate(v["dataset"]["produce"].get(
-        "records_per_s")) + " rec/s"))
-    lines.append(limit_row("payload (keys + values + headers)", lambda v: f"{v['dataset']['payload_bytes'] / 1e6:,.0f}"
-                           " MB"))
+    lines.append(
+        limit_row(
+            "dataset produce (same producer)", lambda v: _rate(v["dataset"]["produce"].get("records_per_s")) + " rec/s"
+        )
+    )
+    lines.append(
+        limit_row("payload (keys + values + headers)", lambda v: f"{v['dataset']['payload_bytes'] / 1e6:,.0f} MB")
+    )
     lines.append("")
     if s3:
         for label in ("single stream", "10 threads"):
             if label in s3:
-                lines.append(f"S3 ({s3['objects']} × {s3['object_mib']} MiB multipart, boto3 {label}): put "
-                             f"{s3[label]['put_mb_per_s']:,.0f} MB/s, get {s3[label]['get_mb_per_s']:,.0f} MB/s  ")
+                lines.append(
+                    f"S3 ({s3['objects']} × {s3['object_mib']} MiB multipart, boto3 {label}): put "
+                    f"{s3[label]['put_mb_per_s']:,.0f} MB/s, get {s3[label]['get_mb_per_s']:,.0f} MB/s  "
+                )
         lines.append("")
 
     for variant in results.get("variants", []):
         ds = variant["dataset"]
         lines += [f"## {ds['label']} ({ds['partitions']} partitions, {ds['payload_bytes'] / 1e6:,.0f} MB payload)", ""]
-        lines.append(f"Limits used: raw consume {_rate(variant['limits'].get('raw_consume_best'))} rec/s, "
-                     f"raw produce {_rate(variant['limits'].get('raw_produce_best'))} rec/s. Backups compare with "
-                     "raw consume and Quix FileSink, restores with raw produce and Quix FileSource (JSON↔JSON, "
-                     "Parquet↔Parquet, otherwise the faster Quix format).")
+        lines.append(
+            f"Limits used: raw consume {_rate(variant['limits'].get('raw_consume_best'))} rec/s, "
+            f"raw produce {_rate(variant['limits'].get('raw_produce_best'))} rec/s. Backups compare with "
+            "raw consume and Quix FileSink, restores with raw produce and Quix FileSource (JSON↔JSON, "
+            "Parquet↔Parquet, otherwise the faster Quix format)."
+        )
         lines += ["", RUN_HEADER]
         for fmt, run in variant.get("backups", {}).items():
             lines.append(_run_row(f"backup {FORMAT_LABELS[fmt]}", run))
@@ -285,25 +352,40 @@ def render(results: dict) -> str:
 
     memory = results.get("memory_case")
     if memory:
-        lines += ["## Memory case: 1,000 open files", "",
-                  f"`kafka-s3 backup --once` of {memory.get('dataset_label')} with the Field partitioner on "
-                  "`customer` (1,000 values in every partition), JSON, `flush.size` above the record count (every "
-                  "file stays open until the end), `s3.part.size=5242880`.", "", RUN_HEADER,
-                  _run_row("backup, Field partitioner", memory), ""]
+        lines += [
+            "## Memory case: 1,000 open files",
+            "",
+            f"`kafka-s3 backup --once` of {memory.get('dataset_label')} with the Field partitioner on "
+            "`customer` (1,000 values in every partition), JSON, `flush.size` above the record count (every "
+            "file stays open until the end), `s3.part.size=5242880`.",
+            "",
+            RUN_HEADER,
+            _run_row("backup, Field partitioner", memory),
+            "",
+        ]
         if memory.get("peak_rss_breakdown"):
-            lines.append("At the peak: " + ", ".join(f"{k} {_mib(v)} MiB" for k, v in
-                                                    sorted(memory["peak_rss_breakdown"].items())) +
-                         f"; {memory.get('objects', 0):,} objects written.")
+            lines.append(
+                "At the peak: "
+                + ", ".join(f"{k} {_mib(v)} MiB" for k, v in sorted(memory["peak_rss_breakdown"].items()))
+                + f"; {memory.get('objects', 0):,} objects written."
+            )
             lines.append("")
         if memory.get("vs_bytearray_backup_rss") is not None:
-            lines.append(f"Compared with the ByteArray backup of the same topic (default partitioner, same run): "
-                         f"{memory['vs_bytearray_backup_rss'] / MiB:+,.0f} MiB RSS, "
-                         f"{memory['vs_bytearray_backup_pss'] / MiB:+,.0f} MiB PSS at the peak.")
+            lines.append(
+                f"Compared with the ByteArray backup of the same topic (default partitioner, same run): "
+                f"{memory['vs_bytearray_backup_rss'] / MiB:+,.0f} MiB RSS, "
+                f"{memory['vs_bytearray_backup_pss'] / MiB:+,.0f} MiB PSS at the peak."
+            )
             lines.append("")
 
-    lines += ["## Targets (from the issue)", "",
-              "Judged on steady-state ratios (the end-to-end ratios are in the tables above).", "",
-              "| target | variant | measured | held |", "|---|---|---|---|"]
+    lines += [
+        "## Targets (from the issue)",
+        "",
+        "Judged on steady-state ratios (the end-to-end ratios are in the tables above).",
+        "",
+        "| target | variant | measured | held |",
+        "|---|---|---|---|",
+    ]
     for t in results.get("targets", []):
         held = {True: "yes", False: "**no**", None: "n/a"}[t["held"]]
         lines.append(f"| {t['target']} | {t['variant']} | {t['measured']} | {held} |")
@@ -311,19 +393,31 @@ def render(results: dict) -> str:
 
     phases = phase_summary(results)
     if phases:
-        lines += ["## Where the time goes (kafka-s3 runs)", "",
-                  "| variant | runs | wall s | Spark start | inside jobs | other |", "|---|--:|--:|--:|--:|--:|"]
+        lines += [
+            "## Where the time goes (kafka-s3 runs)",
+            "",
+            "| variant | runs | wall s | Spark start | inside jobs | other |",
+            "|---|--:|--:|--:|--:|--:|",
+        ]
         for row in phases:
-            lines.append(f"| {row['variant']} | {row['runs']} | {row['wall']:,.0f} | {row['start']:.0%} | "
-                         f"{row['jobs']:.0%} | {row['other']:.0%} |")
+            lines.append(
+                f"| {row['variant']} | {row['runs']} | {row['wall']:,.0f} | {row['start']:.0%} | "
+                f"{row['jobs']:.0%} | {row['other']:.0%} |"
+            )
         lines.append("")
 
     failures = [(name, run) for name, run in all_runs(results) if run and not ok(run) and not run.get("skipped")]
     if failures:
         lines += ["## Failures", ""]
         for name, run in failures:
-            lines += [f"**{name}** (exit {run.get('returncode')}, log `{run.get('log')}`):", "", "```",
-                      str(run.get("error") or run.get("incomplete") or "")[-2000:], "```", ""]
+            lines += [
+                f"**{name}** (exit {run.get('returncode')}, log `{run.get('log')}`):",
+                "",
+                "```",
+                str(run.get("error") or run.get("incomplete") or "")[-2000:],
+                "```",
+                "",
+            ]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -353,6 +447,14 @@ def phase_summary(results: dict) -> list[dict]:
             continue
         start = sum(r["spark_start_s"] for r in runs)
         jobs = sum(r["job_s"] for r in runs)
-        rows.append({"variant": variant["dataset"]["label"], "runs": len(runs), "wall": wall, "start": start / wall,
-                     "jobs": jobs / wall, "other": max(0.0, wall - start - jobs) / wall})
+        rows.append(
+            {
+                "variant": variant["dataset"]["label"],
+                "runs": len(runs),
+                "wall": wall,
+                "start": start / wall,
+                "jobs": jobs / wall,
+                "other": max(0.0, wall - start - jobs) / wall,
+            }
+        )
     return rows

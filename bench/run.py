@@ -38,11 +38,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import limits  # noqa: E402
-import peer  # noqa: E402
-import product  # noqa: E402
-import report  # noqa: E402
-from common import (  # noqa: E402
+import limits
+import peer
+import product
+import report
+from common import (
     ROOT,
     MiB,
     Services,
@@ -52,7 +52,7 @@ from common import (  # noqa: E402
     remove_bucket,
     services_up,
 )
-from dataset import Dataset, payload_bytes, produce  # noqa: E402
+from dataset import Dataset, payload_bytes, produce
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -64,8 +64,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--small-value-size", type=int, default=100, help="value bytes of the small variant (default 100)")
     p.add_argument("--partitions", type=int, default=4)
     p.add_argument("--variants", default="main,small", help="main, small or both (default main,small)")
-    p.add_argument("--formats", default=",".join(product.FORMATS),
-                   help=f"kafka-s3 formats (default all: {','.join(product.FORMATS)})")
+    p.add_argument(
+        "--formats",
+        default=",".join(product.FORMATS),
+        help=f"kafka-s3 formats (default all: {','.join(product.FORMATS)})",
+    )
     p.add_argument("--restore-modes", default="eos,alo", help="eos (exactly.once.support=required), alo (disabled)")
     p.add_argument("--flush-size", type=int, default=50_000, help="flush.size of the backups (default 50,000)")
     p.add_argument("--peer-sink-formats", default="json,parquet", help="Quix FileSink formats (default json,parquet)")
@@ -75,13 +78,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--s3-objects", type=int, default=4, help="S3 limit: objects (default 4)")
     p.add_argument("--s3-object-mib", type=int, default=64, help="S3 limit: MiB per object (default 64)")
     p.add_argument("--run-timeout", type=float, default=1500, help="seconds before one run is killed")
-    p.add_argument("--budget-minutes", type=float, default=28,
-                   help="skip what would not finish within this many minutes, judged from the runs so far "
-                        "(default 28; 0: no budget)")
+    p.add_argument(
+        "--budget-minutes",
+        type=float,
+        default=28,
+        help="skip what would not finish within this many minutes, judged from the runs so far "
+        "(default 28; 0: no budget)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the topics and buckets (default: deleted after use)")
-    p.add_argument("--quick", action="store_true",
-                   help="smoke run: 20,000 records, main variant only, flush.size 5,000, 2 × 16 MiB S3 objects "
-                   "(unless given)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 20,000 records, main variant only, flush.size 5,000, 2 × 16 MiB S3 objects (unless given)",
+    )
     p.add_argument("--results-dir", type=Path, default=RESULTS)
     p.add_argument("--render", type=Path, metavar="RESULT.json", help="only rewrite RESULT.md from RESULT.json")
     args = p.parse_args(argv)
@@ -196,9 +205,20 @@ class Bench:
         """Produce a variant's topic and measure its limits (first samples)."""
         args, services, say = self.args, self.services, self.clock.say
         ds = Dataset(self.name(f"{value_size}b"), args.records, value_size, args.partitions)
-        out = {"dataset": {"tag": tag, "topic": ds.topic, "records": ds.records, "value_size": value_size,
-                           "partitions": ds.partitions, "label": ds.label},
-               "limits": {}, "backups": {}, "restores": {}, "peer": {}}
+        out = {
+            "dataset": {
+                "tag": tag,
+                "topic": ds.topic,
+                "records": ds.records,
+                "value_size": value_size,
+                "partitions": ds.partitions,
+                "label": ds.label,
+            },
+            "limits": {},
+            "backups": {},
+            "restores": {},
+            "peer": {},
+        }
         if not self.fits("setup", f"the {ds.label} variant", then="backup"):
             return None
         say(f"{ds.label}: producing {ds.topic}")
@@ -221,9 +241,16 @@ class Bench:
         if when == "before":
             out["kcat"] = limits.kcat_consume(self.services, ds)
             kcat = out["kcat"]
-            say(f"  {ds.label}: limit: kcat " + ("not installed" if kcat is None else
-                                    f"{kcat['records_per_s']:,.0f} rec/s" if "records_per_s" in kcat else
-                                    f"failed: {kcat.get('error')}"))
+            say(
+                f"  {ds.label}: limit: kcat "
+                + (
+                    "not installed"
+                    if kcat is None
+                    else f"{kcat['records_per_s']:,.0f} rec/s"
+                    if "records_per_s" in kcat
+                    else f"failed: {kcat.get('error')}"
+                )
+            )
         result = limits.raw_produce(self.services, ds)
         out.setdefault("raw_produce", []).append(result)
         say(f"  {ds.label}: limit ({when}): raw Python produce {result['records_per_s']:,.0f} rec/s")
@@ -239,9 +266,13 @@ class Bench:
         try:
             config = product.write_properties(
                 self.work / f"{vtag}-{fmt}-backup.properties",
-                product.backup_properties(bucket, ds.topic, bucket, fmt, args.flush_size))
-            run = self.timed("backup", product.run_cli("backup", config, services,
-                                                       self.work / f"{vtag}-{fmt}-backup.log", args.run_timeout), ds)
+                product.backup_properties(bucket, ds.topic, bucket, fmt, args.flush_size),
+            )
+            run = self.timed(
+                "backup",
+                product.run_cli("backup", config, services, self.work / f"{vtag}-{fmt}-backup.log", args.run_timeout),
+                ds,
+            )
             _check_count(run, ds.records)
             out["backups"][fmt] = run
             say(f"  {ds.label}: backup {fmt}: {_summary(run, ds.records)}")
@@ -254,9 +285,15 @@ class Bench:
                 target = self.name(vtag, fmt, mode)
                 config = product.write_properties(
                     self.work / f"{vtag}-{fmt}-restore-{mode}.properties",
-                    product.restore_properties(target, ds.topic, target, bucket, fmt, mode))
-                run = self.timed("restore", product.run_cli(
-                    "restore", config, services, self.work / f"{vtag}-{fmt}-restore-{mode}.log", args.run_timeout), ds)
+                    product.restore_properties(target, ds.topic, target, bucket, fmt, mode),
+                )
+                run = self.timed(
+                    "restore",
+                    product.run_cli(
+                        "restore", config, services, self.work / f"{vtag}-{fmt}-restore-{mode}.log", args.run_timeout
+                    ),
+                    ds,
+                )
                 _check_count(run, ds.records)
                 out["restores"].setdefault(fmt, {})[mode] = run
                 say(f"  {ds.label}: restore {fmt} {mode}: {_summary(run, ds.records)}")
@@ -280,10 +317,22 @@ class Bench:
             return
         create_bucket(services, bucket)
         try:
-            run = self.timed("quix sink", peer.run_peer(
-                "sink", services, self.work / f"{vtag}-quix-sink-{fmt}.log", args.run_timeout, topic=ds.topic,
-                partitions=ds.partitions, records=ds.records, bucket=bucket, format=fmt,
-                group=self.name(vtag, "quix", fmt)), ds)
+            run = self.timed(
+                "quix sink",
+                peer.run_peer(
+                    "sink",
+                    services,
+                    self.work / f"{vtag}-quix-sink-{fmt}.log",
+                    args.run_timeout,
+                    topic=ds.topic,
+                    partitions=ds.partitions,
+                    records=ds.records,
+                    bucket=bucket,
+                    format=fmt,
+                    group=self.name(vtag, "quix", fmt),
+                ),
+                ds,
+            )
             _check_count(run, ds.records)
             out["peer"].setdefault("sink", {})[fmt] = run
             say(f"  {ds.label}: Quix FileSink {fmt}: {_summary(run, ds.records)}")
@@ -294,9 +343,22 @@ class Bench:
                 return
             target = self.name(vtag, "quix", fmt, "restored")
             create_topic(services, target, ds.partitions)
-            run = self.timed("quix source", peer.run_peer(
-                "source", services, self.work / f"{vtag}-quix-source-{fmt}.log", args.run_timeout, topic=ds.topic,
-                partitions=ds.partitions, records=ds.records, bucket=bucket, format=fmt, target=target), ds)
+            run = self.timed(
+                "quix source",
+                peer.run_peer(
+                    "source",
+                    services,
+                    self.work / f"{vtag}-quix-source-{fmt}.log",
+                    args.run_timeout,
+                    topic=ds.topic,
+                    partitions=ds.partitions,
+                    records=ds.records,
+                    bucket=bucket,
+                    format=fmt,
+                    target=target,
+                ),
+                ds,
+            )
             _check_count(run, ds.records)
             out["peer"].setdefault("source", {})[fmt] = run
             say(f"  {ds.label}: Quix FileSource {fmt}: {_summary(run, ds.records)}")
@@ -315,19 +377,29 @@ class Bench:
             return {**SKIPPED, "dataset_label": f"{ds.label} ({ds.partitions} partitions)"}
         create_bucket(services, bucket)
         try:
-            props = product.backup_properties(bucket, ds.topic, bucket, "json-gzip", ds.records + 1, {
-                "s3.compression.type": "none",
-                "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-                "partition.field.name": "customer",
-                "s3.part.size": "5242880",
-            })
+            props = product.backup_properties(
+                bucket,
+                ds.topic,
+                bucket,
+                "json-gzip",
+                ds.records + 1,
+                {
+                    "s3.compression.type": "none",
+                    "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+                    "partition.field.name": "customer",
+                    "s3.part.size": "5242880",
+                },
+            )
             config = product.write_properties(self.work / "memory-case.properties", props)
-            run = self.timed("memory", product.run_cli("backup", config, services, self.work / "memory-case.log",
-                                                       args.run_timeout))
+            run = self.timed(
+                "memory", product.run_cli("backup", config, services, self.work / "memory-case.log", args.run_timeout)
+            )
             _check_count(run, ds.records)
             run["dataset_label"] = f"{ds.label} ({ds.partitions} partitions)"
-            say(f"  {ds.label}: memory case: peak RSS {run['peak_rss'] / MiB:,.0f} MiB "
-                f"(PSS {run['peak_pss'] / MiB:,.0f} MiB), {_summary(run, ds.records)}")
+            say(
+                f"  {ds.label}: memory case: peak RSS {run['peak_rss'] / MiB:,.0f} MiB "
+                f"(PSS {run['peak_pss'] / MiB:,.0f} MiB), {_summary(run, ds.records)}"
+            )
             return run
         finally:
             self.cleanup_bucket(bucket)
@@ -347,16 +419,22 @@ def _summary(run: dict, expected: int) -> str:
         return f"INCOMPLETE: {run['incomplete']}"
     start = run.get("spark_start_s") if run.get("spark_start_s") is not None else run.get("startup_s")
     steady = expected / run["job_s"] if run.get("job_s") else 0
-    return (f"wall {run['wall_s']:.1f}s (start {start or 0:.1f}s, steady {run.get('job_s', 0):.1f}s → "
-            f"{steady:,.0f} rec/s), peak RSS {run['peak_rss'] / MiB:,.0f} MiB")
+    return (
+        f"wall {run['wall_s']:.1f}s (start {start or 0:.1f}s, steady {run.get('job_s', 0):.1f}s → "
+        f"{steady:,.0f} rec/s), peak RSS {run['peak_rss'] / MiB:,.0f} MiB"
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- context
 def machine() -> dict:
     meminfo = Path("/proc/meminfo").read_text().split()
-    return {"cpus": os.cpu_count(), "memory_gib": int(meminfo[1]) / 1024 / 1024,
-            "load_start": " ".join(f"{x:.1f}" for x in os.getloadavg()), "platform": platform.platform(terse=True),
-            "python": platform.python_version()}
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gib": int(meminfo[1]) / 1024 / 1024,
+        "load_start": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+        "platform": platform.platform(terse=True),
+        "python": platform.python_version(),
+    }
 
 
 def versions() -> dict:
@@ -397,8 +475,10 @@ def main(argv=None) -> int:
         "variants": [],
         "logs": str(work),
     }
-    clock.say(f"kafka-s3 benchmark {stamp}: {args.records:,} records × {args.partitions} partitions, "
-              f"variants {args.variants}; logs in {work}")
+    clock.say(
+        f"kafka-s3 benchmark {stamp}: {args.records:,} records × {args.partitions} partitions, "
+        f"variants {args.variants}; logs in {work}"
+    )
     try:
         services = services_up()
         results["services"] = services.describe()
@@ -409,11 +489,17 @@ def main(argv=None) -> int:
             bench.peer_error = peer.ensure_peer_venv() or ""
             if not bench.peer_error:
                 results["versions"]["quixstreams (peer)"] = peer.peer_version()
-        results["s3_limit"] = limits.s3_throughput(services, bench.name("s3-limit"), args.s3_objects,
-                                                   args.s3_object_mib)
-        clock.say("limit: S3 " + ", ".join(
-            f"{k}: put {v['put_mb_per_s']:,.0f} MB/s, get {v['get_mb_per_s']:,.0f} MB/s"
-            for k, v in results["s3_limit"].items() if isinstance(v, dict)))
+        results["s3_limit"] = limits.s3_throughput(
+            services, bench.name("s3-limit"), args.s3_objects, args.s3_object_mib
+        )
+        clock.say(
+            "limit: S3 "
+            + ", ".join(
+                f"{k}: put {v['put_mb_per_s']:,.0f} MB/s, get {v['get_mb_per_s']:,.0f} MB/s"
+                for k, v in results["s3_limit"].items()
+                if isinstance(v, dict)
+            )
+        )
         sizes = {"main": args.value_size, "small": args.small_value_size}
         unknown = [tag for tag in csv(args.variants) if tag not in sizes]
         if unknown:

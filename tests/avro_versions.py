@@ -56,8 +56,9 @@ def read_as(record_: dict, writer_version: int, reader_version: int) -> dict:
     body = io.BytesIO()
     fastavro.schemaless_writer(body, fastavro.parse_schema(VERSIONS[writer_version]), record_)
     body.seek(0)
-    return fastavro.schemaless_reader(body, fastavro.parse_schema(VERSIONS[writer_version]),
-                                      fastavro.parse_schema(VERSIONS[reader_version]))
+    return fastavro.schemaless_reader(
+        body, fastavro.parse_schema(VERSIONS[writer_version]), fastavro.parse_schema(VERSIONS[reader_version])
+    )
 
 
 def wire(schema_id: int, version: int, record_: dict) -> bytes:
@@ -80,8 +81,10 @@ def register_versions(client, subject: str) -> dict[int, int]:
     schemas on restores (a real registry compares schemas by content; the in-memory one by text)."""
     from confluent_kafka.schema_registry import Schema
 
-    return {v: client.register_schema(subject, Schema(json.dumps(s, separators=(",", ":")), "AVRO"))
-            for v, s in VERSIONS.items()}
+    return {
+        v: client.register_schema(subject, Schema(json.dumps(s, separators=(",", ":")), "AVRO"))
+        for v, s in VERSIONS.items()
+    }
 
 
 # ------------------------------------------------------------------------------------------ every Avro type
@@ -94,8 +97,10 @@ RICH = {
     "fields": [
         {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
         {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}},
-        {"name": "fee", "type": {"type": "fixed", "name": "Fee", "size": 6, "logicalType": "decimal", "precision": 10,
-                                 "scale": 3}},
+        {
+            "name": "fee",
+            "type": {"type": "fixed", "name": "Fee", "size": 6, "logicalType": "decimal", "precision": 10, "scale": 3},
+        },
         {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
         {"name": "at_us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
         {"name": "local", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
@@ -104,8 +109,17 @@ RICH = {
         {"name": "time_us", "type": {"type": "long", "logicalType": "time-micros"}},
         {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID", "VOID"]}},
         {"name": "digest", "type": {"type": "fixed", "name": "Digest", "size": 4}},
-        {"name": "payer", "type": {"type": "record", "name": "Party", "fields": [
-            {"name": "name", "type": "string"}, {"name": "iban", "type": ["null", "string"], "default": None}]}},
+        {
+            "name": "payer",
+            "type": {
+                "type": "record",
+                "name": "Party",
+                "fields": [
+                    {"name": "name", "type": "string"},
+                    {"name": "iban", "type": ["null", "string"], "default": None},
+                ],
+            },
+        },
         {"name": "payee", "type": "Party"},  # a named type used again
         {"name": "tags", "type": {"type": "array", "items": "string"}},
         {"name": "limits", "type": {"type": "map", "values": ["null", "double"]}},

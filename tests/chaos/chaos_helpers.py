@@ -32,8 +32,16 @@ class Run:
         return {"kill_after": rng.uniform(1.0, self.seconds * 1.1)}
 
 
-def cli(args: list[str], env: dict[str, str], log: Path, kill_after: float | None = None,
-        kill_group: bool = True, timeout: float = 600, probe=None, kill_after_work: float | None = None) -> Run:
+def cli(
+    args: list[str],
+    env: dict[str, str],
+    log: Path,
+    kill_after: float | None = None,
+    kill_group: bool = True,
+    timeout: float = 600,
+    probe=None,
+    kill_after_work: float | None = None,
+) -> Run:
     """Run ``kafka-s3 ARGS`` in its own process group; SIGKILL it (or its whole group) after ``kill_after`` s, or
     ``kill_after_work`` s after ``probe()`` first turned true.
 
@@ -45,8 +53,13 @@ def cli(args: list[str], env: dict[str, str], log: Path, kill_after: float | Non
     with open(log, "ab") as out:
         out.write(f"\n=== kafka-s3 {' '.join(args)} (kill after {kill_after}) ===\n".encode())
         out.flush()
-        proc = subprocess.Popen([sys.executable, "-m", "kafka_s3.cli", *args], stdout=out, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kafka_s3.cli", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
         deadline = started + (kill_after if kill_after is not None else timeout)
         try:
             while True:
@@ -77,7 +90,9 @@ def cli(args: list[str], env: dict[str, str], log: Path, kill_after: float | Non
             killed = True
         if not kill_group:
             _reap_group(proc.pid)
-    return Run(proc.returncode, time.monotonic() - started, killed, log.read_text(errors="replace")[-4000:], work_started)
+    return Run(
+        proc.returncode, time.monotonic() - started, killed, log.read_text(errors="replace")[-4000:], work_started
+    )
 
 
 def _reap_group(pgid: int, grace: float = 20.0) -> None:

@@ -31,20 +31,26 @@ TIME_BASED = {
     "timezone": "UTC",
     "rotate.interval.ms": "600000",  # record-time rotation too
 }
-JSON_VALUES = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
-               "value.converter.schemas.enable": "false"}
+JSON_VALUES = {
+    "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    "value.converter.schemas.enable": "false",
+}
 # Exactly-once holds for every partitioner whose directories depend only on the records: each trial crashes one.
 VARIANTS = {
     "default": {},
-    "field": {**JSON_VALUES, "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
-              "partition.field.name": "region"},
+    "field": {
+        **JSON_VALUES,
+        "partitioner.class": "io.confluent.connect.storage.partitioner.FieldPartitioner",
+        "partition.field.name": "region",
+    },
     "time-record": {**TIME_BASED, "timestamp.extractor": "Record"},
     "time-recordfield": {**JSON_VALUES, **TIME_BASED, "timestamp.extractor": "RecordField", "timestamp.field": "ts"},
 }
 
 
-def _write_config(path: Path, name: str, topic: str, bucket: str, s3_env, bootstrap: str,
-                  variant: str = "default") -> None:
+def _write_config(
+    path: Path, name: str, topic: str, bucket: str, s3_env, bootstrap: str, variant: str = "default"
+) -> None:
     settings = {
         "name": name,
         "connector.class": "io.confluent.connect.s3.S3SinkConnector",
@@ -77,15 +83,22 @@ def _records_in_bucket(config_path: Path) -> list[tuple[int, int]]:
     return seen
 
 
-def test_backup_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fresh_topic, s3_env, s3_client,
-                                fresh_bucket, new_bucket, tmp_path):
+def test_backup_survives_kill_9(
+    chaos_trials, chaos_random, kafka_bootstrap, fresh_topic, s3_env, s3_client, fresh_bucket, new_bucket, tmp_path
+):
     topic = fresh_topic(PARTITIONS, prefix="crash")
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 5, "queue.buffering.max.messages": 100000})
     for i in range(PER_PARTITION * PARTITIONS):
         ts = BASE_TS + i * 1000
         value = json.dumps({"region": f"r{i % 4}", "ts": ts, "pad": os.urandom(32).hex(), "i": i}).encode()
-        producer.produce(topic, key=f"k{i}".encode(), value=value, partition=i % PARTITIONS, timestamp=ts,
-                         headers=[("n", str(i).encode())])
+        producer.produce(
+            topic,
+            key=f"k{i}".encode(),
+            value=value,
+            partition=i % PARTITIONS,
+            timestamp=ts,
+            headers=[("n", str(i).encode())],
+        )
         if i % 5000 == 0:
             producer.poll(0)
     producer.flush()
@@ -104,8 +117,9 @@ def test_backup_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fre
             bucket = new_bucket(f"{fresh_bucket}-clean-{variant}")
             config = tmp_path / f"clean-{variant}.properties"
             _write_config(config, f"clean-{variant}-{fresh_bucket}", topic, bucket, s3_env, kafka_bootstrap, variant)
-            run = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log,
-                      probe=lambda: has_data(bucket))
+            run = cli(
+                ["backup", "--once", "--no-progress", "-c", str(config)], env, log, probe=lambda: has_data(bucket)
+            )
             assert run.returncode == 0, run.output
             assert run.work_started is not None
             offsets = _records_in_bucket(config)
@@ -121,9 +135,14 @@ def test_backup_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fre
         config = tmp_path / f"trial{trial}.properties"
         _write_config(config, f"trial-{trial}-{fresh_bucket}", topic, bucket, s3_env, kafka_bootstrap, variant)
         plan = clean.kill_plan(chaos_random, trial)
-        crashed = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log, kill_group=trial % 3 != 2,
-                      probe=lambda: has_data(bucket),
-                      **plan)
+        crashed = cli(
+            ["backup", "--once", "--no-progress", "-c", str(config)],
+            env,
+            log,
+            kill_group=trial % 3 != 2,
+            probe=lambda: has_data(bucket),
+            **plan,
+        )
         moment = f"{variant}: {plan} (work seen at {crashed.work_started})"
         kills += crashed.killed
         finished = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log)
@@ -137,8 +156,9 @@ def test_backup_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fre
     assert kills >= max(1, chaos_trials // 2), "most trials must actually kill a running backup"
 
 
-def test_backup_resumes_from_the_bucket_when_group_offsets_are_lost(kafka_bootstrap, fresh_topic, s3_env, s3_client,
-                                                                     fresh_bucket, tmp_path):
+def test_backup_resumes_from_the_bucket_when_group_offsets_are_lost(
+    kafka_bootstrap, fresh_topic, s3_env, s3_client, fresh_bucket, tmp_path
+):
     topic = fresh_topic(1, prefix="lost")
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     for i in range(1000):

@@ -33,9 +33,13 @@ def _config(path: Path, topic: str, bucket: str, s3_env, bootstrap: str, target:
         "restore.transaction.records=700",  # several transactions per partition: crashes land between them
     ]
     if target:
-        lines += [f"name=restore-{target}", f"topic.rename={topic}:{target}", "topic.creation.enable=true",
-                  "topic.creation.default.retention.ms=-1",  # 2017 records: not deleted by the default retention
-                  "exactly.once.support=required"]
+        lines += [
+            f"name=restore-{target}",
+            f"topic.rename={topic}:{target}",
+            "topic.creation.enable=true",
+            "topic.creation.default.retention.ms=-1",  # 2017 records: not deleted by the default retention
+            "exactly.once.support=required",
+        ]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -49,14 +53,20 @@ def snapshot(bootstrap: str, topic: str) -> dict[int, list]:
     return out
 
 
-def test_restore_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fresh_topic, s3_env, fresh_bucket,
-                                 tmp_path):
+def test_restore_survives_kill_9(
+    chaos_trials, chaos_random, kafka_bootstrap, fresh_topic, s3_env, fresh_bucket, tmp_path
+):
     topic = fresh_topic(PARTITIONS, prefix="rcrash")
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 5, "queue.buffering.max.messages": 100000})
     for i in range(PER_PARTITION * PARTITIONS):
-        producer.produce(topic, key=f"k{i}".encode(), value=os.urandom(32) + f"-{i}".encode(),
-                         partition=i % PARTITIONS, headers=[("n", str(i).encode()), ("n", b"again")],
-                         timestamp=1_500_000_000_000 + i)
+        producer.produce(
+            topic,
+            key=f"k{i}".encode(),
+            value=os.urandom(32) + f"-{i}".encode(),
+            partition=i % PARTITIONS,
+            headers=[("n", str(i).encode()), ("n", b"again")],
+            timestamp=1_500_000_000_000 + i,
+        )
         if i % 5000 == 0:
             producer.poll(0)
     producer.flush()
@@ -88,8 +98,14 @@ def test_restore_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fr
         config = tmp_path / f"trial{trial}.properties"
         _config(config, topic, fresh_bucket, s3_env, kafka_bootstrap, target=target)
         plan = clean.kill_plan(chaos_random, trial)
-        crashed = cli(["restore", "-c", str(config)], env, log, kill_group=trial % 3 != 2,
-                      probe=lambda: produced(target) > 0, **plan)
+        crashed = cli(
+            ["restore", "-c", str(config)],
+            env,
+            log,
+            kill_group=trial % 3 != 2,
+            probe=lambda: produced(target) > 0,
+            **plan,
+        )
         moment = f"{plan} (work seen at {crashed.work_started})"
         kills += crashed.killed
         partial = produced(target)
@@ -99,6 +115,8 @@ def test_restore_survives_kill_9(chaos_trials, chaos_random, kafka_bootstrap, fr
         for p in range(PARTITIONS):
             assert len(got[p]) == len(original[p]), f"trial {trial} partition {p}: {len(got[p])} records"
             assert got[p] == original[p], f"trial {trial} partition {p}: records differ (killed: {moment})"
-        print(f"trial {trial}: killed={crashed.killed} {moment} with {partial} records written "
-              f"(committed or not), rerun took {finished.seconds:.1f}s")
+        print(
+            f"trial {trial}: killed={crashed.killed} {moment} with {partial} records written "
+            f"(committed or not), rerun took {finished.seconds:.1f}s"
+        )
     assert kills >= max(1, chaos_trials // 2)

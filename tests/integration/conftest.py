@@ -43,8 +43,14 @@ def produce(kafka_bootstrap):
     """``produce(topic, records)`` with records as dicts: value, key, partition, headers, timestamp."""
 
     def send(topic: str, records):
-        producer = Producer({"bootstrap.servers": kafka_bootstrap, "enable.idempotence": True, "linger.ms": 5,
-                             "queue.buffering.max.messages": 1_000_000})
+        producer = Producer(
+            {
+                "bootstrap.servers": kafka_bootstrap,
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                "queue.buffering.max.messages": 1_000_000,
+            }
+        )
         for i, r in enumerate(records):
             kwargs = {k: r[k] for k in ("key", "headers", "timestamp") if r.get(k) is not None}
             while True:
@@ -69,8 +75,10 @@ class RegistryUnderTest:
 
     def converter_settings(self, role: str = "value") -> dict[str, str]:
         """The ``<role>.converter.*`` properties of an AvroConverter using this registry."""
-        settings = {f"{role}.converter": "io.confluent.connect.avro.AvroConverter",
-                    f"{role}.converter.schema.registry.url": self.url}
+        settings = {
+            f"{role}.converter": "io.confluent.connect.avro.AvroConverter",
+            f"{role}.converter.schema.registry.url": self.url,
+        }
         if self.user_info:
             settings[f"{role}.converter.basic.auth.credentials.source"] = "USER_INFO"
             settings[f"{role}.converter.basic.auth.user.info"] = self.user_info
@@ -79,8 +87,9 @@ class RegistryUnderTest:
     def client(self):
         from confluent_kafka.schema_registry import SchemaRegistryClient
 
-        return SchemaRegistryClient({"url": self.url, **({"basic.auth.user.info": self.user_info}
-                                                          if self.user_info else {})})
+        return SchemaRegistryClient(
+            {"url": self.url, **({"basic.auth.user.info": self.user_info} if self.user_info else {})}
+        )
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,12 @@ import subprocess
 import sys
 import time
 
-QUICKSTART_SCHEMA = {"type": "struct", "name": "myrecord", "optional": False,
-                     "fields": [{"field": "f1", "type": "string", "optional": False}]}
+QUICKSTART_SCHEMA = {
+    "type": "struct",
+    "name": "myrecord",
+    "optional": False,
+    "fields": [{"field": "f1", "type": "string", "optional": False}],
+}
 
 
 def quickstart_values(with_schema: bool) -> list[bytes]:
@@ -25,9 +29,12 @@ def quickstart_values(with_schema: bool) -> list[bytes]:
     return out
 
 
-ITEM_SCHEMA = {"type": "struct", "name": "item", "optional": False,
-               "fields": [{"field": "p", "type": "int32", "optional": False},
-                          {"field": "i", "type": "int32", "optional": False}]}
+ITEM_SCHEMA = {
+    "type": "struct",
+    "name": "item",
+    "optional": False,
+    "fields": [{"field": "p", "type": "int32", "optional": False}, {"field": "i", "type": "int32", "optional": False}],
+}
 
 
 def sidecar_records(partitions: int = 2, per_partition: int = 5) -> list[dict]:
@@ -36,10 +43,19 @@ def sidecar_records(partitions: int = 2, per_partition: int = 5) -> list[dict]:
     out = []
     for p in range(partitions):
         for i in range(per_partition):
-            headers = None if i == 1 else [("h", f"first-{p}-{i}".encode()), ("empty", None),
-                                           ("h", f"second-{p}-{i}".encode())]
-            out.append({"partition": p, "key": None if i == 2 else f"key-{p}-{i}".encode(), "headers": headers,
-                        "value": json.dumps({"schema": ITEM_SCHEMA, "payload": {"p": p, "i": i}}).encode()})
+            headers = (
+                None
+                if i == 1
+                else [("h", f"first-{p}-{i}".encode()), ("empty", None), ("h", f"second-{p}-{i}".encode())]
+            )
+            out.append(
+                {
+                    "partition": p,
+                    "key": None if i == 2 else f"key-{p}-{i}".encode(),
+                    "headers": headers,
+                    "value": json.dumps({"schema": ITEM_SCHEMA, "payload": {"p": p, "i": i}}).encode(),
+                }
+            )
     return out
 
 
@@ -57,10 +73,22 @@ def run_in_terminal(args: list[str], timeout: float = 300, env: dict | None = No
     """Run ``kafka-s3 ARGS`` with a pseudo-terminal as stdout and stderr (progress bars only draw on a terminal);
     returns the exit code and everything it printed, terminal control sequences removed."""
     main, secondary = pty.openpty()
-    environ = {**os.environ, "PYSPARK_PYTHON": sys.executable, "COLUMNS": "200", "LINES": "50", "TERM": "xterm",
-               **(env or {})}
-    proc = subprocess.Popen([sys.executable, "-m", "kafka_s3.cli", *args], stdin=secondary, stdout=secondary,
-                            stderr=secondary, env=environ, close_fds=True)
+    environ = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "COLUMNS": "200",
+        "LINES": "50",
+        "TERM": "xterm",
+        **(env or {}),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_s3.cli", *args],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env=environ,
+        close_fds=True,
+    )
     os.close(secondary)
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout

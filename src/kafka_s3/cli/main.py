@@ -8,7 +8,7 @@ import logging
 import signal
 import sys
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 from kafka_s3.core import logs
 from kafka_s3.core.config.model import Config, ConfigDef
@@ -108,8 +108,10 @@ def cmd_config_validate(args) -> int:
         _check_plugins(config, definition)
     warnings = len({w for config in configs for w in config.warnings})
     statements = f", {len(configs)} KCQL statements" if len(configs) > 1 else ""
-    print(f"{args.config}: valid {definition.name} configuration{statements}"
-          + (f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""))
+    print(
+        f"{args.config}: valid {definition.name} configuration{statements}"
+        + (f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else "")
+    )
     return 0
 
 
@@ -164,8 +166,11 @@ def _backup_statements(args, configs: list[Config]) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    log.info("following %s (%d KCQL statements); Ctrl-C stops after the current cycles",
-             ", ".join(sorted(group.topics())), len(configs))
+    log.info(
+        "following %s (%d KCQL statements); Ctrl-C stops after the current cycles",
+        ", ".join(sorted(group.topics())),
+        len(configs),
+    )
     group.follow(stop)
     return 0
 
@@ -325,7 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     restore.set_defaults(func=cmd_restore)
 
     read = sub.add_parser(
-        "read", help="print records of a backup from an offset (block_gzip: fetches only the block holding it)")
+        "read", help="print records of a backup from an offset (block_gzip: fetches only the block holding it)"
+    )
     common(read)
     read.add_argument("--offset", required=True, metavar="P:O", help="partition and offset of the first record")
     read.add_argument("--count", type=int, default=1, help="number of records to print (default 1)")

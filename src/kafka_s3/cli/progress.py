@@ -107,7 +107,7 @@ class BackupProgress(_LiveBars):
 
     unit = "MB read"
 
-    def __enter__(self) -> "BackupProgress":
+    def __enter__(self) -> BackupProgress:
         previous = self.job.on_cycle
         self.job.on_cycle = lambda report, results: (self._on_cycle(results), previous and previous(report, results))
         return super().__enter__()

@@ -7,7 +7,8 @@ each slice before rendering the next keeps that to a few MB.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pyarrow as pa
 

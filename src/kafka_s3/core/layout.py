@@ -37,7 +37,7 @@ class Layout:
     zero_pad_width: int = 10
 
     @classmethod
-    def from_config(cls, config) -> "Layout":
+    def from_config(cls, config) -> Layout:
         return cls(
             topics_dir=config["topics.dir"].strip(config["directory.delim"]) if config["topics.dir"] else "",
             directory_delim=config["directory.delim"],
@@ -85,7 +85,7 @@ class Layout:
         prefix = self.topic_prefix()
         if not key.startswith(prefix):
             return None
-        rest = key[len(prefix):]
+        rest = key[len(prefix) :]
         parts = rest.split(self.directory_delim)
         filename = parts[-1]
         kind = None

@@ -80,9 +80,14 @@ class Manifest:
         except (ValueError, TypeError, KeyError) as exc:
             raise FormatError(f"unreadable chunk manifest: {exc}", object_key=key) from None
 
-    def same_cut(self, other: "Manifest") -> bool:
+    def same_cut(self, other: Manifest) -> bool:
         """True when both describe the same offsets (the file bytes then agree, by determinism)."""
-        return (self.topic, self.partition, self.start, self.end) == (other.topic, other.partition, other.start, other.end)
+        return (self.topic, self.partition, self.start, self.end) == (
+            other.topic,
+            other.partition,
+            other.start,
+            other.end,
+        )
 
 
 @dataclass(frozen=True)
@@ -131,12 +136,17 @@ class ManifestStore:
     def note_partition_count(self, topic: str, count: int) -> None:
         """Record that ``topic`` had ``count`` partitions (idempotent: one immutable object per count seen)."""
         try:
-            self.store.put(f"{self._count_prefix(topic)}{count}.json", json.dumps({"topic": topic, "partitions": count}).encode())
+            self.store.put(
+                f"{self._count_prefix(topic)}{count}.json", json.dumps({"topic": topic, "partitions": count}).encode()
+            )
         except ObjectExistsError:
             pass
 
     def partition_count(self, topic: str) -> int | None:
         """The highest partition count a backup of ``topic`` recorded, or ``None`` (e.g. objects from another tool)."""
-        counts = [info.key.rsplit(self.delim, 1)[-1].removesuffix(".json") for info in self.store.list(self._count_prefix(topic))]
+        counts = [
+            info.key.rsplit(self.delim, 1)[-1].removesuffix(".json")
+            for info in self.store.list(self._count_prefix(topic))
+        ]
         numbers = [int(c) for c in counts if c.isdigit()]
         return max(numbers) if numbers else None

@@ -7,7 +7,8 @@ familiar to anyone who used ``spark.read.format("kafka")``.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 

@@ -16,8 +16,8 @@ This module is pure: it turns a batch plus the carried :class:`ChunkState` into 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -36,7 +36,7 @@ class RotationPolicy:
     timezone: ZoneInfo | None = None
 
     @classmethod
-    def from_config(cls, config) -> "RotationPolicy":
+    def from_config(cls, config) -> RotationPolicy:
         from kafka_s3.core.timezones import zone_info
 
         tz = config.get("timezone") or ""
@@ -232,7 +232,9 @@ class Rotator:
                     end, close = hit, True
             # Schema change: commit *before* a record whose schema differs from its file's.
             if schema_names:
-                if schemas is None and (schema_names[0] == "" or all(v == schema_names[0] for v in st.schemas.values())):
+                if schemas is None and (
+                    schema_names[0] == "" or all(v == schema_names[0] for v in st.schemas.values())
+                ):
                     if schema_names[0]:  # one schema everywhere: nothing can change
                         for code in np.unique(partitions[i:end]):
                             st.schemas.setdefault(dictionary[code], schema_names[0])

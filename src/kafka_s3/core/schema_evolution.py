@@ -25,8 +25,9 @@ depends on the values and the cuts stay deterministic.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -85,7 +86,7 @@ def decide(
             raise SchemaVersionRequired(
                 f"schema.compatibility={mode.value} needs schema versions to order schemas, but the schema "
                 f"{schema.name or schema.fingerprint[:12]} has none (Schema Registry versions come with "
-                "AvroConverter; JsonConverter takes the Connect schema's \"version\"); use schema.compatibility=NONE "
+                'AvroConverter; JsonConverter takes the Connect schema\'s "version"); use schema.compatibility=NONE '
                 "for unversioned schemas"
             )
     if mode is Compatibility.FORWARD:
@@ -140,8 +141,11 @@ def _same_name(src: dict, dst: dict) -> bool:
 
 def _branch_for(src: Any, branches: list) -> int | None:
     """The reader branch a writer's value resolves to: the first of the same type, else the first it promotes to."""
-    same = [i for i, b in enumerate(branches) if type_name(b) == type_name(src)
-            and (type_name(b) not in ("record", "enum", "fixed") or _same_name(src, b))]
+    same = [
+        i
+        for i, b in enumerate(branches)
+        if type_name(b) == type_name(src) and (type_name(b) not in ("record", "enum", "fixed") or _same_name(src, b))
+    ]
     for i in same + [i for i in range(len(branches)) if i not in same]:
         if _problem(src, branches[i], "") is None:
             return i
@@ -168,8 +172,10 @@ def _problem(src: Any, dst: Any, path: str) -> str | None:
         if src_logical != dst_logical or src_type != dst_type:
             return f"{path}: {src_logical or src_type} cannot be read as {dst_logical or dst_type}"
         if int(src.get("scale", 0)) != int(dst.get("scale", 0)) or int(dst["precision"]) < int(src["precision"]):
-            return f"{path}: decimal({src['precision']},{src.get('scale', 0)}) cannot be read as " \
-                   f"decimal({dst['precision']},{dst.get('scale', 0)})"
+            return (
+                f"{path}: decimal({src['precision']},{src.get('scale', 0)}) cannot be read as "
+                f"decimal({dst['precision']},{dst.get('scale', 0)})"
+            )
         if src_type == "fixed" and (not _same_name(src, dst) or src["size"] != dst["size"]):
             return f"{path}: fixed {src['name']} cannot be read as fixed {dst['name']}"
         return None
@@ -274,8 +280,9 @@ def _into_union(array: pa.Array, src: Any, branches: list, arrow: pa.DataType, p
     if is_general_union(src):
         for branch in non_null(src):
             index = _branch_for(branch, branches)
-            projected = _project(array.field(member_name(branch)), branch, branches[index], arrow.field(index).type,
-                                 path)
+            projected = _project(
+                array.field(member_name(branch)), branch, branches[index], arrow.field(index).type, path
+            )
             members[index] = projected if members[index] is None else pc.coalesce(members[index], projected)
     else:
         plain = (non_null(src) or ["null"])[0] if isinstance(src, list) else src
@@ -332,7 +339,9 @@ def _record(array: pa.Array, src: dict, dst: dict, arrow: pa.DataType, path: str
         child_path = f"{path}.{field['name']}"
         source = _source_field(fields, field)
         if source is not None:
-            children.append(_project(array.field(source["name"]), source["type"], field["type"], child_type, child_path))
+            children.append(
+                _project(array.field(source["name"]), source["type"], field["type"], child_type, child_path)
+            )
         elif "default" in field:
             children.append(_repeat(default_value(field["type"], field["default"]), child_type, n))
         else:

@@ -7,8 +7,9 @@ exactly-once backup depends on it), and writes are streamed so memory stays boun
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator, Mapping
+from typing import BinaryIO
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,11 @@ class Store(ABC):
     def children(self, prefix: str, delimiter: str = "/") -> list[str]:
         """The distinct names that follow ``prefix`` up to the next ``delimiter`` among keys that have one (the
         "directories" under ``prefix``), sorted."""
-        names = {info.key[len(prefix):].partition(delimiter)[0] for info in self.list(prefix)
-                 if delimiter in info.key[len(prefix):]}
+        names = {
+            info.key[len(prefix) :].partition(delimiter)[0]
+            for info in self.list(prefix)
+            if delimiter in info.key[len(prefix) :]
+        }
         return sorted(names)
 
     @abstractmethod

@@ -7,7 +7,7 @@ declares it, rather than silently ignored.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError

@@ -23,8 +23,14 @@ PARTITIONS = 3
 def produce(bootstrap: str, topic: str) -> int:
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5,
-                         "queue.buffering.max.messages": 1_000_000})
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "queue.buffering.max.messages": 1_000_000,
+        }
+    )
     base_ts = 1_600_000_000_000  # 2020: old timestamps survive the restore
     count = 0
     for i in range(RECORDS_PER_PARTITION):
@@ -33,7 +39,10 @@ def produce(bootstrap: str, topic: str) -> int:
             while True:
                 try:
                     producer.produce(
-                        topic, value=value, key=f"customer-{i % 100}".encode(), partition=p,
+                        topic,
+                        value=value,
+                        key=f"customer-{i % 100}".encode(),
+                        partition=p,
                         headers=[("trace", f"t{i}".encode()), ("trace", b"again"), ("source", b"demo")],
                         timestamp=base_ts + i * 1000,
                     )
@@ -85,21 +94,24 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     config_path = work / "backup.properties"
     config_path.write_text(
-        "\n".join([
-            "name=demo-backup",
-            "connector.class=io.confluent.connect.s3.S3SinkConnector",
-            f"topics={topic}",
-            "flush.size=5000",
-            f"s3.bucket.name={bucket}",
-            "format.class=io.confluent.connect.s3.format.avro.AvroFormat",
-            "avro.codec=deflate",
-            "partitioner.class=io.confluent.connect.storage.partitioner.DefaultPartitioner",
-            "store.envelope=true",
-            f"topic.rename={topic}:{target}",
-            "topic.creation.enable=true",
-            "topic.creation.default.retention.ms=-1",  # the data is from 2020: keep it
-            "exactly.once.support=required",
-        ]) + "\n"
+        "\n".join(
+            [
+                "name=demo-backup",
+                "connector.class=io.confluent.connect.s3.S3SinkConnector",
+                f"topics={topic}",
+                "flush.size=5000",
+                f"s3.bucket.name={bucket}",
+                "format.class=io.confluent.connect.s3.format.avro.AvroFormat",
+                "avro.codec=deflate",
+                "partitioner.class=io.confluent.connect.storage.partitioner.DefaultPartitioner",
+                "store.envelope=true",
+                f"topic.rename={topic}:{target}",
+                "topic.creation.enable=true",
+                "topic.creation.default.retention.ms=-1",  # the data is from 2020: keep it
+                "exactly.once.support=required",
+            ]
+        )
+        + "\n"
     )
     console.print(f"[bold]kafka-s3 demo[/bold]  Kafka {settings.kafka_bootstrap}  S3 {settings.s3_endpoint}")
     console.print(f"config: {config_path}")
@@ -126,8 +138,10 @@ def main() -> int:
     started = time.monotonic()
     summary = Backup(backup_config, engine).run_once()
     timings["backup"] = time.monotonic() - started
-    console.print(f"2. backed up {summary.records} records into {summary.objects} objects "
-                  f"({summary.bytes / 1e6:.1f} MB) in s3://{bucket}/topics/{topic}/")
+    console.print(
+        f"2. backed up {summary.records} records into {summary.objects} objects "
+        f"({summary.bytes / 1e6:.1f} MB) in s3://{bucket}/topics/{topic}/"
+    )
 
     started = time.monotonic()
     restore_summary = Restore(load(SOURCE, config_path), engine).run()
@@ -144,8 +158,12 @@ def main() -> int:
     for column in ("partition", "records", "tombstones", "restored equal"):
         table.add_column(column)
     for p in range(PARTITIONS):
-        table.add_row(str(p), str(len(original[p])), str(sum(1 for r in original[p] if r[1] is None)),
-                      "yes" if original[p] == restored.get(p) else "[red]NO[/red]")
+        table.add_row(
+            str(p),
+            str(len(original[p])),
+            str(sum(1 for r in original[p] if r[1] is None)),
+            "yes" if original[p] == restored.get(p) else "[red]NO[/red]",
+        )
     console.print(table)
     console.print("timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in timings.items()))
     if mismatches:

@@ -54,7 +54,7 @@ class RegistryError(Exception):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "SchemaRegistryServer"
+    server: SchemaRegistryServer
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read their own output
@@ -111,8 +111,14 @@ class SchemaRegistryServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, users: dict[str, str] | None = None,
-                 certfile: str | None = None, keyfile: str | None = None):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        users: dict[str, str] | None = None,
+        certfile: str | None = None,
+        keyfile: str | None = None,
+    ):
         super().__init__((host, port), _Handler)
         self.users = users or {}
         self.registry = _Registry()
@@ -129,7 +135,7 @@ class SchemaRegistryServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"{'https' if self.tls else 'http'}://{host}:{port}"
 
-    def start(self) -> "SchemaRegistryServer":
+    def start(self) -> SchemaRegistryServer:
         self._thread = threading.Thread(target=self.serve_forever, name="schema-registry", daemon=True)
         self._thread.start()
         return self
@@ -138,7 +144,7 @@ class SchemaRegistryServer(ThreadingHTTPServer):
         self.shutdown()
         self.server_close()
 
-    def __enter__(self) -> "SchemaRegistryServer":
+    def __enter__(self) -> SchemaRegistryServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -179,7 +185,9 @@ class SchemaRegistryServer(ThreadingHTTPServer):
             stored = self._schema(schema_id)
             if len(parts) == 2:
                 return _schema_json(stored)
-            pairs = [(s, v + 1) for s, ids in self.registry.subjects.items() for v, i in enumerate(ids) if i == schema_id]
+            pairs = [
+                (s, v + 1) for s, ids in self.registry.subjects.items() for v, i in enumerate(ids) if i == schema_id
+            ]
             if parts[2:] == ["versions"]:
                 return [{"subject": s, "version": v} for s, v in pairs]
             if parts[2:] == ["subjects"]:
@@ -209,8 +217,13 @@ class SchemaRegistryServer(ThreadingHTTPServer):
             canonical = reg.canonical(body)
             schema_id = reg.ids.get(canonical)
             if schema_id is None:
-                reg.schemas.append({"schema": body["schema"], "schemaType": body.get("schemaType") or "AVRO",
-                                    "references": body.get("references") or []})
+                reg.schemas.append(
+                    {
+                        "schema": body["schema"],
+                        "schemaType": body.get("schemaType") or "AVRO",
+                        "references": body.get("references") or [],
+                    }
+                )
                 schema_id = reg.ids[canonical] = len(reg.schemas)
             versions = reg.subjects.setdefault(subject, [])
             if schema_id not in versions:

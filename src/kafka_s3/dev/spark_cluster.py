@@ -73,8 +73,19 @@ def up(port: int = DEFAULT_PORT, cores: int = 2, memory: str = "2g") -> Cluster:
         time.sleep(0.3)
     worker = _start(
         "org.apache.spark.deploy.worker.Worker",
-        [f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--webui-port", str(port + 2), "--cores", str(cores),
-         "--memory", memory, "--work-dir", str(base / "work")],
+        [
+            f"spark://127.0.0.1:{port}",
+            "--host",
+            "127.0.0.1",
+            "--webui-port",
+            str(port + 2),
+            "--cores",
+            str(cores),
+            "--memory",
+            memory,
+            "--work-dir",
+            str(base / "work"),
+        ],
         base / "worker.log",
     )
     pid_file.write_text(json.dumps({"master": master, "worker": worker}))

@@ -7,7 +7,8 @@ need the three things below, so they never import Spark and their drivers are te
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Protocol
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 Task = Callable[[int], Iterable[str]]
 """``task(i)`` does slot ``i``'s work and yields its results, each serialized to one string (see the ``to_json`` /

@@ -68,7 +68,7 @@ class LiveCounts:
                 message = json.loads(data)
                 key = (str(message["topic"]), int(message["partition"]))
                 totals = (int(message["records"]), int(message["bytes"]))
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except (OSError, ValueError, KeyError, TypeError):  # closed socket or a stray datagram
                 continue
@@ -102,8 +102,9 @@ class LiveReporter:
             return
         self._last = now
         try:
-            self._socket.sendto(json.dumps({**self._message, "records": records, "bytes": nbytes}).encode(),
-                                self._address)
+            self._socket.sendto(
+                json.dumps({**self._message, "records": records, "bytes": nbytes}).encode(), self._address
+            )
         except OSError:
             pass
 

@@ -6,7 +6,8 @@ its plugins here skips configuration parsing, schema work and client set-up.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _CACHE: dict[str, Any] = {}
 

@@ -37,14 +37,14 @@ def _offsets_option(value: str | None, default: str) -> str | dict:
     try:
         return json.loads(value)
     except ValueError:
-        raise ValueError(f"offsets option must be earliest, latest or JSON like {{\"topic\":{{\"0\":42}}}}: {value!r}")
+        raise ValueError(f'offsets option must be earliest, latest or JSON like {{"topic":{{"0":42}}}}: {value!r}')
 
 
 def plan_ranges(options: dict[str, str]) -> list[tuple[str, int, int, int]]:
     """``(topic, partition, start, end)`` for every partition selected by the options (runs on the driver)."""
     from kafka_s3.io.kafka.admin import Admin
 
-    settings = {k[len("kafka."):]: v for k, v in options.items() if k.startswith("kafka.")}
+    settings = {k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}
     if "bootstrap.servers" not in settings:
         raise ValueError("option kafka.bootstrap.servers is required")
     admin = Admin(settings)
@@ -96,7 +96,7 @@ class KafkaTopicReader(DataSourceReader):
     def read(self, partition: KafkaRangePartition):
         from kafka_s3.io.kafka.reader import read_range
 
-        settings = {k[len("kafka."):]: v for k, v in self.options.items() if k.startswith("kafka.")}
+        settings = {k[len("kafka.") :]: v for k, v in self.options.items() if k.startswith("kafka.")}
         isolation = settings.pop("isolation.level", "read_committed")
         yield from read_range(
             settings, partition.topic, partition.partition, partition.start, partition.end, isolation_level=isolation
@@ -112,5 +112,6 @@ class KafkaTopicDataSource(DataSource):
         return RECORD_DDL
 
     def reader(self, schema) -> DataSourceReader:
-        return KafkaTopicReader({k.lower() if not k.lower().startswith("kafka.") else k: v
-                                 for k, v in dict(self.options).items()})
+        return KafkaTopicReader(
+            {k.lower() if not k.lower().startswith("kafka.") else k: v for k, v in dict(self.options).items()}
+        )

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from importlib import resources
-from typing import Mapping
 
 DEFAULT_MASTER = "local[*]"
 

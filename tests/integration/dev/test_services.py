@@ -35,8 +35,13 @@ def test_up_twice_is_one_instance_and_down_stops_it(private_services, tmp_path):
 
 def test_external_services_start_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("KAFKA_S3_SERVICES_DIR", str(tmp_path / "services"))
-    external = {"KAFKA_BOOTSTRAP_SERVERS": "kafka.example:9092", "AWS_ENDPOINT_URL_S3": "https://s3.example",
-                "AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "eu-west-1"}
+    external = {
+        "KAFKA_BOOTSTRAP_SERVERS": "kafka.example:9092",
+        "AWS_ENDPOINT_URL_S3": "https://s3.example",
+        "AWS_ACCESS_KEY_ID": "AKIA",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "AWS_REGION": "eu-west-1",
+    }
     settings = dev.ensure_up(external, quiet=True)
     assert settings.environ() == external
     assert dev.kafka_pid() is None and dev.s3_pid() is None

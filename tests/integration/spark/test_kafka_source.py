@@ -17,16 +17,27 @@ def _produce(bootstrap, topic, partitions, per_partition):
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
     for p in range(partitions):
         for i in range(per_partition):
-            producer.produce(topic, key=f"k{i}".encode(), value=f"v{p}-{i}".encode(), partition=p,
-                             headers=[("h", b"1"), ("h", b"2")], timestamp=1_700_000_000_000 + i)
+            producer.produce(
+                topic,
+                key=f"k{i}".encode(),
+                value=f"v{p}-{i}".encode(),
+                partition=p,
+                headers=[("h", b"1"), ("h", b"2")],
+                timestamp=1_700_000_000_000 + i,
+            )
     producer.flush()
 
 
 def test_kafka_source_reads_ranges_with_spark_kafka_columns(spark, kafka_bootstrap, fresh_topic):
     topic = fresh_topic(3)
     _produce(kafka_bootstrap, topic, 3, 50)
-    df = (spark.read.format("kafka-s3-topic").option("kafka.bootstrap.servers", kafka_bootstrap)
-          .option("subscribe", topic).option("startingOffsets", json.dumps({topic: {"1": 10}})).load())
+    df = (
+        spark.read.format("kafka-s3-topic")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", json.dumps({topic: {"1": 10}}))
+        .load()
+    )
     assert df.columns == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers"]
     counts = {r["partition"]: r["count"] for r in df.groupBy("partition").count().collect()}
     assert counts == {0: 50, 1: 40, 2: 50}
@@ -45,7 +56,8 @@ def test_standalone_cluster_runs_a_kafka_read_in_its_tasks(kafka_bootstrap, fres
     cluster = spark_cluster.up()
     try:
         script = tmp_path / "job.py"
-        script.write_text(textwrap.dedent(f"""
+        script.write_text(
+            textwrap.dedent(f"""
             import json, os
             from kafka_s3.spark.session import build_session
             spark = build_session({cluster.master_url!r}, "cluster smoke test")
@@ -56,7 +68,8 @@ def test_standalone_cluster_runs_a_kafka_read_in_its_tasks(kafka_bootstrap, fres
             executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
             print(json.dumps({{"counts": {{r["partition"]: r["count"] for r in rows}}, "executors": executors}}))
             spark.stop()
-        """))
+        """)
+        )
         out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr[-3000:]
         result = json.loads(out.stdout.strip().splitlines()[-1])

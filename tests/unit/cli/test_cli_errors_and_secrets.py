@@ -13,7 +13,7 @@ from kafka_s3.core.errors import ConfigError
 SECRETS = {
     "aws.secret.access.key": "AWS-SECRET-abc123",
     "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
-                        'password="JAAS-PASSWORD-xyz";',
+    'password="JAAS-PASSWORD-xyz";',
     "s3.sse.customer.key": "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=",
     "value.converter.basic.auth.user.info": "user:REGISTRY-PASSWORD-42",
     "consumer.override.ssl.key.password": "KEY-PASSWORD-7",
@@ -21,8 +21,16 @@ SECRETS = {
 
 
 def write(tmp_path, **extra) -> str:
-    props = {"name": "n", "topics": "t", "flush.size": "3", "s3.bucket.name": "b", "format.class": "json",
-             "aws.access.key.id": "AKIAEXAMPLE", **SECRETS, **extra}
+    props = {
+        "name": "n",
+        "topics": "t",
+        "flush.size": "3",
+        "s3.bucket.name": "b",
+        "format.class": "json",
+        "aws.access.key.id": "AKIAEXAMPLE",
+        **SECRETS,
+        **extra,
+    }
     path = tmp_path / "sink.properties"
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     return str(path)
@@ -32,8 +40,13 @@ def write(tmp_path, **extra) -> str:
 def test_config_show_hides_every_secret(tmp_path, capsys, as_json):
     assert main(["config", "show", "-c", write(tmp_path)] + (["--json"] if as_json else [])) == 0
     out, err = capsys.readouterr()
-    for secret in ("AWS-SECRET-abc123", "JAAS-PASSWORD-xyz", "MDEyMzQ1Njc4OTAxMjM0NTY3", "REGISTRY-PASSWORD-42",
-                   "KEY-PASSWORD-7"):
+    for secret in (
+        "AWS-SECRET-abc123",
+        "JAAS-PASSWORD-xyz",
+        "MDEyMzQ1Njc4OTAxMjM0NTY3",
+        "REGISTRY-PASSWORD-42",
+        "KEY-PASSWORD-7",
+    ):
         assert secret not in out + err, secret
     assert "AKIAEXAMPLE" in out  # an access key id is not a secret
     if as_json:

@@ -5,7 +5,9 @@ from hypothesis import strategies as st
 
 from kafka_s3.core import json_text
 
-ITEMS = st.lists(st.one_of(st.none(), st.integers(-2**63, 2**63 - 1), st.text(max_size=5)), max_size=3 * json_text.SLICE + 7)
+ITEMS = st.lists(
+    st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=5)), max_size=3 * json_text.SLICE + 7
+)
 
 
 @given(ITEMS)

@@ -38,7 +38,12 @@ def test_custom_delimiters_and_padding():
     key = layout.object_key("orders/region=eu", "orders", 12, 42, ".json.gz")
     assert key == "backups/kafka/orders/region=eu/orders_12_0042.json.gz"
     parsed = layout.parse(key, {".json.gz": "data"})
-    assert (parsed.topic, parsed.partition, parsed.start_offset, parsed.directory) == ("orders", 12, 42, "orders/region=eu")
+    assert (parsed.topic, parsed.partition, parsed.start_offset, parsed.directory) == (
+        "orders",
+        12,
+        42,
+        "orders/region=eu",
+    )
 
 
 def test_parse_ignores_other_extensions_and_other_prefixes():
@@ -75,4 +80,9 @@ def test_parse_inverts_build(topic, partition, offset, width, topics_dir, direct
     key = layout.object_key(f"{topic}/{directory}", topic, partition, offset, ".avro")
     parsed = layout.parse(key, EXTS)
     assert (parsed.topic, parsed.partition, parsed.start_offset, parsed.directory, parsed.kind) == (
-        topic, partition, offset, f"{topic}/{directory}", "data")
+        topic,
+        partition,
+        offset,
+        f"{topic}/{directory}",
+        "data",
+    )

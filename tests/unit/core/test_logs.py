@@ -8,8 +8,17 @@ from kafka_s3.core.config.sink import SINK
 
 
 def test_registered_secrets_are_scrubbed_from_log_records():
-    config = SINK.parse({"name": "n", "topics": "t", "flush.size": "1", "s3.bucket.name": "b", "format.class": "json",
-                         "aws.secret.access.key": "very-secret-value", "sasl.password": "hunter2-pass"})
+    config = SINK.parse(
+        {
+            "name": "n",
+            "topics": "t",
+            "flush.size": "1",
+            "s3.bucket.name": "b",
+            "format.class": "json",
+            "aws.secret.access.key": "very-secret-value",
+            "sasl.password": "hunter2-pass",
+        }
+    )
     logs.register_secrets(config.secret_values())
     stream = io.StringIO()
     logs.setup(stream=stream)

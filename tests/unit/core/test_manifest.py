@@ -7,7 +7,9 @@ from kafka_s3.io.stores.spec import StoreSpec
 
 
 def _manifest(start=0, end=2):
-    return Manifest("t", 0, start, end, (FileEntry("topics/t/partition=0/t+0+0000000000.json", "data", 3, start, end, 30),))
+    return Manifest(
+        "t", 0, start, end, (FileEntry("topics/t/partition=0/t+0+0000000000.json", "data", 3, start, end, 30),)
+    )
 
 
 def test_bytes_are_deterministic_and_round_trip():

@@ -21,9 +21,15 @@ def reference_cuts(records, policy: RotationPolicy, time_based: bool):
     for offset, enc, ts, nbytes, schema in records:
         rotate_before = False
         if count > 0:
-            if schema and schema != schemas.setdefault(enc, schema):  # "" (tombstones) fits any file
-                rotate_before = True
-            elif policy.rotate_interval_ms > 0 and time_based and (ts - base >= policy.rotate_interval_ms or enc != current_enc):
+            if (
+                schema
+                and schema != schemas.setdefault(enc, schema)
+                or (
+                    policy.rotate_interval_ms > 0
+                    and time_based
+                    and (ts - base >= policy.rotate_interval_ms or enc != current_enc)
+                )
+            ):  # "" (tombstones) fits any file
                 rotate_before = True
         if rotate_before:
             chunks.append(current)
@@ -51,7 +57,7 @@ def batched_cuts(records, policy: RotationPolicy, time_based: bool, batch_sizes)
     sizes_iter = iter(batch_sizes)
     while i < len(records):
         n = max(1, next(sizes_iter, 7))
-        batch = records[i:i + n]
+        batch = records[i : i + n]
         i += n
         offsets = np.array([r[0] for r in batch], dtype=np.int64)
         dictionary = sorted({r[1] for r in batch})
@@ -61,7 +67,7 @@ def batched_cuts(records, policy: RotationPolicy, time_based: bool, batch_sizes)
         schema_names = sorted({r[4] for r in batch})
         schema_codes = np.array([schema_names.index(r[4]) for r in batch]) if len(schema_names) > 1 else None
         for seg in rotator.split(offsets, codes, dictionary, timestamps, sizes, schema_codes, schema_names, 0):
-            current.extend(int(o) for o in offsets[seg.start:seg.end])
+            current.extend(int(o) for o in offsets[seg.start : seg.end])
             if seg.close:
                 chunks.append(current)
                 current = []
@@ -69,7 +75,9 @@ def batched_cuts(records, policy: RotationPolicy, time_based: bool, batch_sizes)
 
 
 record_lists = st.lists(
-    st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 5000), st.integers(0, 300), st.sampled_from(["s1", "s2", ""])),
+    st.tuples(
+        st.sampled_from(["a", "b", "c"]), st.integers(0, 5000), st.integers(0, 300), st.sampled_from(["s1", "s2", ""])
+    ),
     min_size=0,
     max_size=120,
 )
@@ -85,8 +93,13 @@ record_lists = st.lists(
     schema_varies=st.booleans(),
     batch_sizes=st.lists(st.integers(1, 20), max_size=40),
 )
-def test_batched_rotation_matches_record_by_record(rows, flush, interval, size_limit, time_based, schema_varies, batch_sizes):
-    records = [(o * 2 + 5, enc, ts, nbytes, schema if schema_varies else "s1") for o, (enc, ts, nbytes, schema) in enumerate(rows)]
+def test_batched_rotation_matches_record_by_record(
+    rows, flush, interval, size_limit, time_based, schema_varies, batch_sizes
+):
+    records = [
+        (o * 2 + 5, enc, ts, nbytes, schema if schema_varies else "s1")
+        for o, (enc, ts, nbytes, schema) in enumerate(rows)
+    ]
     policy = RotationPolicy(flush_size=flush, rotate_interval_ms=interval, rotate_size_bytes=size_limit)
     assert batched_cuts(records, policy, time_based, batch_sizes) == reference_cuts(records, policy, time_based)
 
@@ -137,7 +150,9 @@ def _ms(year, month, day, hour=0, minute=0, tz="UTC"):
 
 
 def test_next_scheduled_rotation_aligns_to_local_day():
-    policy = RotationPolicy(flush_size=10, rotate_schedule_interval_ms=3_600_000, timezone=ZoneInfo("America/Los_Angeles"))
+    policy = RotationPolicy(
+        flush_size=10, rotate_schedule_interval_ms=3_600_000, timezone=ZoneInfo("America/Los_Angeles")
+    )
     now = _ms(2024, 3, 5, 10, 17, "America/Los_Angeles")
     assert policy.next_scheduled_rotation(now) == _ms(2024, 3, 5, 11, 0, "America/Los_Angeles")
     # 7-hour schedule: 00:00, 07:00, 14:00, 21:00 then the next local midnight (not 04:00).

@@ -15,27 +15,59 @@ offsets = st.integers(min_value=0, max_value=2**62)
 maybe_offsets = st.none() | offsets
 text = st.text(max_size=20)
 kinds = st.sampled_from(["data", "keys", "headers", "index"])
-files = st.builds(FileEntry, key=text, kind=kinds, records=offsets, first_offset=offsets, last_offset=offsets,
-                  bytes=offsets, directory=text)
-manifests = st.builds(Manifest, topic=text, partition=st.integers(0, 10_000), start=offsets, end=offsets,
-                      files=st.lists(files, max_size=4).map(tuple))
+files = st.builds(
+    FileEntry,
+    key=text,
+    kind=kinds,
+    records=offsets,
+    first_offset=offsets,
+    last_offset=offsets,
+    bytes=offsets,
+    directory=text,
+)
+manifests = st.builds(
+    Manifest,
+    topic=text,
+    partition=st.integers(0, 10_000),
+    start=offsets,
+    end=offsets,
+    files=st.lists(files, max_size=4).map(tuple),
+)
 partition_results = st.builds(
     PartitionResult,
-    topic=text, partition=st.integers(0, 10_000), start=offsets, read_until=offsets, committed_offset=offsets,
+    topic=text,
+    partition=st.integers(0, 10_000),
+    start=offsets,
+    read_until=offsets,
+    committed_offset=offsets,
     chunks=st.lists(manifests, max_size=3).map(tuple),
     open_chunk=st.none() | st.builds(OpenChunk, start=offsets, records=offsets, first_timestamp=maybe_offsets),
-    records_in=offsets, replayed_files=offsets, read_bytes=offsets, error=st.none() | text,
+    records_in=offsets,
+    replayed_files=offsets,
+    read_bytes=offsets,
+    error=st.none() | text,
 )
 restore_results = st.builds(
     RestoreResult,
-    source_topic=text, source_partition=st.integers(0, 10_000), target_topic=text,
-    target_partition=st.integers(0, 10_000), resumed_from=maybe_offsets, progress=maybe_offsets, objects=offsets,
-    records=offsets, first_source_offset=maybe_offsets, last_source_offset=maybe_offsets,
-    first_target_offset=maybe_offsets, last_target_offset=maybe_offsets,
+    source_topic=text,
+    source_partition=st.integers(0, 10_000),
+    target_topic=text,
+    target_partition=st.integers(0, 10_000),
+    resumed_from=maybe_offsets,
+    progress=maybe_offsets,
+    objects=offsets,
+    records=offsets,
+    first_source_offset=maybe_offsets,
+    last_source_offset=maybe_offsets,
+    first_target_offset=maybe_offsets,
+    last_target_offset=maybe_offsets,
     problems=st.lists(st.builds(Problem, key=text, position=text, message=text), max_size=3).map(tuple),
-    gaps=st.lists(st.builds(Gap, topic=text, partition=st.integers(0, 100), first=offsets, last=offsets,
-                            before=text, after=text), max_size=3).map(tuple),
-    error=st.none() | text, seconds=st.floats(min_value=0, max_value=1e6),
+    gaps=st.lists(
+        st.builds(Gap, topic=text, partition=st.integers(0, 100), first=offsets, last=offsets, before=text, after=text),
+        max_size=3,
+    ).map(tuple),
+    error=st.none() | text,
+    seconds=st.floats(min_value=0, max_value=1e6),
 )
 
 

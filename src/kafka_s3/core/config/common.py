@@ -200,7 +200,9 @@ STORAGE = ConfigDef("storage").define(
         "S3",
         aliases=("s3.sse.key",),
     ),
-    Prop("s3.acl.canned", Type.STRING, "", "Canned ACL applied to written objects.", L, "S3", OneOf(("",) + CANNED_ACLS)),
+    Prop(
+        "s3.acl.canned", Type.STRING, "", "Canned ACL applied to written objects.", L, "S3", OneOf(("",) + CANNED_ACLS)
+    ),
     Prop(
         "s3.http.send.expect.continue",
         Type.BOOLEAN,
@@ -434,7 +436,15 @@ PARTITIONER = ConfigDef("partitioner").define(
         M,
         "Partitioner",
     ),
-    Prop("locale", Type.STRING, "", "Locale of time formatting (e.g. en-US).", M, "Partitioner", Check(_locale_error, "a locale tag")),
+    Prop(
+        "locale",
+        Type.STRING,
+        "",
+        "Locale of time formatting (e.g. en-US).",
+        M,
+        "Partitioner",
+        Check(_locale_error, "a locale tag"),
+    ),
     Prop(
         "timezone",
         Type.STRING,

@@ -40,8 +40,9 @@ Errors are :class:`~kafka_s3.core.errors.ConfigError` naming ``connect.s3.kcql``
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from kafka_s3.core.errors import ConfigError
 
@@ -49,8 +50,11 @@ KCQL_KEY = "connect.s3.kcql"
 DEFAULT_FLUSH_COUNT = "50000"
 STORE_AS = {"AVRO": "avro", "PARQUET": "parquet", "JSON": "json", "TEXT": "bytearray", "BYTES": "bytearray"}
 PARTITIONER_STYLES = ("KeysAndValues", "Values")
-NUMBER_CLAUSES = {"WITH_FLUSH_SIZE": "flush_size", "WITH_FLUSH_INTERVAL": "flush_interval",
-                  "WITH_FLUSH_COUNT": "flush_count"}
+NUMBER_CLAUSES = {
+    "WITH_FLUSH_SIZE": "flush_size",
+    "WITH_FLUSH_INTERVAL": "flush_interval",
+    "WITH_FLUSH_COUNT": "flush_count",
+}
 CLAUSES = ("PARTITIONBY", "STOREAS", "WITHPARTITIONER", *NUMBER_CLAUSES)
 
 _WORD = re.compile(r"[A-Za-z0-9_.\-/]+")
@@ -134,8 +138,11 @@ class Statement:
         if self.store_as:
             props["format.class"] = self.store_as
         elif not raw.get("format.class"):
-            raise error(self.topic_token, f"the statement for topic {self.topic!r} has no STOREAS and format.class is "
-                                          "not set: add e.g. STOREAS JSON")
+            raise error(
+                self.topic_token,
+                f"the statement for topic {self.topic!r} has no STOREAS and format.class is "
+                "not set: add e.g. STOREAS JSON",
+            )
         if self.flush_count is not None:
             props["flush.size"] = str(self.flush_count)
         elif not raw.get("flush.size"):
@@ -232,8 +239,9 @@ class _Parser:
         if "WITHPARTITIONER" in seen and "PARTITIONBY" not in seen:
             raise error(seen["WITHPARTITIONER"], "WITHPARTITIONER needs a PARTITIONBY clause")
         end = self.token.index
-        return Statement(self.source[first.index : end].strip(), bucket, prefix, topic_token.text, topic_token,
-                         **values)
+        return Statement(
+            self.source[first.index : end].strip(), bucket, prefix, topic_token.text, topic_token, **values
+        )
 
     def partition_fields(self) -> tuple[str, ...]:
         parenthesised = self.punctuation("(")
@@ -263,8 +271,11 @@ class _Parser:
         try:
             return import_object(FORMATS).canonical(token.text)
         except ConfigError:
-            raise error(token, f"STOREAS {token.text} is not a format kafka-s3 writes (AVRO, PARQUET, JSON, TEXT, BYTES, "
-                               "or a kafka-s3 format name such as block_gzip)") from None
+            raise error(
+                token,
+                f"STOREAS {token.text} is not a format kafka-s3 writes (AVRO, PARQUET, JSON, TEXT, BYTES, "
+                "or a kafka-s3 format name such as block_gzip)",
+            ) from None
 
     def partitioner_style(self) -> str:
         self.punctuation("=")

@@ -10,8 +10,9 @@ import io
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.errors import ConfigError
@@ -53,7 +54,7 @@ def raw_from_rest_json(doc: Any, origin: str = "JSON") -> dict[str, str]:
         raise ConfigError(f"{origin}: expected a JSON object")
     config = doc.get("config", doc)
     if not isinstance(config, dict):
-        raise ConfigError(f"{origin}: \"config\" must be a JSON object")
+        raise ConfigError(f'{origin}: "config" must be a JSON object')
     raw = {str(k): _json_scalar(v) for k, v in config.items()}
     if "name" in doc and "config" in doc:
         raw.setdefault("name", str(doc["name"]))
@@ -98,8 +99,12 @@ def interpolate(raw: Mapping[str, str], environ: Mapping[str, str] | None = None
             try:
                 return target.read_text(encoding="utf-8")
             except OSError as exc:
-                raise ConfigError(f"{key}: cannot read {target} referenced by a ${{directory:...}}: {exc.strerror}", key)
-        raise ConfigError(f"{key}: unknown config provider {provider!r} in {match.group(0)} (env, file, directory)", key)
+                raise ConfigError(
+                    f"{key}: cannot read {target} referenced by a ${{directory:...}}: {exc.strerror}", key
+                )
+        raise ConfigError(
+            f"{key}: unknown config provider {provider!r} in {match.group(0)} (env, file, directory)", key
+        )
 
     return {k: _REFERENCE.sub(lambda m, k=k: resolve(k, m), v) if isinstance(v, str) else v for k, v in raw.items()}
 

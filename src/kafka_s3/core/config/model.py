@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from kafka_s3.core.errors import ConfigError
 
@@ -251,18 +252,18 @@ class ConfigDef:
     # Key prefixes handled elsewhere (converter settings, transforms, client overrides...).
     passthrough_prefixes: tuple[str, ...] = ()
     # Cross-property checks, run after every property parsed.
-    checks: list[Callable[["Config"], None]] = field(default_factory=list)
+    checks: list[Callable[[Config], None]] = field(default_factory=list)
     # Rewrites of the raw settings before anything is parsed (e.g. KCQL statements expanded into properties).
     preprocessors: list[Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=list)
 
-    def define(self, *props: Prop) -> "ConfigDef":
+    def define(self, *props: Prop) -> ConfigDef:
         for p in props:
             if p.key in self.props:
                 raise ValueError(f"duplicate property {p.key}")
             self.props[p.key] = p
         return self
 
-    def include(self, other: "ConfigDef") -> "ConfigDef":
+    def include(self, other: ConfigDef) -> ConfigDef:
         for p in other.props.values():
             if p.key not in self.props:
                 self.props[p.key] = p
@@ -282,7 +283,7 @@ class ConfigDef:
                 seen.append(p.group)
         return seen
 
-    def parse(self, raw: Mapping[str, Any], *, strict_required: bool = True) -> "Config":
+    def parse(self, raw: Mapping[str, Any], *, strict_required: bool = True) -> Config:
         """Type and validate ``raw`` (already interpolated). Unknown keys become warnings, never silent."""
         for preprocess in self.preprocessors:
             raw = preprocess(dict(raw))
@@ -302,7 +303,7 @@ class ConfigDef:
                 values[key] = prop.parse(originals[key])
             elif prop.required:
                 if strict_required:
-                    raise ConfigError(f"Missing required configuration \"{key}\" which has no default value.", key=key)
+                    raise ConfigError(f'Missing required configuration "{key}" which has no default value.', key=key)
                 values[key] = None
             else:
                 values[key] = prop.default_value()
@@ -361,9 +362,9 @@ class Config(Mapping[str, Any]):
     def with_prefix(self, prefix: str, strip: bool = True) -> dict[str, str]:
         """Every original (or extra) key under ``prefix``, e.g. ``value.converter.`` settings."""
         merged = {**self.originals}
-        return {(k[len(prefix):] if strip else k): v for k, v in merged.items() if k.startswith(prefix)}
+        return {(k[len(prefix) :] if strip else k): v for k, v in merged.items() if k.startswith(prefix)}
 
-    def replace(self, **updates: Any) -> "Config":
+    def replace(self, **updates: Any) -> Config:
         """A copy with some typed values replaced (CLI flags overriding the file)."""
         values = dict(self._values)
         originals = dict(self.originals)
@@ -408,7 +409,9 @@ def render_value(key: str, value: Any, secret: bool) -> str:
 def redact_mapping(settings: Mapping[str, Any], extra_secret_keys: Iterable[str] = ()) -> dict[str, Any]:
     """A copy of a flat settings map (e.g. librdkafka config) with secret values hidden."""
     extra = set(extra_secret_keys)
-    return {k: (REDACTED if (is_secret_key(k) or k in extra) and v not in (None, "") else v) for k, v in settings.items()}
+    return {
+        k: (REDACTED if (is_secret_key(k) or k in extra) and v not in (None, "") else v) for k, v in settings.items()
+    }
 
 
 def require_one_of(*keys: str) -> Callable[[Config], None]:

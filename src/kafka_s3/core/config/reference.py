@@ -1,8 +1,7 @@
-"""The README's configuration reference, generated from the property definitions.
+"""The configuration reference (``docs/configuration.md``), generated from the property definitions.
 
-``python -m kafka_s3.core.config.reference`` prints it; ``--update README.md`` rewrites the block between the
-``<!-- config-reference:start -->`` and ``<!-- config-reference:end -->`` markers. A unit test fails when the README
-is out of date, so the reference can never drift from the code.
+``python -m kafka_s3.core.config.reference`` prints it; ``--write docs/configuration.md`` rewrites the file. A unit
+test fails when the file is out of date, so the reference can never drift from the code.
 """
 
 from __future__ import annotations
@@ -12,8 +11,16 @@ from pathlib import Path
 
 from kafka_s3.core.config.model import REQUIRED, ConfigDef, Prop
 
-START = "<!-- config-reference:start -->"
-END = "<!-- config-reference:end -->"
+HEADER = """# Configuration reference
+
+<!-- Generated from the property definitions by `python -m kafka_s3.core.config.reference --write
+docs/configuration.md`; a unit test fails when it is stale. Do not edit by hand. -->
+
+One file configures both directions: a backup reads the sink properties, a restore the source properties (the
+connection, storage and format keys are shared). Confluent's property names, defaults and class names are accepted
+unchanged; properties marked *(kafka-s3)* are this project's additions.
+
+"""
 
 
 def _default(prop: Prop) -> str:
@@ -34,7 +41,12 @@ def render_definition(definition: ConfigDef, title: str, skip: set[str] = frozen
         props = [p for p in definition.props.values() if p.group == group and p.key not in skip]
         if not props:
             continue
-        lines += [f"**{group}**", "", "| property | type | default | valid values | description |", "|---|---|---|---|---|"]
+        lines += [
+            f"**{group}**",
+            "",
+            "| property | type | default | valid values | description |",
+            "|---|---|---|---|---|",
+        ]
         for p in props:
             valid = p.validator.describe() if p.validator else ""
             marker = " *(kafka-s3)*" if p.origin == "kafka-s3" else ""
@@ -55,7 +67,8 @@ def render() -> str:
         render_definition(SINK, "Backup (sink) properties"),
         render_definition(SOURCE, "Restore (source) properties (in addition to the shared ones above)", shared),
         "Keys accepted and ignored with a warning (no effect in kafka-s3): "
-        + ", ".join(f"`{k}`" for k in sorted(SINK.unsupported)) + ".",
+        + ", ".join(f"`{k}`" for k in sorted(SINK.unsupported))
+        + ".",
         "",
         "Pass-through prefixes: `key.converter.*`, `value.converter.*` (converter settings), `consumer.*`, "
         "`producer.*`, `admin.*` and their `*.override.*` forms (librdkafka settings, as Kafka Connect layers them), "
@@ -64,20 +77,21 @@ def render() -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def update(path: Path) -> bool:
-    text = path.read_text()
-    if START not in text or END not in text:
-        raise SystemExit(f"{path} has no {START} ... {END} block")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    new = f"{head}{START}\n{render()}{END}{tail}"
-    changed = new != text
+def document() -> str:
+    """The whole ``docs/configuration.md`` page."""
+    return HEADER + render()
+
+
+def write(path: Path) -> bool:
+    """Write the page; returns whether it changed."""
+    new = document()
+    changed = not path.exists() or path.read_text() != new
     path.write_text(new)
     return changed
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--update":
-        print("updated" if update(Path(sys.argv[2])) else "up to date")
+    if len(sys.argv) == 3 and sys.argv[1] == "--write":
+        print("updated" if write(Path(sys.argv[2])) else "up to date")
     else:
-        print(render())
+        print(document())

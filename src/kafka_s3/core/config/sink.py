@@ -27,7 +27,11 @@ from kafka_s3.core.errors import ConfigError
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 MiB = 1024 * 1024
 
-SINK_CONNECTOR_CLASSES = ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector", "kafka_s3.pipelines.backup.driver")
+SINK_CONNECTOR_CLASSES = (
+    "io.confluent.connect.s3.S3SinkConnector",
+    "S3SinkConnector",
+    "kafka_s3.pipelines.backup.driver",
+)
 # Other S3 sinks whose files kafka-s3 runs: DeviantArt's (block_gzip, its property names) and Lenses' (KCQL).
 OTHER_SINK_CLASSES = (
     "com.deviantart.kafka_connect_s3.S3SinkConnector",

@@ -30,10 +30,14 @@ from kafka_s3.core.errors import ConfigError
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
 SOURCE_CONNECTOR_CLASSES = (
-    "io.confluent.connect.s3.source.S3SourceConnector",
-    "S3SourceConnector",
-    "kafka_s3.pipelines.restore.driver",
-) + ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector") + OTHER_SINK_CLASSES  # a backup's file restores its own data
+    (
+        "io.confluent.connect.s3.source.S3SourceConnector",
+        "S3SourceConnector",
+        "kafka_s3.pipelines.restore.driver",
+    )
+    + ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector")
+    + OTHER_SINK_CLASSES
+)  # a backup's file restores its own data
 
 
 def _check_source(config: Config) -> None:

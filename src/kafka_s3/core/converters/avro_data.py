@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Callable
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import fastavro
 import orjson
@@ -377,8 +378,11 @@ def _default(schema: Any, value: Any) -> Any:
                 raise ValueError("a union whose first branch is null can only default to null")
             return None
         inner = _default(first, value)
-        return {member_name(first): inner, **{member_name(b): None for b in non_null(schema)[1:]}} \
-            if is_general_union(schema) else inner
+        return (
+            {member_name(first): inner, **{member_name(b): None for b in non_null(schema)[1:]}}
+            if is_general_union(schema)
+            else inner
+        )
     typ = type_name(schema)
     logical = logical_type(schema)
     if logical == "decimal":

@@ -8,8 +8,9 @@ of raw bytes into a :class:`Logical` column (and back, for restores). Formats an
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
 
 import pyarrow as pa
 
@@ -51,10 +52,10 @@ class Logical:
     def __len__(self) -> int:
         return len(self.array)
 
-    def slice(self, offset: int, length: int) -> "Logical":
+    def slice(self, offset: int, length: int) -> Logical:
         return Logical(self.kind, self.array.slice(offset, length), self.schema)
 
-    def take(self, indices: pa.Array) -> "Logical":
+    def take(self, indices: pa.Array) -> Logical:
         return Logical(self.kind, self.array.take(indices), self.schema)
 
 
@@ -69,7 +70,7 @@ class Converted:
     runs: list[tuple[int, Logical]] = field(default_factory=list)  # (first row index, values)
 
     @staticmethod
-    def single(values: Logical) -> "Converted":
+    def single(values: Logical) -> Converted:
         return Converted([(0, values)])
 
 

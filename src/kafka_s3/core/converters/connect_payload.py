@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import binascii
 import datetime as dt
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import orjson

@@ -15,9 +15,10 @@ from __future__ import annotations
 import binascii
 import datetime as dt
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -99,10 +100,10 @@ class ConnectSchema:
     doc: str | None = None
     parameters: Mapping[str, str] | None = None
     default: Any = None
-    fields: tuple[tuple[str, "ConnectSchema"], ...] = ()
-    items: "ConnectSchema | None" = None
-    keys: "ConnectSchema | None" = None
-    values: "ConnectSchema | None" = None
+    fields: tuple[tuple[str, ConnectSchema], ...] = ()
+    items: ConnectSchema | None = None
+    keys: ConnectSchema | None = None
+    values: ConnectSchema | None = None
 
     @property
     def logical(self) -> str | None:
@@ -116,7 +117,7 @@ class ConnectSchema:
 
     # ------------------------------------------------------------------------------------------------ Connect JSON
     @classmethod
-    def from_json(cls, obj: Any) -> "ConnectSchema":
+    def from_json(cls, obj: Any) -> ConnectSchema:
         """Parse the ``schema`` of a JsonConverter envelope."""
         if not isinstance(obj, dict):
             raise SchemaError(f"a Connect schema must be a JSON object, got {_describe(obj)}")
@@ -215,7 +216,7 @@ class ConnectSchema:
         return _AvroSchemaBuilder().build(self)
 
     @classmethod
-    def from_avro(cls, avro: Any, arrow: pa.DataType | None = None) -> "ConnectSchema":
+    def from_avro(cls, avro: Any, arrow: pa.DataType | None = None) -> ConnectSchema:
         """The Connect schema of Avro data, as AvroData reads it back.
 
         Avro has no int8/int16: ``arrow`` (the values' Arrow type, when known) restores those widths.
@@ -479,5 +480,3 @@ def decimal_bytes(value: Decimal) -> bytes:
         unscaled *= 10**exponent
     length = (unscaled if unscaled >= 0 else ~unscaled).bit_length() // 8 + 1
     return unscaled.to_bytes(length, "big", signed=True)
-
-

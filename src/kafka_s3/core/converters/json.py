@@ -9,8 +9,9 @@ consecutive records sharing a schema form one run.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
 import orjson
 import pyarrow as pa

@@ -6,7 +6,8 @@ depend only on its records. Reading uses fastavro, so files written by Confluent
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import fastavro
 import orjson
@@ -53,7 +54,7 @@ class AvroFormat(Format):
     name = "avro"
 
     def __init__(
-        self, config: "Config", role: Role = "value", converter: "Converter | None" = None, envelope: bool = False
+        self, config: Config, role: Role = "value", converter: Converter | None = None, envelope: bool = False
     ):
         super().__init__(config, role, converter, envelope)
         require_schema_converter(self)
@@ -104,8 +105,9 @@ class AvroFormat(Format):
             if kind is not None:
                 logical = Logical(kind, pa.array(datums, pa.binary() if kind == "bytes" else pa.string()))
             else:
-                logical = Logical("struct", datums_array(datums, expanded, value_schema.arrow, named_tuples),
-                                  value_schema)
+                logical = Logical(
+                    "struct", datums_array(datums, expanded, value_schema.arrow, named_tuples), value_schema
+                )
             return restored_batch(self, ctx.topic, logical)
 
         return to_batch

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, Iterator, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import pyarrow as pa
 
@@ -54,7 +55,7 @@ class FormatWriter(ABC):
     """Writes the records of one object, batch after batch, into a binary sink."""
 
     @abstractmethod
-    def write(self, records: pa.RecordBatch, values: "Logical | None") -> None:
+    def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
         """Append records (``RECORD_SCHEMA`` rows, in offset order).
 
         ``values`` are the converted values of the same rows for the ``value`` role, the converted keys for the
@@ -86,9 +87,9 @@ class Format(ABC):
 
     def __init__(
         self,
-        config: "Config",
+        config: Config,
         role: Role = "value",
-        converter: "Converter | None" = None,
+        converter: Converter | None = None,
         envelope: bool = False,
     ):
         self.config = config
@@ -114,7 +115,6 @@ class Format(ABC):
         the restore fills them from the object name and sidecars. Bad bytes raise
         :class:`~kafka_s3.core.errors.FormatError` naming ``ctx.object_key`` and the position.
         """
-
 
 
 class IndexedFormat(Format):

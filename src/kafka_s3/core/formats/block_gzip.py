@@ -22,7 +22,8 @@ data, as DeviantArt's was.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -56,7 +57,7 @@ class BlockGzipFormat(IndexedFormat):
     name = "block_gzip"
 
     def __init__(
-        self, config: "Config", role: Role = "value", converter: "Converter | None" = None, envelope: bool = False
+        self, config: Config, role: Role = "value", converter: Converter | None = None, envelope: bool = False
     ):
         super().__init__(config, role, converter, envelope)
         if envelope:
@@ -88,7 +89,7 @@ class BlockGzipFormat(IndexedFormat):
     def extension(self) -> str:
         return ".gz"
 
-    def writer(self, sink: BinaryIO, ctx: FileContext) -> "BlockGzipWriter":
+    def writer(self, sink: BinaryIO, ctx: FileContext) -> BlockGzipWriter:
         return BlockGzipWriter(sink, self.level, self.block_size, self.column)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
@@ -144,7 +145,7 @@ class BlockGzipWriter(FormatWriter):
         self._chunks: list[dict[str, int]] = []
         self._closed = False
 
-    def write(self, records: pa.RecordBatch, values: "Logical | None") -> None:
+    def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
         if not len(records):
             return
         raw = records.column(self._column)

@@ -7,7 +7,8 @@ value is written as an empty record (the format cannot tell them apart).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, BinaryIO
 
 import pyarrow as pa
 
@@ -43,7 +44,7 @@ class ByteArrayFormat(Format):
     name = "bytearray"
 
     def __init__(
-        self, config: "Config", role: Role = "value", converter: "Converter | None" = None, envelope: bool = False
+        self, config: Config, role: Role = "value", converter: Converter | None = None, envelope: bool = False
     ):
         super().__init__(config, role, converter, envelope)
         if envelope:
@@ -71,7 +72,7 @@ class ByteArrayFormat(Format):
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
         return StreamWriter(sink, self.compression, self.level, self._render)
 
-    def _render(self, records: pa.RecordBatch, values: "Logical | None") -> memoryview:
+    def _render(self, records: pa.RecordBatch, values: Logical | None) -> memoryview:
         raw = records.column(self.column)
         return joined(raw.fill_null(pa.scalar(b"", raw.type)), self.separator)
 
@@ -81,6 +82,7 @@ class ByteArrayFormat(Format):
                 f"{SEPARATOR_KEY} is empty: records written without a separator cannot be split apart again",
                 key=SEPARATOR_KEY,
             )
-        for records in split_arrays(decompressed(source, self.compression, ctx.object_key), self.separator,
-                                    READ_BATCH_BYTES):
+        for records in split_arrays(
+            decompressed(source, self.compression, ctx.object_key), self.separator, READ_BATCH_BYTES
+        ):
             yield role_batch(len(records), **{self.column: records.cast(pa.binary())})

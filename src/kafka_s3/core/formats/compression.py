@@ -15,7 +15,8 @@ from __future__ import annotations
 import bz2
 import lzma
 import zlib
-from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, BinaryIO
 
 import cramjam
 import pyarrow as pa
@@ -47,7 +48,7 @@ def _deflate_level(level: int) -> int:
     return FAST_DEFLATE_LEVEL if level == DEFAULT_LEVEL else level
 
 
-def stream_settings(config: "Config") -> tuple[str, int]:
+def stream_settings(config: Config) -> tuple[str, int]:
     """``(s3.compression.type, s3.compression.level)``, the level checked against the chosen algorithm."""
     compression, level = config["s3.compression.type"], config[LEVEL_KEY]
     if compression == "gzip" and level > 9:
@@ -157,7 +158,7 @@ class StreamWriter(FormatWriter):
         self._out = CompressingSink(sink, compression, level)
         self._render = render
 
-    def write(self, records: pa.RecordBatch, values: "Logical | None") -> None:
+    def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
         if len(records):
             self._out.write(self._render(records, values))
 

@@ -100,7 +100,7 @@ def role_batch(length: int, **columns: pa.Array) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=RECORD_SCHEMA)
 
 
-def restored_batch(fmt: "Format", topic: str, values: Logical) -> pa.RecordBatch:
+def restored_batch(fmt: Format, topic: str, values: Logical) -> pa.RecordBatch:
     """Values read back from an object, encoded to Kafka bytes by the role's converter, in the role's column.
 
     Without a converter the values are raw bytes, as ByteArrayConverter (the default) gives them.
@@ -148,7 +148,7 @@ def _nulls_like(values: Logical, length: int) -> Logical:
     return Logical(values.kind, pa.array([None] * length, values.array.type), values.schema)
 
 
-def value_avro_schema(values: Logical, fmt: "Format") -> Any:
+def value_avro_schema(values: Logical, fmt: Format) -> Any:
     """The Avro schema of converted values: Connect's optional bytes/string schemas, or the value schema."""
     if values.kind == "bytes":
         return OPTIONAL_BYTES
@@ -187,7 +187,7 @@ def avro_value_schema(avro: Any, arrow: pa.DataType | None = None) -> ValueSchem
     return ValueSchema(avro=avro, arrow=arrow, fingerprint=fingerprint(avro), name=name)
 
 
-def schema_needed_message(fmt: "Format") -> str:
+def schema_needed_message(fmt: Format) -> str:
     format_key, converter_key = (
         ("keys.format.class", "key.converter")
         if fmt.role == "keys"
@@ -204,7 +204,7 @@ def schema_needed_message(fmt: "Format") -> str:
     )
 
 
-def require_schema_converter(fmt: "Format") -> None:
+def require_schema_converter(fmt: Format) -> None:
     """Fail at configuration time when a typed format meets schemaless JSON, rather than at the first record."""
     from kafka_s3.core.converters.json import JsonConverter
 

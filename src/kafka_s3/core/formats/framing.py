@@ -6,7 +6,7 @@ batched, so a re-run that batches differently still writes the identical object.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa

@@ -8,7 +8,8 @@ is written as UTF-8, not escaped, as Jackson does.
 from __future__ import annotations
 
 import binascii
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 import pyarrow as pa
@@ -54,7 +55,7 @@ class JsonFormat(Format):
     name = "json"
 
     def __init__(
-        self, config: "Config", role: Role = "value", converter: "Converter | None" = None, envelope: bool = False
+        self, config: Config, role: Role = "value", converter: Converter | None = None, envelope: bool = False
     ):
         super().__init__(config, role, converter, envelope)
         self.compression, self.level = stream_settings(config)
@@ -146,7 +147,7 @@ def _render_envelope(record: tuple) -> bytes:
     )
 
 
-def _line_kind(converter: "Converter | None") -> Kind:
+def _line_kind(converter: Converter | None) -> Kind:
     """What a value line holds, given the converter that produced it: base64 bytes, a string, or JSON."""
     if converter is None or isinstance(converter, ByteArrayConverter):
         return "bytes"

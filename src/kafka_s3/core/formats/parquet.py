@@ -9,7 +9,8 @@ depend on batching.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 import orjson
@@ -56,7 +57,7 @@ class ParquetFormat(Format):
     name = "parquet"
 
     def __init__(
-        self, config: "Config", role: Role = "value", converter: "Converter | None" = None, envelope: bool = False
+        self, config: Config, role: Role = "value", converter: Converter | None = None, envelope: bool = False
     ):
         super().__init__(config, role, converter, envelope)
         require_schema_converter(self)

@@ -28,19 +28,19 @@ class Partitioner(ABC):
     #: envelope mode, which otherwise stores raw bytes without converting them.
     uses_values: bool = False
 
-    def __init__(self, config: "Config"):
+    def __init__(self, config: Config):
         self.config = config
         self.directory_delim: str = config.get("directory.delim", "/")
 
     @abstractmethod
-    def encode(self, records: pa.RecordBatch, values: "Logical", now_ms: int) -> pa.Array:
+    def encode(self, records: pa.RecordBatch, values: Logical, now_ms: int) -> pa.Array:
         """The encoded partition (``string``) of every row. ``now_ms`` is the wall clock for Wallclock extractors.
 
         Raise :class:`~kafka_s3.core.errors.PartitionerError` naming the offset when a record cannot be partitioned
         (missing field, null timestamp...).
         """
 
-    def timestamps(self, records: pa.RecordBatch, values: "Logical", now_ms: int) -> np.ndarray | None:
+    def timestamps(self, records: pa.RecordBatch, values: Logical, now_ms: int) -> np.ndarray | None:
         """Per-row timestamps (int64 ms) for ``rotate.interval.ms``; ``None`` for partitioners that are not time based
         (Confluent ignores ``rotate.interval.ms`` for them)."""
         return None

@@ -10,8 +10,8 @@ the width (numbers) or the style (text), every other character is literal text, 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Callable, Iterator
 
 from kafka_s3.core.errors import ConfigError
 
@@ -24,8 +24,18 @@ Formatter = Callable[[datetime], str]
 
 # English calendar text (Java's DateFormatSymbols for "en"); Joda numbers days from Monday.
 MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 ERA = "AD"  # every year from 1 to 9999

@@ -52,13 +52,13 @@ class Field:
 def parse_field(name: str) -> Field:
     lowered = name.lower()
     if lowered.startswith(HEADER_PREFIX):
-        return Field(name, "header", name[len(HEADER_PREFIX):])
+        return Field(name, "header", name[len(HEADER_PREFIX) :])
     if lowered == KEY_FIELD:
         return Field(name, "key", "")
     if lowered.startswith(KEY_FIELD + "."):
-        return Field(name, "key", name[len(KEY_FIELD) + 1:])
+        return Field(name, "key", name[len(KEY_FIELD) + 1 :])
     if lowered.startswith(VALUE_PREFIX):
-        return Field(name, "value", name[len(VALUE_PREFIX):])
+        return Field(name, "value", name[len(VALUE_PREFIX) :])
     return Field(name, "value", name)
 
 

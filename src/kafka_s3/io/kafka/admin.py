@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from kafka_s3.core.errors import KafkaError
 

@@ -8,7 +8,7 @@ moved past ``start`` (reported, never silently skipped). This runs inside Spark 
 from __future__ import annotations
 
 import time
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -105,8 +105,10 @@ def _out_of_range(consumer, tp, position: int, reason: str) -> str:
     except Exception:  # the broker is unreachable now: say what the fetch said
         return f"{where}: offset {position} is out of range: {reason}"
     if position < low:
-        return (f"{where}: offset {position} is no longer in the log, which starts at {low} (deleted by retention or "
-                "DeleteRecords before it was backed up)")
+        return (
+            f"{where}: offset {position} is no longer in the log, which starts at {low} (deleted by retention or "
+            "DeleteRecords before it was backed up)"
+        )
     return f"{where}: offset {position} is past the end of the log ({high}): {reason}"
 
 

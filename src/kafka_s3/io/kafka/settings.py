@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Literal, Mapping
+from collections.abc import Mapping
+from typing import Literal
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError
@@ -65,7 +66,7 @@ def translate_jaas(jaas: str) -> dict[str, str]:
         )
     options = dict(_JAAS_OPTION.findall(jaas))
     if "username" not in options or "password" not in options:
-        raise ConfigError("sasl.jaas.config must contain username=\"...\" and password=\"...\"", key="sasl.jaas.config")
+        raise ConfigError('sasl.jaas.config must contain username="..." and password="..."', key="sasl.jaas.config")
     return {"sasl.username": options["username"], "sasl.password": options["password"]}
 
 
@@ -105,9 +106,12 @@ def client_settings(
         base.pop("security.protocol", None)
     settings = _normalise(base, "", warn)
     worker_prefix, override_prefix = f"{role}.", f"{role}.override."
-    worker = {k[len(worker_prefix):]: v for k, v in originals.items()
-              if k.startswith(worker_prefix) and not k.startswith(override_prefix)}
-    override = {k[len(override_prefix):]: v for k, v in originals.items() if k.startswith(override_prefix)}
+    worker = {
+        k[len(worker_prefix) :]: v
+        for k, v in originals.items()
+        if k.startswith(worker_prefix) and not k.startswith(override_prefix)
+    }
+    override = {k[len(override_prefix) :]: v for k, v in originals.items() if k.startswith(override_prefix)}
     settings.update(_normalise(worker, worker_prefix, warn))
     settings.update(_normalise(override, override_prefix, warn))
     return settings

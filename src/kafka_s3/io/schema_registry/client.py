@@ -29,7 +29,8 @@ import os
 import shutil
 import tempfile
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from kafka_s3.core.errors import ConfigError, KafkaS3Error
 
@@ -83,8 +84,10 @@ def boolean(settings: Mapping[str, str], name: str, default: bool, prefix: str) 
         return default
     text = str(raw).strip().lower()
     if text not in ("true", "false"):
-        raise ConfigError(f"Invalid value {raw!r} for configuration {prefix}{name}: Expected value to be either true "
-                          "or false", key=prefix + name)
+        raise ConfigError(
+            f"Invalid value {raw!r} for configuration {prefix}{name}: Expected value to be either true or false",
+            key=prefix + name,
+        )
     return text == "true"
 
 
@@ -92,31 +95,45 @@ def client_config(settings: Mapping[str, str], prefix: str) -> dict[str, Any]:
     """The confluent-kafka ``SchemaRegistryClient`` configuration for Confluent converter settings."""
     url = str(settings.get("schema.registry.url", "")).strip()
     if not url:
-        raise ConfigError(f"Missing required configuration \"{prefix}schema.registry.url\" which has no default "
-                          "value (AvroConverter reads schemas from a Schema Registry)", key=prefix + "schema.registry.url")
+        raise ConfigError(
+            f'Missing required configuration "{prefix}schema.registry.url" which has no default '
+            "value (AvroConverter reads schemas from a Schema Registry)",
+            key=prefix + "schema.registry.url",
+        )
     conf: dict[str, Any] = {"url": url}
     source = str(settings.get("basic.auth.credentials.source", "URL")).strip().upper()
     if source not in CREDENTIAL_SOURCES:
-        raise ConfigError(f"Invalid value {source!r} for configuration {prefix}basic.auth.credentials.source: expected "
-                          "one of URL, USER_INFO, SASL_INHERIT", key=prefix + "basic.auth.credentials.source")
+        raise ConfigError(
+            f"Invalid value {source!r} for configuration {prefix}basic.auth.credentials.source: expected "
+            "one of URL, USER_INFO, SASL_INHERIT",
+            key=prefix + "basic.auth.credentials.source",
+        )
     user_info = settings.get("basic.auth.user.info") or settings.get("schema.registry.basic.auth.user.info")
     if source == "USER_INFO":
         if not user_info or ":" not in str(user_info):
-            raise ConfigError(f"{prefix}basic.auth.credentials.source=USER_INFO needs {prefix}basic.auth.user.info="
-                              "<user>:<password>", key=prefix + "basic.auth.user.info")
+            raise ConfigError(
+                f"{prefix}basic.auth.credentials.source=USER_INFO needs {prefix}basic.auth.user.info=<user>:<password>",
+                key=prefix + "basic.auth.user.info",
+            )
         conf["basic.auth.user.info"] = str(user_info)
     elif source == "SASL_INHERIT":
         from kafka_s3.io.kafka.settings import translate_jaas
 
         jaas = settings.get("sasl.jaas.config")
         if not jaas:
-            raise ConfigError(f"{prefix}basic.auth.credentials.source=SASL_INHERIT needs {prefix}sasl.jaas.config",
-                              key=prefix + "sasl.jaas.config")
+            raise ConfigError(
+                f"{prefix}basic.auth.credentials.source=SASL_INHERIT needs {prefix}sasl.jaas.config",
+                key=prefix + "sasl.jaas.config",
+            )
         sasl = translate_jaas(str(jaas))
         conf["basic.auth.user.info"] = f"{sasl['sasl.username']}:{sasl['sasl.password']}"
     elif user_info:
-        log.warning("%sbasic.auth.user.info is ignored: %sbasic.auth.credentials.source is URL (set it to USER_INFO, "
-                    "as Confluent's converters require)", prefix, prefix)
+        log.warning(
+            "%sbasic.auth.user.info is ignored: %sbasic.auth.credentials.source is URL (set it to USER_INFO, "
+            "as Confluent's converters require)",
+            prefix,
+            prefix,
+        )
     for key, value in settings.items():
         if key.startswith("bearer.auth."):
             conf[key] = str(value)
@@ -124,8 +141,9 @@ def client_config(settings: Mapping[str, str], prefix: str) -> dict[str, Any]:
             try:
                 conf[key] = int(value)
             except ValueError:
-                raise ConfigError(f"Invalid value {value!r} for configuration {prefix}{key}: expected an integer",
-                                  key=prefix + key) from None
+                raise ConfigError(
+                    f"Invalid value {value!r} for configuration {prefix}{key}: expected an integer", key=prefix + key
+                ) from None
     host, port = settings.get("schema.registry.proxy.host"), settings.get("schema.registry.proxy.port")
     if host:
         conf["proxy"] = f"http://{host}:{port}" if port else f"http://{host}"
@@ -146,9 +164,12 @@ def _tls(settings: Mapping[str, str], prefix: str) -> dict[str, str]:
         if kind == "PEM":
             out["ssl.ca.location"] = str(location)
         else:
-            _, cert, extra = _pkcs12(str(location), settings.get(SSL + "truststore.password"), prefix + SSL + "truststore")
-            out["ssl.ca.location"] = _pem_file(_certificates_pem([c for c in [cert, *extra] if c is not None]),
-                                               "truststore")
+            _, cert, extra = _pkcs12(
+                str(location), settings.get(SSL + "truststore.password"), prefix + SSL + "truststore"
+            )
+            out["ssl.ca.location"] = _pem_file(
+                _certificates_pem([c for c in [cert, *extra] if c is not None]), "truststore"
+            )
     chain, key = settings.get(SSL + "keystore.certificate.chain"), settings.get(SSL + "keystore.key")
     if chain and key:
         out["ssl.certificate.location"] = _pem_file(str(chain), "certificate")
@@ -161,17 +182,22 @@ def _tls(settings: Mapping[str, str], prefix: str) -> dict[str, str]:
             if password:
                 out["ssl.key.password"] = str(password)
         else:
-            private_key, cert, extra = _pkcs12(str(location), settings.get(SSL + "keystore.password"),
-                                               prefix + SSL + "keystore")
+            private_key, cert, extra = _pkcs12(
+                str(location), settings.get(SSL + "keystore.password"), prefix + SSL + "keystore"
+            )
             from cryptography.hazmat.primitives import serialization
 
             out["ssl.certificate.location"] = _pem_file(_certificates_pem([cert, *extra]), "certificate")
-            out["ssl.key.location"] = _pem_file(private_key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode(),
-                "key")
+            out["ssl.key.location"] = _pem_file(
+                private_key.private_bytes(
+                    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+                ).decode(),
+                "key",
+            )
     if str(settings.get(SSL + "endpoint.identification.algorithm", "https")).strip() == "":
-        log.warning("%s%sendpoint.identification.algorithm is ignored: the registry's host name is always verified",
-                    prefix, SSL)
+        log.warning(
+            "%s%sendpoint.identification.algorithm is ignored: the registry's host name is always verified", prefix, SSL
+        )
     return out
 
 
@@ -179,15 +205,23 @@ def _store_type(settings: Mapping[str, str], store: str, prefix: str) -> str:
     kind = str(settings.get(f"{SSL}{store}.type", "JKS")).strip().upper()
     location = str(settings.get(f"{SSL}{store}.location", "")).lower()
     if f"{SSL}{store}.type" not in settings:  # Java's default is JKS; a file's extension says better
-        kind = "PEM" if location.endswith((".pem", ".crt", ".cer")) else "PKCS12" if location.endswith(
-            (".p12", ".pfx")) else kind
+        kind = (
+            "PEM"
+            if location.endswith((".pem", ".crt", ".cer"))
+            else "PKCS12"
+            if location.endswith((".p12", ".pfx"))
+            else kind
+        )
     if kind in ("PKCS12", "P12"):
         return "PKCS12"
     if kind == "PEM":
         return "PEM"
-    raise ConfigError(f"{prefix}{SSL}{store}.type={kind}: Java key stores cannot be read from Python; convert it "
-                      f"(keytool -importkeystore -deststoretype PKCS12) and set {prefix}{SSL}{store}.type=PKCS12, or "
-                      "use PEM files", key=f"{prefix}{SSL}{store}.type")
+    raise ConfigError(
+        f"{prefix}{SSL}{store}.type={kind}: Java key stores cannot be read from Python; convert it "
+        f"(keytool -importkeystore -deststoretype PKCS12) and set {prefix}{SSL}{store}.type=PKCS12, or "
+        "use PEM files",
+        key=f"{prefix}{SSL}{store}.type",
+    )
 
 
 def _pkcs12(path: str, password: str | None, key: str):
@@ -199,7 +233,9 @@ def _pkcs12(path: str, password: str | None, key: str):
         with open(path, "rb") as f:
             return pkcs12.load_key_and_certificates(f.read(), password.encode() if password else None)
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"{key}.location={path}: cannot read the PKCS12 store: {exc}", key=key + ".location") from None
+        raise ConfigError(
+            f"{key}.location={path}: cannot read the PKCS12 store: {exc}", key=key + ".location"
+        ) from None
 
 
 def _certificates_pem(certificates) -> str:

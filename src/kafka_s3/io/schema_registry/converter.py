@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import fastavro
 import orjson
@@ -119,9 +120,11 @@ class AvroConverter(Converter):
                 datums.append(None)
                 continue
             if len(raw) < HEADER_BYTES or raw[0] != MAGIC_BYTE:
-                raise ConversionError(f"{what}: Unknown magic byte! The {role} is not in the Schema Registry wire "
-                                      f"format (magic byte 0, then a 4-byte schema id), as AvroConverter reads it",
-                                      row=row)
+                raise ConversionError(
+                    f"{what}: Unknown magic byte! The {role} is not in the Schema Registry wire "
+                    f"format (magic byte 0, then a 4-byte schema id), as AvroConverter reads it",
+                    row=row,
+                )
             schema_id = int.from_bytes(raw[1:HEADER_BYTES], "big")
             writer = self._writers.get(schema_id) or self._writer(schema_id, topic, row, what)
             if current is not None and writer.value_schema.fingerprint != current.value_schema.fingerprint:
@@ -129,11 +132,14 @@ class AvroConverter(Converter):
                 start, datums = row, []
             current = writer
             try:
-                datums.append(reader(io.BytesIO(raw[HEADER_BYTES:]), writer.parsed, None,
-                                     return_named_type=writer.named_tuples))
+                datums.append(
+                    reader(io.BytesIO(raw[HEADER_BYTES:]), writer.parsed, None, return_named_type=writer.named_tuples)
+                )
             except Exception as exc:  # fastavro raises EOFError, ValueError, UnicodeDecodeError... on bad data
-                raise ConversionError(f"{what}: cannot decode its Avro data with schema id {schema_id}: "
-                                      f"{type(exc).__name__}: {exc}", row=row) from None
+                raise ConversionError(
+                    f"{what}: cannot decode its Avro data with schema id {schema_id}: {type(exc).__name__}: {exc}",
+                    row=row,
+                ) from None
         if current is None:
             return Converted.single(Logical("struct", pa.nulls(len(raws)), NULL_VALUES))
         runs.append((start, _run(current, datums, start, what)))
@@ -143,11 +149,13 @@ class AvroConverter(Converter):
         try:
             schema = self.client.get_schema(schema_id)
         except Exception as exc:
-            self._raise(exc, f"{what}: schema id {schema_id} cannot be resolved in the Schema Registry at {self.url}",
-                        row)
+            self._raise(
+                exc, f"{what}: schema id {schema_id} cannot be resolved in the Schema Registry at {self.url}", row
+            )
         if (schema.schema_type or "AVRO").upper() != "AVRO":
-            raise ConversionError(f"{what}: schema id {schema_id} is a {schema.schema_type} schema; AvroConverter "
-                                  "reads Avro", row=row)
+            raise ConversionError(
+                f"{what}: schema id {schema_id} is a {schema.schema_type} schema; AvroConverter reads Avro", row=row
+            )
         try:
             avro = self._inline_references(schema, set())
             expanded = expand(avro)
@@ -195,8 +203,12 @@ class AvroConverter(Converter):
             try:
                 registered = self.client.get_version(reference.subject, reference.version)
             except Exception as exc:
-                self._raise(exc, f"schema reference {reference.name} ({reference.subject} version "
-                                 f"{reference.version}) cannot be resolved", None)
+                self._raise(
+                    exc,
+                    f"schema reference {reference.name} ({reference.subject} version "
+                    f"{reference.version}) cannot be resolved",
+                    None,
+                )
             referenced = self._inline_references(registered.schema, seen)
             for named in _named_types(referenced, None):
                 definitions.setdefault(named[0], named[1])
@@ -208,16 +220,20 @@ class AvroConverter(Converter):
         if is_not_found(exc) or isinstance(exc, (ValueError, TypeError)):
             raise ConversionError(f"{message}: {describe(exc)}", row=row) from None
         if getattr(exc, "http_status_code", None) in (401, 403):
-            raise ConfigError(f"{message}: {describe(exc)}: check {self.prefix}basic.auth.credentials.source and "
-                              f"{self.prefix}basic.auth.user.info (or bearer.auth.*)",
-                              key=self.prefix + "basic.auth.user.info") from None
+            raise ConfigError(
+                f"{message}: {describe(exc)}: check {self.prefix}basic.auth.credentials.source and "
+                f"{self.prefix}basic.auth.user.info (or bearer.auth.*)",
+                key=self.prefix + "basic.auth.user.info",
+            ) from None
         raise SchemaRegistryUnavailable(f"{message}: {describe(exc)}") from None
 
     # ---------------------------------------------------------------------------------------------------- encode
     def from_logical(self, topic: str, values: Logical) -> pa.Array:
         if values.kind == "json":
-            raise ConversionError("schemaless JSON values hold no Avro schema to write them with (back up with "
-                                  "format.class=avro or parquet, or store.envelope=true, to restore Avro values)")
+            raise ConversionError(
+                "schemaless JSON values hold no Avro schema to write them with (back up with "
+                "format.class=avro or parquet, or store.envelope=true, to restore Avro values)"
+            )
         if values.kind in PRIMITIVE_KINDS:
             avro = PRIMITIVE_KINDS[values.kind]
             values = Logical("struct", values.array, ValueSchema(avro, values.array.type, fingerprint(avro)))
@@ -236,8 +252,9 @@ class AvroConverter(Converter):
             body = encode(present, encoding.expanded)
         except ConversionError as exc:
             raise ConversionError(f"cannot write values of topic {topic} as Avro: {exc}") from None
-        framed = pc.binary_join_element_wise(pa.scalar(encoding.prefix, pa.large_binary()), body,
-                                            pa.scalar(b"", pa.large_binary()))
+        framed = pc.binary_join_element_wise(
+            pa.scalar(encoding.prefix, pa.large_binary()), body, pa.scalar(b"", pa.large_binary())
+        )
         if array.null_count:
             framed = pc.replace_with_mask(pa.nulls(len(array), pa.large_binary()), valid, framed)
         return framed.cast(pa.binary())
@@ -261,27 +278,40 @@ class AvroConverter(Converter):
                 avro = orjson.loads(latest.schema.schema_str)
                 if latest.schema.references:
                     avro = self._inline_references(latest.schema, set())
-                written = ValueSchema(avro=avro, arrow=arrow_type(expand(avro)), fingerprint=fingerprint(avro),
-                                      version=latest.version, name=full_name(expand(avro)))
+                written = ValueSchema(
+                    avro=avro,
+                    arrow=arrow_type(expand(avro)),
+                    fingerprint=fingerprint(avro),
+                    version=latest.version,
+                    name=full_name(expand(avro)),
+                )
                 schema_id = latest.schema_id
             elif self.auto_register:
                 schema_id = self.client.register_schema(subject, registry_schema, normalize_schemas=self.normalize)
                 written = schema
             else:
-                schema_id = self.client.lookup_schema(subject, registry_schema, normalize_schemas=self.normalize
-                                                      ).schema_id
+                schema_id = self.client.lookup_schema(
+                    subject, registry_schema, normalize_schemas=self.normalize
+                ).schema_id
                 written = schema
         except Exception as exc:
-            action = ("read the latest schema of" if self.use_latest else "register the schema under" if
-                      self.auto_register else "find the schema under")
+            action = (
+                "read the latest schema of"
+                if self.use_latest
+                else "register the schema under"
+                if self.auto_register
+                else "find the schema under"
+            )
             self._raise(exc, f"cannot {action} subject {subject} in the Schema Registry at {self.url}", None)
         if written is not schema:
             from kafka_s3.core.schema_evolution import projection_problem
 
             problem = projection_problem(schema, written)
             if problem:
-                raise ConversionError(f"use.latest.version: values cannot be written with the latest schema of "
-                                      f"subject {subject}: {problem}")
+                raise ConversionError(
+                    f"use.latest.version: values cannot be written with the latest schema of "
+                    f"subject {subject}: {problem}"
+                )
         encoding = Encoding(bytes([MAGIC_BYTE]) + int(schema_id).to_bytes(4, "big"), written, expand(written.avro))
         self._encodings[key] = encoding
         return encoding
@@ -372,4 +402,3 @@ def _inline(schema: Any, definitions: dict[str, Any], namespace: str | None, def
     elif isinstance(typ, (str, list, dict)) and typ not in PRIMITIVE_NAMES:
         out["type"] = _inline(typ, definitions, namespace, defined)
     return out
-

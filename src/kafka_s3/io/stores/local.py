@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from stat import S_ISREG
-from typing import BinaryIO, Iterable, Iterator, Mapping
+from typing import BinaryIO
 
 from kafka_s3.core.errors import (
     BucketNotFoundError,
@@ -48,7 +49,7 @@ class LocalStore(Store):
         key: str,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
-    ) -> "LocalUpload":
+    ) -> LocalUpload:
         path = self._path(key)
         self._require_bucket()
         with self._errors("create", key):

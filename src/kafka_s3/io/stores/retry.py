@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import random as _random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from botocore.exceptions import (
     BotoCoreError,

@@ -12,10 +12,11 @@ import base64
 import io
 import logging
 import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlparse
 
 import boto3
@@ -178,7 +179,7 @@ class S3Store(Store):
         key: str,
         metadata: Mapping[str, str] | None = None,
         tags: Mapping[str, str] | None = None,
-    ) -> "S3Upload":
+    ) -> S3Upload:
         args = dict(self._write_args)
         if metadata:
             args["Metadata"] = dict(metadata)
@@ -221,7 +222,7 @@ class S3Store(Store):
         # the body is read inside the attempt, so a connection reset half-way through the bytes is retried too
         return self._call("get_object", key, lambda: self._client.get_object(**args)["Body"].read())
 
-    def open(self, key: str) -> "S3ObjectReader":
+    def open(self, key: str) -> S3ObjectReader:
         info = self.head(key)
         if info is None:
             raise StoreError(f"open {self.url}/{key}: no such object")
@@ -251,7 +252,7 @@ class S3Store(Store):
         names: set[str] = set()
         while True:
             page = self._call("list_objects_v2", prefix, partial(self._client.list_objects_v2, **args))
-            names.update(p["Prefix"][len(prefix):].removesuffix(delimiter) for p in page.get("CommonPrefixes", ()))
+            names.update(p["Prefix"][len(prefix) :].removesuffix(delimiter) for p in page.get("CommonPrefixes", ()))
             if not page.get("IsTruncated"):
                 return sorted(names)
             if not page.get("NextContinuationToken"):

@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, ClassVar, Mapping
+from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
@@ -69,7 +70,7 @@ class StoreSpec:
         return f"StoreSpec({', '.join(shown)})"
 
     @classmethod
-    def from_config(cls, config: Config, environ: Mapping[str, str] = os.environ) -> "StoreSpec":
+    def from_config(cls, config: Config, environ: Mapping[str, str] = os.environ) -> StoreSpec:
         """Resolve ``config`` (a parsed sink or source configuration) against the environment."""
         store_class = config["storage.class"]
         url = (config["store.url"] or "").strip()
@@ -134,14 +135,14 @@ class StoreSpec:
             proxy_password=config["s3.proxy.password"] or None,
         )
 
-    def open(self) -> "Store":
+    def open(self) -> Store:
         """A new store client for this process (each Spark task opens its own)."""
         from kafka_s3.io.stores import REGISTRY
 
         return REGISTRY.resolve(self.store_class)(self)
 
 
-def open_store(config: Config, environ: Mapping[str, str] = os.environ) -> "Store":
+def open_store(config: Config, environ: Mapping[str, str] = os.environ) -> Store:
     """The store described by ``config``, opened in this process."""
     return StoreSpec.from_config(config, environ).open()
 

@@ -12,8 +12,8 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaS3Error
@@ -140,14 +140,25 @@ class Backup:
                 if manifest is not None:
                     log.info(
                         "%s[%d]: no committed offset in group %s; resuming from the bucket's last chunk %d..%d",
-                        tp[0], tp[1], self.group, manifest.start, manifest.end)
+                        tp[0],
+                        tp[1],
+                        self.group,
+                        manifest.start,
+                        manifest.end,
+                    )
                     state = PartitionState(manifest.start, forced_end=manifest.end)
                 else:
                     state = PartitionState(latest.get(tp, log_start[tp]))
             if state.next_offset < log_start[tp]:
                 log.warning(
                     "%s[%d]: offsets %d..%d were deleted from Kafka before being backed up (retention); continuing "
-                    "from %d", tp[0], tp[1], state.next_offset, log_start[tp] - 1, log_start[tp])
+                    "from %d",
+                    tp[0],
+                    tp[1],
+                    state.next_offset,
+                    log_start[tp] - 1,
+                    log_start[tp],
+                )
                 state = PartitionState(log_start[tp])
             self.states[tp] = state
 
@@ -195,8 +206,9 @@ class Backup:
         self._cycle_wall_start = time.time()
         if self.live_progress and self.live is None:
             self.live = LiveCounts.open(self.engine.driver_host)
-        task = backup_task(plans, self.raw_config, self.store_spec, self.kafka_settings,
-                           self.live.new_round() if self.live else None)
+        task = backup_task(
+            plans, self.raw_config, self.store_spec, self.kafka_settings, self.live.new_round() if self.live else None
+        )
         job_started = time.monotonic()
         description = f"kafka-s3 backup cycle {self.cycle_number} ({len(plans)} partitions)"
         results = [PartitionResult.from_json(r) for r in self.engine.run_tasks(description, task, len(plans))]
@@ -205,8 +217,14 @@ class Backup:
         report.seconds = time.monotonic() - started
         log.info(
             "cycle %d: %d partitions, %d records, %d objects (%d already stored), %.1f MB in %.1fs",
-            report.cycle, report.partitions, report.records, report.objects, report.replayed, report.bytes / 1e6,
-            report.seconds)
+            report.cycle,
+            report.partitions,
+            report.records,
+            report.objects,
+            report.replayed,
+            report.bytes / 1e6,
+            report.seconds,
+        )
         if self.on_cycle:
             self.on_cycle(report, results)
         if report.errors:
@@ -227,8 +245,15 @@ class Backup:
                     report.objects += 1
                     report.records += f.records
                     state.last_object = f.key
-                    log.info("committed %s/%s records=%d offsets=%d..%d bytes=%d",
-                             self.store.url, f.key, f.records, f.first_offset, f.last_offset, f.bytes)
+                    log.info(
+                        "committed %s/%s records=%d offsets=%d..%d bytes=%d",
+                        self.store.url,
+                        f.key,
+                        f.records,
+                        f.first_offset,
+                        f.last_offset,
+                        f.bytes,
+                    )
             report.replayed += result.replayed_files
             if result.error:
                 report.errors.append(f"{tp[0]}[{tp[1]}]: {result.error}")
@@ -292,8 +317,12 @@ class Backup:
             except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
                 failures += 1
                 wait = min(300.0, interval * 2 ** min(failures, 8))
-                log.error("cycle failed (%d in a row), retrying in %.0fs: %s", failures, wait,
-                          str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__)
+                log.error(
+                    "cycle failed (%d in a row), retrying in %.0fs: %s",
+                    failures,
+                    wait,
+                    str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__,
+                )
                 stop.wait(wait)
                 continue
             stop.wait(max(0.0, interval - (time.monotonic() - started)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.pipelines.backup.driver import Backup, BackupSummary, OnCycle

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -93,10 +93,9 @@ def _record_sizes(batch: pa.RecordBatch) -> np.ndarray:
     counts = pc.fill_null(pc.list_value_length(headers), 0).to_numpy(zero_copy_only=False)
     if counts.any():
         flat = pc.list_flatten(headers)
-        per_header = (
-            pc.fill_null(pc.binary_length(flat.field("key").cast(pa.binary())), 0).to_numpy(zero_copy_only=False)
-            + pc.fill_null(pc.binary_length(flat.field("value")), 0).to_numpy(zero_copy_only=False)
-        )
+        per_header = pc.fill_null(pc.binary_length(flat.field("key").cast(pa.binary())), 0).to_numpy(
+            zero_copy_only=False
+        ) + pc.fill_null(pc.binary_length(flat.field("value")), 0).to_numpy(zero_copy_only=False)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         summed = np.add.reduceat(per_header, np.minimum(starts, max(len(per_header) - 1, 0))) if len(per_header) else 0
         sizes += np.where(counts > 0, summed, 0)
@@ -135,8 +134,14 @@ class PartitionBackup:
         self.recovering = recover
         self.replaying: Manifest | None = None
         self.judge = SchemaJudge(plugins.compatibility)
-        self.rotator = Rotator(plugins.policy, forced_end, on_open=self._on_chunk_open, opened_at_ms=open_since_ms,
-                               open_until=open_until, schema_rolls=self.judge.rolls)
+        self.rotator = Rotator(
+            plugins.policy,
+            forced_end,
+            on_open=self._on_chunk_open,
+            opened_at_ms=open_since_ms,
+            open_until=open_until,
+            schema_rolls=self.judge.rolls,
+        )
         self.open: dict[str, OpenFile] = {}
         self.chunk_start: int | None = None
         self.chunk_first_timestamp: int | None = None
@@ -169,15 +174,18 @@ class PartitionBackup:
             if batch.num_rows == 0:
                 return
         offsets = batch.column("offset").to_numpy()
-        values = Values(self._convert(plugins.value_converter, batch, "value") if plugins.needs_values else None,
-                        batch.num_rows)
+        values = Values(
+            self._convert(plugins.value_converter, batch, "value") if plugins.needs_values else None, batch.num_rows
+        )
         keys = Values(
             self._convert(plugins.key_converter, batch, "key") if plugins.keys_format is not None else None,
             batch.num_rows,
         )
         encoded = self._encode(batch, values, now_ms)
         timestamps = (
-            values.timestamps_with(plugins.partitioner, batch, now_ms) if plugins.policy.rotate_interval_ms > 0 else None
+            values.timestamps_with(plugins.partitioner, batch, now_ms)
+            if plugins.policy.rotate_interval_ms > 0
+            else None
         )
         dictionary_array = pc.dictionary_encode(encoded)
         codes = dictionary_array.indices.to_numpy(zero_copy_only=False)
@@ -203,7 +211,7 @@ class PartitionBackup:
             if segment.close:
                 self._commit_chunk()
 
-    def _encode(self, batch: pa.RecordBatch, values: "Values", now_ms: int) -> pa.Array:
+    def _encode(self, batch: pa.RecordBatch, values: Values, now_ms: int) -> pa.Array:
         """Encoded partitions; null values (kept in envelope or write mode) go to the tombstone directory when the
         partitioner needs values, as Confluent's ``tombstone.encoded.partition``."""
         partitioner = self.plugins.partitioner
@@ -215,7 +223,8 @@ class PartitionBackup:
         if len(present):
             subset = Values(values.converted_take(present), len(present))
             out[present] = subset.encode_with(partitioner, batch.take(pa.array(present)), now_ms).to_numpy(
-                zero_copy_only=False)
+                zero_copy_only=False
+            )
         return pa.array(out, pa.string())
 
     def _handle_nulls(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -267,8 +276,16 @@ class PartitionBackup:
         if segment_codes.min() == segment_codes.max():
             encoded = dictionary[segment_codes[0]]
             target = self._target(encoded, values, start, stop)
-            self._append(encoded, batch.slice(start, stop - start), values.slice(start, stop, target),
-                         keys.slice(start, stop), offsets[start], offsets[stop - 1], stop - start, target)
+            self._append(
+                encoded,
+                batch.slice(start, stop - start),
+                values.slice(start, stop, target),
+                keys.slice(start, stop),
+                offsets[start],
+                offsets[stop - 1],
+                stop - start,
+                target,
+            )
             return
         order = np.argsort(segment_codes, kind="stable")
         sorted_codes = segment_codes[order]
@@ -343,8 +360,14 @@ class PartitionBackup:
                 continue
             side_key = plugins.layout.sidecar_key(key, plugins.value_format.extension, kind, fmt.extension)
             upload = self.store.create(side_key)
-            file.sidecars.append(Sidecar(kind, side_key, upload, fmt.writer(upload, FileContext(
-                self.topic, self.partition, first_offset, side_key))))
+            file.sidecars.append(
+                Sidecar(
+                    kind,
+                    side_key,
+                    upload,
+                    fmt.writer(upload, FileContext(self.topic, self.partition, first_offset, side_key)),
+                )
+            )
         return file
 
     # ------------------------------------------------------------------------------------------------ commit
@@ -366,8 +389,11 @@ class PartitionBackup:
             size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
             entries.append(FileEntry(f.key, "data", f.records, f.first_offset, f.last_offset, size, f.directory))
             for s in f.sidecars:
-                entries.append(FileEntry(s.key, s.kind, f.records, f.first_offset, f.last_offset,
-                                         s.upload.bytes_written, f.directory))
+                entries.append(
+                    FileEntry(
+                        s.key, s.kind, f.records, f.first_offset, f.last_offset, s.upload.bytes_written, f.directory
+                    )
+                )
         manifest = Manifest(
             self.topic,
             self.partition,
@@ -380,7 +406,12 @@ class PartitionBackup:
             if not stored.same_cut(manifest):
                 log.warning(
                     "%s: re-created chunk %d..%d ends at %d now (records removed from Kafka since?); keeping the "
-                    "bucket's objects", self.where, stored.start, stored.end, manifest.end)
+                    "bucket's objects",
+                    self.where,
+                    stored.start,
+                    stored.end,
+                    manifest.end,
+                )
         else:
             stored = self.manifests.create(manifest)
             if not stored.same_cut(manifest):
@@ -450,8 +481,9 @@ class PartitionBackup:
         for future in self._pending:
             future.exception()  # wait; a failure surfaces in finish(), or the task is failing already
 
-    def finish(self, read_until: int, flush_open: bool, start: int | None = None, read_bytes: int = 0,
-               error: str | None = None) -> PartitionResult:
+    def finish(
+        self, read_until: int, flush_open: bool, start: int | None = None, read_bytes: int = 0, error: str | None = None
+    ) -> PartitionResult:
         """End of input: commit the open chunk when asked (``--once``) or when a scheduled rotation is due;
         otherwise discard it (the next cycle re-reads it from its first offset). Returns the task's result
         (``start``: where the task began reading, by default ``read_until``)."""

@@ -43,7 +43,7 @@ class BackupPlugins:
     compatibility: str = "NONE"  # schema.compatibility
 
     @classmethod
-    def from_config(cls, config: Config) -> "BackupPlugins":
+    def from_config(cls, config: Config) -> BackupPlugins:
         from kafka_s3.core import converters, formats, partitioners
 
         value_converter = converters.REGISTRY.resolve(config["value.converter"])(

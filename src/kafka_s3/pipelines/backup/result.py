@@ -77,4 +77,3 @@ class PartitionResult:
     @classmethod
     def from_json(cls, text: str) -> PartitionResult:
         return cls.from_dict(json.loads(text))
-

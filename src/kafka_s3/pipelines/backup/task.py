@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -43,8 +43,13 @@ class PartitionPlan:
     open_until: int | None = None
 
 
-def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, kafka_settings: dict[str, str],
-                  live: tuple[str, int, int] | None = None) -> PartitionResult:
+def run_partition(
+    plan: PartitionPlan,
+    config_raw: dict[str, str],
+    store_spec,
+    kafka_settings: dict[str, str],
+    live: tuple[str, int, int] | None = None,
+) -> PartitionResult:
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.core.errors import (
         ConfigError,
@@ -73,8 +78,15 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
     reporter = LiveReporter(live, plan.topic, plan.partition)
     read_bytes = 0
     while True:
-        writer = PartitionBackup(plugins, store, plan.topic, plan.partition, forced_end=forced_end,
-                                 open_since_ms=open_since_ms, open_until=open_until)
+        writer = PartitionBackup(
+            plugins,
+            store,
+            plan.topic,
+            plan.partition,
+            forced_end=forced_end,
+            open_since_ms=open_since_ms,
+            open_until=open_until,
+        )
         position = start
         soft_end_commits: int | None = None  # chunks committed when the read reached plan.end
 
@@ -94,8 +106,14 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
 
         try:
             for batch in read_range(
-                kafka_settings, plan.topic, plan.partition, start, plan.hard_end, isolation_level=isolation,
-                headers=plugins.needs_headers, timestamps=plugins.needs_timestamps,
+                kafka_settings,
+                plan.topic,
+                plan.partition,
+                start,
+                plan.hard_end,
+                isolation_level=isolation,
+                headers=plugins.needs_headers,
+                timestamps=plugins.needs_timestamps,
             ):
                 # Up to plan.end in one piece; past it (completing the open chunk) in pieces no bigger than what
                 # the chunk can still take, so the cycle reads little beyond the chunk's end.
@@ -126,15 +144,21 @@ def run_partition(plan: PartitionPlan, config_raw: dict[str, str], store_spec, k
             writer.abort_open()
             raise
         exhausted = position >= plan.hard_end
-        result = writer.finish(position, flush_open=plan.flush_open and exhausted, start=plan.start,
-                               read_bytes=read_bytes)
+        result = writer.finish(
+            position, flush_open=plan.flush_open and exhausted, start=plan.start, read_bytes=read_bytes
+        )
         reporter.update(position - plan.start, read_bytes, final=True)
         reporter.close()
         return result
 
 
-def backup_task(plans: list[PartitionPlan], config_raw: dict[str, str], store_spec, kafka_settings: dict[str, str],
-                live: tuple[str, int, int] | None = None) -> Task:
+def backup_task(
+    plans: list[PartitionPlan],
+    config_raw: dict[str, str],
+    store_spec,
+    kafka_settings: dict[str, str],
+    live: tuple[str, int, int] | None = None,
+) -> Task:
     """Slot ``i`` backs up ``plans[i]``. ``live``: where to send running counts (:mod:`kafka_s3.pipelines.live`),
     if anywhere."""
 

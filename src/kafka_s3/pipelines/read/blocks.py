@@ -13,7 +13,8 @@ from the object name's start offset.
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -75,7 +76,7 @@ class RangeReader(io.RawIOBase):
         return len(data)
 
 
-def load_blocks(store: Store, fmt: IndexedFormat, obj: "BackupObject") -> list[Block]:
+def load_blocks(store: Store, fmt: IndexedFormat, obj: BackupObject) -> list[Block]:
     """The object's blocks from its index sidecar, checked against the object (they must tile it exactly and start at
     the object name's offset). A mismatch raises FormatError naming the index."""
     index_key = obj.index_key
@@ -92,7 +93,9 @@ def load_blocks(store: Store, fmt: IndexedFormat, obj: "BackupObject") -> list[B
         elif number == 0 and block.first_offset != obj.start:
             problem = f"starts at offset {block.first_offset}, but the object's name says {obj.start}"
         elif block.first_offset < next_offset:
-            problem = f"starts at offset {block.first_offset}, inside the previous block (which ends before {next_offset})"
+            problem = (
+                f"starts at offset {block.first_offset}, inside the previous block (which ends before {next_offset})"
+            )
         if problem:
             raise FormatError(f"block {number} of the index {problem}", index_key, f"chunk {number}")
         position += block.byte_length
@@ -139,8 +142,9 @@ def _runs(blocks: list[Block]) -> list[list[Block]]:
     return runs
 
 
-def _read_block(fmt: Format, key: str, block: Block, source: "_Slice", ctx: FileContext
-                ) -> Iterator[tuple[pa.RecordBatch, int, int]]:
+def _read_block(
+    fmt: Format, key: str, block: Block, source: _Slice, ctx: FileContext
+) -> Iterator[tuple[pa.RecordBatch, int, int]]:
     done = 0
     try:
         for batch in fmt.read(source, ctx):

@@ -8,9 +8,9 @@ with the format's extension whose name does not follow the layout is an error (o
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.layout import ObjectName
@@ -109,8 +109,9 @@ def discover(
         base = name.key[: len(name.key) - len(name.extension)]
         tp = (name.topic, name.partition)
         partitions.setdefault(tp, SourcePartition(*tp)).objects.append(
-            BackupObject(name, size, sidecars.get((base, "keys")), sidecars.get((base, "headers")),
-                         sidecars.get((base, "index")))
+            BackupObject(
+                name, size, sidecars.get((base, "keys")), sidecars.get((base, "headers")), sidecars.get((base, "index"))
+            )
         )
     for part in partitions.values():
         part.objects.sort(key=lambda o: (o.start, o.key))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.formats.base import Format
@@ -24,7 +24,7 @@ class ReadPlugins:
     envelope: bool
 
     @classmethod
-    def from_config(cls, config: Config) -> "ReadPlugins":
+    def from_config(cls, config: Config) -> ReadPlugins:
         from kafka_s3.core import converters, formats
 
         value_converter = converters.REGISTRY.resolve(config["value.converter"])(

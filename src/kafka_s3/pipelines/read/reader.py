@@ -11,8 +11,8 @@ the order is exact.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -40,8 +40,9 @@ def _read_all(fmt: Format, store: Store, key: str, ctx: FileContext) -> pa.Table
         return pa.Table.from_batches(list(fmt.read(source, ctx)), schema=RECORD_SCHEMA)
 
 
-def read_object(store: Store, plugins: ReadPlugins, obj: BackupObject, bounds: Bounds | None = None
-                ) -> Iterator[pa.RecordBatch]:
+def read_object(
+    store: Store, plugins: ReadPlugins, obj: BackupObject, bounds: Bounds | None = None
+) -> Iterator[pa.RecordBatch]:
     """One object's records, with topic/partition, offsets (stored, or derived from the start offset), and keys and
     headers from sidecars when present.
 
@@ -134,8 +135,9 @@ def read_partition(
         lower = bounds.from_offset if bounds.from_offset is not None else -1
     else:
         groups = [objects]
-    effective = Bounds(lower if lower >= 0 else None, bounds.until_offset, bounds.from_timestamp,
-                       bounds.until_timestamp)
+    effective = Bounds(
+        lower if lower >= 0 else None, bounds.until_offset, bounds.from_timestamp, bounds.until_timestamp
+    )
     for group in groups:
         batches = _read_group(store, plugins, group, on_error, problems, on_object, effective, on_span)
         for batch in batches:
@@ -146,8 +148,9 @@ def read_partition(
                 yield batch
 
 
-def _read_group(store, plugins, group, on_error, problems, on_object, bounds=None, on_span=None
-                ) -> Iterator[pa.RecordBatch]:
+def _read_group(
+    store, plugins, group, on_error, problems, on_object, bounds=None, on_span=None
+) -> Iterator[pa.RecordBatch]:
     """One object streamed, or several envelope objects merged by offset (buffered one overlap set at a time)."""
     if len(group) == 1:
         yield from _guarded(store, plugins, group[0], on_error, problems, on_object, bounds, on_span)
@@ -171,8 +174,7 @@ def _sorted(batches: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from table.to_batches(max_chunksize=65536)
 
 
-def _guarded(store, plugins, obj, on_error, problems, on_object, bounds=None, on_span=None
-             ) -> Iterator[pa.RecordBatch]:
+def _guarded(store, plugins, obj, on_error, problems, on_object, bounds=None, on_span=None) -> Iterator[pa.RecordBatch]:
     if on_object is not None:
         on_object(obj)
     first = last = None
@@ -198,9 +200,11 @@ def order_warning(part: SourcePartition, envelope: bool) -> str | None:
     """Why a partition's records cannot be restored in their original order, if they cannot."""
     if envelope or len(part.directories) <= 1:
         return None
-    return (f"{part.topic}[{part.partition}]: objects in {len(part.directories)} directories without stored offsets "
-            "are read in object order, which is not the original order across directories (store.envelope=true "
-            "keeps it exact)")
+    return (
+        f"{part.topic}[{part.partition}]: objects in {len(part.directories)} directories without stored offsets "
+        "are read in object order, which is not the original order across directories (store.envelope=true "
+        "keeps it exact)"
+    )
 
 
 @dataclass(frozen=True)
@@ -216,9 +220,11 @@ class Gap:
 
     def __str__(self) -> str:
         count = self.last - self.first + 1
-        return (f"{self.topic}[{self.partition}]: offsets {self.first}..{self.last} ({count} offset"
-                f"{'s' if count != 1 else ''}) are not in the backup: no object holds them between {self.before} and "
-                f"{self.after} (deleted or lost objects; compaction and transaction markers leave such gaps too)")
+        return (
+            f"{self.topic}[{self.partition}]: offsets {self.first}..{self.last} ({count} offset"
+            f"{'s' if count != 1 else ''}) are not in the backup: no object holds them between {self.before} and "
+            f"{self.after} (deleted or lost objects; compaction and transaction markers leave such gaps too)"
+        )
 
 
 def missing_offsets(topic: str, partition: int, spans: Iterable[tuple[int, int | None, str]]) -> list[Gap]:

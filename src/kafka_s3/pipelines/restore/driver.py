@@ -96,7 +96,9 @@ class Restore:
                 self.admin.topics()  # an unreachable cluster is a KafkaError naming it, not "no transactions"
                 supported, reason = self._probe_transactions()
                 if not supported and mode == "required":
-                    raise PlanError(f"exactly.once.support=required but the Kafka cluster refused transactions: {reason}")
+                    raise PlanError(
+                        f"exactly.once.support=required but the Kafka cluster refused transactions: {reason}"
+                    )
                 if not supported:
                     log.warning("the Kafka cluster does not support transactions (%s): restoring at least once", reason)
                 self._exactly_once = supported
@@ -117,7 +119,9 @@ class Restore:
         if by_time and not self.plugins.envelope:
             raise ConfigError(
                 "--from-timestamp/--until-timestamp need record timestamps, which only store.envelope=true backups "
-                "keep", key="store.envelope")
+                "keep",
+                key="store.envelope",
+            )
         self.store.check()
         problems: list[Problem] = []
         topics = self.options.topics or self.config["topics"] or None
@@ -160,6 +164,7 @@ class Restore:
         ``create=False`` (dry runs) creates nothing and raises nothing: what would stop the restore is recorded in
         ``plan_set.blockers``.
         """
+
         def fail(message: str) -> None:
             if create:
                 raise PlanError(message)
@@ -174,17 +179,21 @@ class Restore:
             plan_set.target_partitions[target] = have
             if have is None:
                 if not self.config["topic.creation.enable"]:
-                    fail(f"target topic {target!r} does not exist; create it with at least {count} partitions, or set "
-                         "topic.creation.enable=true")
+                    fail(
+                        f"target topic {target!r} does not exist; create it with at least {count} partitions, or set "
+                        "topic.creation.enable=true"
+                    )
                     continue
                 count = max(count, self._recorded_partitions(plan_set, target))
                 plan_set.creation_partitions[target] = count
                 if create:
                     self._create_target(plan_set, target, count)
             elif have < count:
-                fail(f"target topic {target!r} has {have} partitions but the backup holds partition {count - 1}: add "
-                     f"partitions (kafka-topics --alter --partitions {count}) or restore to another topic; nothing "
-                     "was produced")
+                fail(
+                    f"target topic {target!r} has {have} partitions but the backup holds partition {count - 1}: add "
+                    f"partitions (kafka-topics --alter --partitions {count}) or restore to another topic; nothing "
+                    "was produced"
+                )
         self._check_feedback_loop(plan_set, existing, fail)
 
     def _recorded_partitions(self, plan_set: RestorePlanSet, target: str) -> int:
@@ -199,18 +208,24 @@ class Restore:
         self.admin.create_topic(target, count, replication, topic_config)
         plan_set.created_topics.append(target)
         plan_set.target_partitions[target] = count
-        log.info("created topic %s with %d partitions%s", target, count,
-                 f" ({', '.join(f'{k}={v}' for k, v in sorted(topic_config.items()))})" if topic_config else "")
+        log.info(
+            "created topic %s with %d partitions%s",
+            target,
+            count,
+            f" ({', '.join(f'{k}={v}' for k, v in sorted(topic_config.items()))})" if topic_config else "",
+        )
         if "retention.ms" not in topic_config:
             log.warning(
                 "created topic %s with the broker's default retention: restored records older than it are "
-                "deleted by the broker at once (set topic.creation.default.retention.ms=-1 to keep them)", target)
+                "deleted by the broker at once (set topic.creation.default.retention.ms=-1 to keep them)",
+                target,
+            )
 
     def _creation_settings(self) -> tuple[int, dict[str, str]]:
         """Replication factor and topic configs of created targets, from Kafka Connect's ``topic.creation.default.*``
         (e.g. ``topic.creation.default.retention.ms=-1``); ``partitions`` is always the backup's partition count."""
         prefix = "topic.creation.default."
-        settings = {k[len(prefix):]: str(v) for k, v in self.config.extras.items() if k.startswith(prefix)}
+        settings = {k[len(prefix) :]: str(v) for k, v in self.config.extras.items() if k.startswith(prefix)}
         replication = int(settings.pop("replication.factor", "-1"))
         settings.pop("partitions", None)
         return replication, settings
@@ -228,9 +243,11 @@ class Restore:
             progress = self.admin.group_offsets(f"{self.progress_base}-{source}", tps)
             if any(v is not None for v in progress.values()):
                 continue  # resuming this very restore
-            fail(f"restoring into {target!r}, the topic the backup came from, which is not empty: that duplicates its "
-                 "records (and feeds a running backup back into itself). Rename the target with transforms "
-                 "(RegexRouter) or topic.rename, or set restore.allow.same.topic=true")
+            fail(
+                f"restoring into {target!r}, the topic the backup came from, which is not empty: that duplicates its "
+                "records (and feeds a running backup back into itself). Rename the target with transforms "
+                "(RegexRouter) or topic.rename, or set restore.allow.same.topic=true"
+            )
 
     # ------------------------------------------------------------------------------------------------ running
     def run(self, plan_set: RestorePlanSet | None = None) -> RestoreSummary:
@@ -255,8 +272,17 @@ class Restore:
         for r in summary.results:
             log.info(
                 "restored %s[%d] -> %s[%d]: %d records from %d objects, source offsets %s..%s, target offsets %s..%s",
-                r.source_topic, r.source_partition, r.target_topic, r.target_partition, r.records, r.objects,
-                r.first_source_offset, r.last_source_offset, r.first_target_offset, r.last_target_offset)
+                r.source_topic,
+                r.source_partition,
+                r.target_topic,
+                r.target_partition,
+                r.records,
+                r.objects,
+                r.first_source_offset,
+                r.last_source_offset,
+                r.first_target_offset,
+                r.last_target_offset,
+            )
         errors = [f"{r.source_topic}[{r.source_partition}]: {r.error}" for r in summary.results if r.error]
         if errors:
             raise RestoreFailed("; ".join(errors), summary)
@@ -267,8 +293,15 @@ class Restore:
         slots = min(len(plans), cap) if cap > 0 else len(plans)
         if self.live_progress and self.live is None:
             self.live = LiveCounts.open(self.engine.driver_host)
-        task = restore_task(plans, self.raw_config, self.store_spec, self.producer_settings, self.consumer_settings,
-                            slots, self.live.new_round() if self.live else None)
+        task = restore_task(
+            plans,
+            self.raw_config,
+            self.store_spec,
+            self.producer_settings,
+            self.consumer_settings,
+            slots,
+            self.live.new_round() if self.live else None,
+        )
         job_started = time.monotonic()
         rows = self.engine.run_tasks(f"kafka-s3 restore ({len(plans)} partitions)", task, slots)
         results = sorted((RestoreResult.from_json(r) for r in rows), key=lambda r: (r.source_topic, r.source_partition))
@@ -310,12 +343,14 @@ def late_objects(plan_set: RestorePlanSet, seen: dict[TP, set[str]], progress: d
         if before is not None and tp in progress:
             for obj in part.objects:
                 if obj.key not in before and obj.start < progress[tp]:
-                    problems.append(Problem(
-                        obj.key, f"offset {obj.start}",
-                        f"appeared after the restore of {tp[0]}[{tp[1]}] had passed its first offset {obj.start} "
-                        f"(progress {progress[tp]}): its records below offset {progress[tp]} (all of them when offsets "
-                        "are not stored) are not restored"))
+                    problems.append(
+                        Problem(
+                            obj.key,
+                            f"offset {obj.start}",
+                            f"appeared after the restore of {tp[0]}[{tp[1]}] had passed its first offset {obj.start} "
+                            f"(progress {progress[tp]}): its records below offset {progress[tp]} (all of them when offsets "
+                            "are not stored) are not restored",
+                        )
+                    )
         seen[tp] = keys
     return problems
-
-

@@ -27,9 +27,12 @@ def _plural(n: int, noun: str) -> str:
 def _bounds_text(bounds: Bounds) -> str:
     parts = []
     if bounds.from_offset is not None or bounds.until_offset is not None:
-        parts.append(f"offsets [{bounds.from_offset if bounds.from_offset is not None else ''}, "
-                     f"{bounds.until_offset if bounds.until_offset is not None else ''})")
+        parts.append(
+            f"offsets [{bounds.from_offset if bounds.from_offset is not None else ''}, "
+            f"{bounds.until_offset if bounds.until_offset is not None else ''})"
+        )
     if bounds.by_time:
+
         def iso(ms):
             return "" if ms is None else dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
 
@@ -61,7 +64,8 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
             f"{len(objects)} object{'s' if len(objects) != 1 else ''}, {size} bytes ({size / 1e6:.2f} MB), "
             f"offsets from {objects[0].start if objects else None}, "
             f"{'~' + str(records) if records is not None else 'unknown'} records, "
-            f"{directories} director{'y' if directories == 1 else 'ies'}{_bounds_text(plan.bounds)}; target: {check}")
+            f"{directories} director{'y' if directories == 1 else 'ies'}{_bounds_text(plan.bounds)}; target: {check}"
+        )
         total_objects += len(objects)
         total_bytes += size
         if records is None:
@@ -78,7 +82,8 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
             f"total: {len(topics)} topic{'s' if len(topics) != 1 else ''}, {len(plan_set.plans)} partition"
             f"{'s' if len(plan_set.plans) != 1 else ''}, {total_objects} objects, {total_bytes} bytes "
             f"({total_bytes / 1e6:.2f} MB), ~{total_records} records"
-            + (f" (+ {unknown} single-object partition{'s' if unknown != 1 else ''} not estimated)" if unknown else ""))
+            + (f" (+ {unknown} single-object partition{'s' if unknown != 1 else ''} not estimated)" if unknown else "")
+        )
     lines.extend(f"the restore would fail: {reason}" for reason in plan_set.blockers)
     lines.append("dry run: nothing was produced")
     return "\n".join(lines)

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
 
@@ -85,8 +86,15 @@ def _produce_batch(producer, plan: RestorePlan, batch: pa.RecordBatch, outcome: 
                 if ts is None:
                     produce(topic, values[i], keys[i], partition=partition, headers=headers, on_delivery=on_delivery)
                 else:
-                    produce(topic, values[i], keys[i], partition=partition, headers=headers,
-                            timestamp=ts // 1000, on_delivery=on_delivery)
+                    produce(
+                        topic,
+                        values[i],
+                        keys[i],
+                        partition=partition,
+                        headers=headers,
+                        timestamp=ts // 1000,
+                        on_delivery=on_delivery,
+                    )
                 break
             except BufferError:
                 poll(0.05)
@@ -94,8 +102,14 @@ def _produce_batch(producer, plan: RestorePlan, batch: pa.RecordBatch, outcome: 
             poll(0)
 
 
-def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_spec, producer_settings: dict,
-                          consumer_settings: dict, live: tuple[str, int, int] | None = None) -> RestoreResult:
+def run_restore_partition(
+    plan: RestorePlan,
+    config_raw: dict[str, str],
+    store_spec,
+    producer_settings: dict,
+    consumer_settings: dict,
+    live: tuple[str, int, int] | None = None,
+) -> RestoreResult:
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     from kafka_s3.core.config.source import SOURCE
@@ -191,8 +205,17 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
             spans.append((obj.start if first is None else first, last, obj.key))
 
         try:
-            for batch in read_partition(store, plugins, part, plan.bounds, resume, on_error, problems, begin_object,
-                                        note_span if track_gaps else None):
+            for batch in read_partition(
+                store,
+                plugins,
+                part,
+                plan.bounds,
+                resume,
+                on_error,
+                problems,
+                begin_object,
+                note_span if track_gaps else None,
+            ):
                 if plan.exactly_once and not in_txn:
                     producer.begin_transaction()
                     in_txn = True
@@ -251,8 +274,15 @@ def run_restore_partition(plan: RestorePlan, config_raw: dict[str, str], store_s
     )
 
 
-def restore_task(plans: list[RestorePlan], config_raw: dict[str, str], store_spec, producer_settings: dict,
-                 consumer_settings: dict, slots: int, live: tuple[str, int, int] | None = None) -> Task:
+def restore_task(
+    plans: list[RestorePlan],
+    config_raw: dict[str, str],
+    store_spec,
+    producer_settings: dict,
+    consumer_settings: dict,
+    slots: int,
+    live: tuple[str, int, int] | None = None,
+) -> Task:
     """Slot ``i`` restores plans ``i, i+slots, ...`` one after another (``tasks.max`` caps the slots).
     ``live``: where to send running counts (:mod:`kafka_s3.pipelines.live`), if anywhere."""
 

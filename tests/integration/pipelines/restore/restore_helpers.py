@@ -1,0 +1,156 @@
+"""Plain helpers of the restore integration tests: reading topics back, progress, corrupting objects."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kafka_s3.io.kafka.admin import Admin
+
+SCHEMA = {
+    "type": "struct",
+    "name": "rec",
+    "optional": False,
+    "fields": [{"field": "n", "type": "int32", "optional": False}, {"field": "s", "type": "string", "optional": False}],
+}
+
+
+def plain_value(n: int, with_schema: bool = False) -> bytes:
+    payload = {"n": n, "s": f"value-{n}"}
+    return json.dumps({"schema": SCHEMA, "payload": payload} if with_schema else payload).encode()
+
+
+def records(
+    partitions: int,
+    per_partition: int,
+    with_schema: bool = False,
+    base_ts: int = 1_700_000_000_000,
+    step_ms: int = 1000,
+) -> list[dict]:
+    """Records with keys, repeated header keys and explicit timestamps; values are JSON objects ``{"n", "s"}``
+    (with a Connect schema when ``with_schema``), ``n`` unique across partitions."""
+    out = []
+    for p in range(partitions):
+        for i in range(per_partition):
+            n = p * 1000 + i
+            out.append(
+                {
+                    "partition": p,
+                    "key": f"k{n}".encode(),
+                    "value": plain_value(n, with_schema),
+                    "headers": [("h", b"1"), ("h", f"{n}".encode())],
+                    "timestamp": base_ts + i * step_ms,
+                }
+            )
+    return out
+
+
+def partitions_of(bootstrap: str, topic: str) -> int:
+    return Admin({"bootstrap.servers": bootstrap}).topics()[topic]
+
+
+def read_topic(bootstrap: str, topic: str, isolation_level: str = "read_committed") -> dict[int, list[dict]]:
+    """Every partition's records under ``isolation_level``, as dicts (key, value, headers as (key, value) tuples,
+    timestamp in ms, offset); one consumer for every partition, stopping at the end offsets read first."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    admin = Admin({"bootstrap.servers": bootstrap})
+    count = admin.topics()[topic]
+    ends = admin.end_offsets([(topic, p) for p in range(count)], read_committed=isolation_level == "read_committed")
+    out: dict[int, list[dict]] = {p: [] for p in range(count)}
+    pending = {p for p in range(count) if ends[(topic, p)] > 0}
+    if not pending:
+        return out
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "restore-tests",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": isolation_level,
+            "receive.message.max.bytes": 2147483647,
+        }
+    )
+    try:
+        consumer.assign([TopicPartition(topic, p, 0) for p in sorted(pending)])
+        deadline = time.monotonic() + 60
+        while pending:
+            assert time.monotonic() < deadline, f"{topic}: could not read up to the end offsets {ends}"
+            for m in consumer.consume(num_messages=10000, timeout=0.2):
+                p = m.partition()
+                if m.error() is not None:
+                    assert m.error().code() == KafkaError._PARTITION_EOF, m.error()
+                    if m.offset() >= ends[(topic, p)]:
+                        pending.discard(p)
+                    continue
+                if m.offset() >= ends[(topic, p)]:
+                    pending.discard(p)
+                    continue
+                out[p].append(
+                    {
+                        "offset": m.offset(),
+                        "key": m.key(),
+                        "value": m.value(),
+                        "headers": list(m.headers() or []),
+                        "timestamp": m.timestamp()[1],
+                    }
+                )
+                if m.offset() + 1 >= ends[(topic, p)]:
+                    pending.discard(p)
+    finally:
+        consumer.close()
+    return out
+
+
+def values_of(bootstrap: str, topic: str, isolation_level: str = "read_committed") -> dict[int, list[bytes]]:
+    return {p: [r["value"] for r in rows] for p, rows in read_topic(bootstrap, topic, isolation_level).items()}
+
+
+def fidelity(rows: list[dict]) -> list[tuple]:
+    """What an exact (envelope) restore keeps: key, value, headers in order, timestamp."""
+    return [(r["key"], r["value"], r["headers"], r["timestamp"]) for r in rows]
+
+
+def end_offsets(bootstrap: str, topic: str, read_committed: bool = False) -> dict[int, int]:
+    admin = Admin({"bootstrap.servers": bootstrap})
+    tps = [(topic, p) for p in range(admin.topics()[topic])]
+    return {p: o for (_, p), o in admin.end_offsets(tps, read_committed=read_committed).items()}
+
+
+def restore_progress(bootstrap: str, config, source_topic: str, target_topic: str) -> dict[int, int | None]:
+    """The restore's committed progress (next source offset) per target partition."""
+    admin = Admin({"bootstrap.servers": bootstrap})
+    tps = [(target_topic, p) for p in range(admin.topics()[target_topic])]
+    group = f"kafka-s3-restore-{config['name']}-{source_topic}"
+    return {p: o for (_, p), o in admin.group_offsets(group, tps).items()}
+
+
+def get_object(s3_client, bucket: str, key: str) -> bytes:
+    return s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
+
+
+def replace_object(s3_client, bucket: str, key: str, body: bytes) -> None:
+    """Put other bytes under an existing key (a corrupted or truncated backup object)."""
+    s3_client.delete_object(Bucket=bucket, Key=key)
+    s3_client.put_object(Bucket=bucket, Key=key, Body=body)
+
+
+def write_properties(path: Path, raw: dict[str, str]) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in raw.items()))
+    return path
+
+
+def run_cli(args: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
+    """``kafka-s3 ARGS`` in a subprocess (inherits the services' environment), output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "kafka_s3.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ),
+        check=False,
+    )

@@ -5,12 +5,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: venv services-up services-down demo test test-unit chaos bench clean
+.PHONY: venv services-up services-down demo test test-unit lint lint-selftest chaos bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,test]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,test,lint]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 venv: $(STAMP)
@@ -26,6 +26,17 @@ demo: services-up
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The gates: lint and formatting (ruff), types (mypy: strict on core/), layers and cycles (import-linter).
+lint: venv
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+# Shows that each gate fails on a planted violation (a cycle, core importing pyspark, an unformatted file, a type error).
+lint-selftest: venv
+	$(PY) -m pytest -q -p no:cacheprovider tests/gates
 
 test-unit: venv
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)

@@ -6,6 +6,7 @@ measured in the same run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -365,10 +366,8 @@ def _group_alive(pgid: int) -> bool:
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
     """Signal the process group of a subprocess this harness started (``start_new_session``: pgid == its pid)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def fmt_bytes(n: float) -> str:

@@ -25,7 +25,8 @@ from common import (
 )
 from dataset import Dataset, produce
 
-# noida-db ignores fetch size limits (a whole partition can come back in one response): see NOTES.md.
+# noida-db ignores fetch size limits (a whole partition can come back in one response, rejected by librdkafka's
+# default receive limit), so the raw consumer raises it.
 CONSUMER_SETTINGS = {
     "receive.message.max.bytes": 2147483647,
     "enable.auto.commit": False,

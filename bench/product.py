@@ -128,7 +128,7 @@ def restore_properties(name: str, topic: str, target: str, bucket: str, fmt: str
         "exactly.once.support": RESTORE_MODES[mode],
         "topic.creation.default.retention.ms": "-1",
     }
-    props.update({k: v for k, v in FORMATS[fmt][1].items()})
+    props.update(dict(FORMATS[fmt][1].items()))
     return props
 
 

@@ -87,7 +87,7 @@ def derive(results: dict) -> None:
         for kind, table in (("backup", variant.get("backups", {})), ("restore", variant.get("restores", {}))):
             for fmt, entry in table.items():
                 runs = entry.items() if kind == "restore" else [(None, entry)]
-                for mode, run in runs:
+                for _mode, run in runs:
                     _rates(run, per_record_bytes)
                     limit = consume if kind == "backup" else produce
                     run["vs_limit"] = ratio(run.get("steady_rate"), limit)

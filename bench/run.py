@@ -460,7 +460,7 @@ def main(argv=None) -> int:
         return rerender(args.render)
     args.results_dir = args.results_dir.resolve()
     clock = Clock()
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     args.results_dir.mkdir(parents=True, exist_ok=True)
     work = args.results_dir / f"{stamp}.tmp"  # configs and logs (git-ignored)

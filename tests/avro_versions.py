@@ -88,7 +88,7 @@ def register_versions(client, subject: str) -> dict[int, int]:
 
 
 # ------------------------------------------------------------------------------------------ every Avro type
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 RICH = {
     "type": "record",

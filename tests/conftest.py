@@ -7,6 +7,7 @@ Kafka / S3 named by ``KAFKA_BOOTSTRAP_SERVERS`` / ``AWS_ENDPOINT_URL_S3`` (+ ``A
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import uuid
@@ -68,10 +69,8 @@ def fresh_bucket(s3_client):
     name = "t-" + uuid.uuid4().hex[:16]
     s3_client.create_bucket(Bucket=name)
     yield name
-    try:
+    with contextlib.suppress(Exception):  # a test may have removed it itself
         _remove_bucket(s3_client, name)
-    except Exception:  # a test may have removed it itself
-        pass
 
 
 @pytest.fixture

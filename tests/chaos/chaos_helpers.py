@@ -6,6 +6,7 @@ makes the kill moments reproducible (the seed in use is printed with every trial
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -104,10 +105,8 @@ def _reap_group(pgid: int, grace: float = 20.0) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.5)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def bucket_contents(s3_client, bucket: str) -> dict[str, bytes]:

@@ -77,7 +77,7 @@ def _records_in_bucket(config_path: Path) -> list[tuple[int, int]]:
     store = StoreSpec.from_config(config).open()
     plugins = ReadPlugins.from_config(config)
     seen = []
-    for (topic, partition), part in discover(store, plugins).items():
+    for (_topic, partition), part in discover(store, plugins).items():
         for batch in read_partition(store, plugins, part):
             seen.extend((partition, o) for o in batch.column("offset").to_pylist())
     return seen
@@ -140,7 +140,7 @@ def test_backup_survives_kill_9(
             env,
             log,
             kill_group=trial % 3 != 2,
-            probe=lambda: has_data(bucket),
+            probe=lambda bucket=bucket: has_data(bucket),
             **plan,
         )
         moment = f"{variant}: {plan} (work seen at {crashed.work_started})"

@@ -103,7 +103,7 @@ def test_restore_survives_kill_9(
             env,
             log,
             kill_group=trial % 3 != 2,
-            probe=lambda: produced(target) > 0,
+            probe=lambda target=target: produced(target) > 0,
             **plan,
         )
         moment = f"{plan} (work seen at {crashed.work_started})"

@@ -9,10 +9,15 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from kafka_s3.core import logs
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.errors import ConfigError, KafkaS3Error
+
+if TYPE_CHECKING:
+    from kafka_s3.pipelines.read.options import RestoreOptions
+    from kafka_s3.spark.engine import SparkEngine
 
 log = logging.getLogger("kafka_s3.cli")
 
@@ -74,7 +79,7 @@ def _definition_for(path: str, forced: str | None) -> ConfigDef:
 
 
 # ---------------------------------------------------------------------------------------------------- commands
-def cmd_config_show(args) -> int:
+def cmd_config_show(args: argparse.Namespace) -> int:
     definition = _definition_for(args.config, args.connector)
     configs = load_configs(args.config, definition, args.set)
     if args.json:
@@ -91,7 +96,7 @@ def cmd_config_show(args) -> int:
     return 0
 
 
-def cmd_config_validate(args) -> int:
+def cmd_config_validate(args: argparse.Namespace) -> int:
     from kafka_s3.io.kafka.settings import check_client_settings, client_settings
 
     definition = _definition_for(args.config, args.connector)
@@ -99,12 +104,12 @@ def cmd_config_validate(args) -> int:
     for config in configs:
         for role in ("consumer", "producer", "admin"):
             try:
-                settings = client_settings(config, role, warn=role == "consumer")  # type: ignore[arg-type]
+                settings = client_settings(config, role, warn=role == "consumer")
             except ConfigError as exc:
                 if exc.key == "bootstrap.servers":
                     continue  # validation does not need a cluster
                 raise
-            check_client_settings(settings, role)  # type: ignore[arg-type]
+            check_client_settings(settings, role)
         _check_plugins(config, definition)
     warnings = len({w for config in configs for w in config.warnings})
     statements = f", {len(configs)} KCQL statements" if len(configs) > 1 else ""
@@ -123,7 +128,7 @@ def _check_plugins(config: Config, definition: ConfigDef) -> None:
         BackupPlugins.from_config(config)
 
 
-def _engine(args, config: Config, app_name: str):
+def _engine(args: argparse.Namespace, config: Config, app_name: str) -> SparkEngine:
     """The Spark engine of a command, started on first use (``--master``, and the file's ``spark.*`` keys)."""
     from kafka_s3.spark.engine import SparkEngine
     from kafka_s3.spark.session import spark_settings
@@ -131,7 +136,7 @@ def _engine(args, config: Config, app_name: str):
     return SparkEngine(master=args.master, app_name=app_name, conf=spark_settings(config.extras))
 
 
-def cmd_backup(args) -> int:
+def cmd_backup(args: argparse.Namespace) -> int:
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.pipelines.backup.driver import Backup
 
@@ -154,7 +159,7 @@ def cmd_backup(args) -> int:
     return 0
 
 
-def _backup_statements(args, configs: list[Config]) -> int:
+def _backup_statements(args: argparse.Namespace, configs: list[Config]) -> int:
     """Several KCQL statements: one backup per statement, all in this process and Spark session."""
     from kafka_s3.cli.progress import print_backup_summary
     from kafka_s3.pipelines.backup.group import BackupGroup
@@ -175,13 +180,9 @@ def _backup_statements(args, configs: list[Config]) -> int:
     return 0
 
 
-def cmd_restore(args) -> int:
+def cmd_restore(args: argparse.Namespace) -> int:
     from kafka_s3.core.config.source import SOURCE
-    from kafka_s3.pipelines.read.options import (
-        RestoreOptions,
-        parse_offsets,
-        parse_time,
-    )
+    from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets, parse_time
     from kafka_s3.pipelines.restore.driver import Restore
     from kafka_s3.pipelines.restore.report import describe_plan
 
@@ -215,7 +216,7 @@ def cmd_restore(args) -> int:
     return 0
 
 
-def _restore_statements(args, configs: list[Config], options) -> int:
+def _restore_statements(args: argparse.Namespace, configs: list[Config], options: RestoreOptions) -> int:
     """Several KCQL statements: each statement's objects restored in turn, in one Spark session."""
     from kafka_s3.cli.progress import print_restore_summary
     from kafka_s3.pipelines.restore.driver import Restore
@@ -238,7 +239,7 @@ def _restore_statements(args, configs: list[Config], options) -> int:
     return 0
 
 
-def cmd_read(args) -> int:
+def cmd_read(args: argparse.Namespace) -> int:
     import base64
 
     from kafka_s3.core.config.source import SOURCE
@@ -261,7 +262,7 @@ def cmd_read(args) -> int:
     return 0
 
 
-def cmd_status(args) -> int:
+def cmd_status(args: argparse.Namespace) -> int:
     from kafka_s3.cli.progress import render_status
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.pipelines.status import backup_status
@@ -274,7 +275,7 @@ def cmd_status(args) -> int:
     return 0
 
 
-def cmd_bucket_create(args) -> int:
+def cmd_bucket_create(args: argparse.Namespace) -> int:
     from kafka_s3.core.config.kcql import KCQL_KEY
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.io.stores.spec import StoreSpec
@@ -374,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quiet:
         logging.getLogger("kafka_s3").setLevel(logging.WARNING)
     try:
-        return args.func(args)
+        code: int = args.func(args)  # one of the cmd_* functions
+        return code
     except KafkaS3Error as exc:
         if args.debug:
             raise

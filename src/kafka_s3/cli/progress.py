@@ -5,27 +5,38 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from kafka_s3.pipelines.backup.driver import Backup, BackupSummary, CycleReport
+    from kafka_s3.pipelines.backup.result import PartitionResult
+    from kafka_s3.pipelines.restore.driver import Restore, RestoreSummary
 
 Key = tuple[str, int]
 
 
 class _LiveBars(ABC):
     """One bar per topic (records, MB) fed by the running tasks' live counts plus the counts of finished jobs, and a
-    bar of the running Spark stage's tasks. ``job`` is a Backup or a Restore (``engine``, ``live_progress``, ``live``)."""
+    bar of the running Spark stage's tasks. ``job`` is a Backup or a Restore (``engine``, ``live_progress``,
+    ``live``)."""
 
     unit = "MB"
+    job: Backup | Restore
 
-    def __init__(self, job, enabled: bool = True):
+    def __init__(self, job: Backup | Restore, enabled: bool = True):
         self.job = job
         self.console = Console(stderr=True)
         self.enabled = enabled and self.console.is_terminal
@@ -38,17 +49,17 @@ class _LiveBars(ABC):
             console=self.console,
             disable=not self.enabled,
         )
-        self.bars: dict[str, int] = {}
+        self.bars: dict[str, TaskID] = {}
         self.finished: dict[Key, tuple[int, int]] = defaultdict(lambda: (0, 0))
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._stage_bar = None
+        self._stage_bar: TaskID | None = None
 
     @abstractmethod
     def totals(self) -> dict[str, int | None]:
         """Records expected per topic (``None``: unknown), or ``{}`` while the job is not planned yet."""
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.job.live_progress = self.enabled
         self.progress.start()
         if self.enabled:
@@ -56,7 +67,7 @@ class _LiveBars(ABC):
             threading.Thread(target=self._poll, name="kafka-s3-progress", daemon=True).start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         with self._lock:
             self._refresh()
@@ -106,10 +117,17 @@ class BackupProgress(_LiveBars):
     """Records read per topic up to the offsets the ``--once`` run targets."""
 
     unit = "MB read"
+    job: Backup
 
-    def __enter__(self) -> BackupProgress:
+    def __enter__(self) -> Self:
         previous = self.job.on_cycle
-        self.job.on_cycle = lambda report, results: (self._on_cycle(results), previous and previous(report, results))
+
+        def on_cycle(report: CycleReport, results: list[PartitionResult]) -> None:
+            self._on_cycle(results)
+            if previous:
+                previous(report, results)
+
+        self.job.on_cycle = on_cycle
         return super().__enter__()
 
     def totals(self) -> dict[str, int | None]:
@@ -120,10 +138,10 @@ class BackupProgress(_LiveBars):
                 totals[topic] = (totals.get(topic) or 0) + max(0, target - state.next_offset)
         return totals
 
-    def _on_cycle(self, results) -> None:
+    def _on_cycle(self, results: list[PartitionResult]) -> None:
         self.finish_round({(r.topic, r.partition): (max(0, r.read_until - r.start), r.read_bytes) for r in results})
 
-    def print_summary(self, summary) -> None:
+    def print_summary(self, summary: BackupSummary) -> None:
         print_backup_summary(summary)
 
 
@@ -131,6 +149,7 @@ class RestoreProgress(_LiveBars):
     """Records produced per source topic, against the estimate from the objects' names and sizes."""
 
     unit = "MB produced"
+    job: Restore
 
     def totals(self) -> dict[str, int | None]:
         from kafka_s3.pipelines.restore.report import estimate_records
@@ -146,7 +165,7 @@ class RestoreProgress(_LiveBars):
         return totals
 
 
-def print_backup_summary(summary) -> None:
+def print_backup_summary(summary: BackupSummary) -> None:
     table = Table(title="backup summary")
     for column in ("topic", "partition", "committed offset", "target"):
         table.add_column(column, justify="right" if column != "topic" else "left")
@@ -160,7 +179,7 @@ def print_backup_summary(summary) -> None:
     )
 
 
-def print_restore_summary(summary) -> None:
+def print_restore_summary(summary: RestoreSummary) -> None:
     table = Table(title="restore summary")
     for column in ("source", "target", "objects", "records", "source offsets", "target offsets"):
         table.add_column(column)
@@ -182,7 +201,7 @@ def print_restore_summary(summary) -> None:
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
 
 
-def render_status(rows: list[dict]) -> str:
+def render_status(rows: list[dict[str, Any]]) -> str:
     from io import StringIO
 
     from rich.console import Console

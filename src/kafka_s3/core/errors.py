@@ -6,6 +6,8 @@ acted on without a traceback; the CLI prints ``str(error)`` on one line and exit
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class KafkaS3Error(Exception):
     """Base of every error kafka-s3 raises on purpose."""
@@ -97,3 +99,32 @@ class PlanError(KafkaS3Error):
     """A backup or restore cannot start safely (target partitions, missing topics, feedback loop...)."""
 
     exit_code = 6
+
+
+class DataError(KafkaS3Error):
+    """A record the configuration cannot back up (null value under behavior.on.null.values=fail...)."""
+
+    exit_code = 5
+
+
+class BackupFailed(KafkaS3Error):
+    """One or more partitions hit a record the configuration cannot back up."""
+
+    exit_code = 5
+
+
+class NotInBackup(KafkaS3Error):
+    """The backup holds no record at the requested position."""
+
+    exit_code = 5
+
+
+class RestoreFailed(KafkaS3Error):
+    """Some source partitions stopped at a bad object or record (``behavior.on.error=fail``); ``summary`` (the
+    restore's ``RestoreSummary``) tells what was restored, and committed, before, per partition."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, summary: Any = None):
+        super().__init__(message)
+        self.summary = summary

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from kafka_s3.core.errors import LayoutError
+
+if TYPE_CHECKING:
+    from kafka_s3.core.config.model import Config
 
 Kind = Literal["data", "keys", "headers", "index"]
 SIDE_SUFFIXES: dict[str, Kind] = {".keys": "keys", ".headers": "headers", ".index": "index"}
@@ -37,7 +40,7 @@ class Layout:
     zero_pad_width: int = 10
 
     @classmethod
-    def from_config(cls, config) -> Layout:
+    def from_config(cls, config: Config) -> Layout:
         return cls(
             topics_dir=config["topics.dir"].strip(config["directory.delim"]) if config["topics.dir"] else "",
             directory_delim=config["directory.delim"],

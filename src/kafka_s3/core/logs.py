@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterable
+from typing import TextIO
 
 from kafka_s3.core.config.model import REDACTED
 
 _SECRETS: set[str] = set()
 
 
-def register_secrets(values) -> None:
+def register_secrets(values: Iterable[object]) -> None:
     _SECRETS.update(v for v in values if isinstance(v, str) and len(v) >= 4)
 
 
@@ -31,7 +33,7 @@ class RedactingFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
-def setup(verbose: bool = False, debug: bool = False, stream=None) -> None:
+def setup(verbose: bool = False, debug: bool = False, stream: TextIO | None = None) -> None:
     level = logging.DEBUG if debug else logging.INFO if verbose else logging.INFO
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))

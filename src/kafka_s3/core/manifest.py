@@ -16,6 +16,7 @@ creates the topic with the source's partition count even when its last partition
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -135,12 +136,10 @@ class ManifestStore:
 
     def note_partition_count(self, topic: str, count: int) -> None:
         """Record that ``topic`` had ``count`` partitions (idempotent: one immutable object per count seen)."""
-        try:
+        with contextlib.suppress(ObjectExistsError):
             self.store.put(
                 f"{self._count_prefix(topic)}{count}.json", json.dumps({"topic": topic, "partitions": count}).encode()
             )
-        except ObjectExistsError:
-            pass
 
     def partition_count(self, topic: str) -> int | None:
         """The highest partition count a backup of ``topic`` recorded, or ``None`` (e.g. objects from another tool)."""

@@ -73,6 +73,7 @@ class Registry(Generic[T]):
         name = self.canonical(value)
         target = self._targets.get(name, name)
         try:
-            return import_object(target)
+            plugin: T = import_object(target)
         except (ImportError, AttributeError) as exc:  # a registered target failing to import is a bug
             raise ConfigError(f"{self.config_key}={value!r}: cannot load {target}: {exc}", key=self.config_key) from exc
+        return plugin

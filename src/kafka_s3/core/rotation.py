@@ -18,11 +18,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 import numpy as np
 
 from kafka_s3.core.errors import ConversionError
+
+if TYPE_CHECKING:
+    from kafka_s3.core.config.model import Config
 
 DAY_MS = 86_400_000
 
@@ -36,7 +40,7 @@ class RotationPolicy:
     timezone: ZoneInfo | None = None
 
     @classmethod
-    def from_config(cls, config) -> RotationPolicy:
+    def from_config(cls, config: Config) -> RotationPolicy:
         from kafka_s3.core.timezones import zone_info
 
         tz = config.get("timezone") or ""
@@ -93,6 +97,14 @@ class Segment:
     end: int
     close: bool
     opened: int | None = None  # first offset of the chunk these rows open (None: they continue an open chunk)
+
+
+def _interval_crossed(
+    timestamps: np.ndarray, partitions: np.ndarray, base: int, interval: int, current: int
+) -> Callable[[int, int], np.ndarray]:
+    """Rows of ``[lo, hi)`` that ``rotate.interval.ms`` closes the open file before: too far in time from its first
+    record, or of another encoded partition."""
+    return lambda lo, hi: (timestamps[lo:hi] - base >= interval) | (partitions[lo:hi] != current)
 
 
 def _first_true(predicate: Callable[[int, int], np.ndarray], lo: int, hi: int) -> int | None:
@@ -179,7 +191,8 @@ class Rotator:
         n = len(offsets)
         segments: list[Segment] = []
         st, policy = self.state, self.policy
-        codes = {name: code for code, name in enumerate(dictionary)}
+        # keyed by str | None: the open chunk's current_partition is looked up as it is (-1 when unknown)
+        codes: dict[str | None, int] = {name: code for code, name in enumerate(dictionary)}
         due = self._scheduled_due(now_ms)  # the wall clock is read once per batch, as Confluent reads it per put()
         i = 0
         while i < n:
@@ -208,9 +221,9 @@ class Rotator:
             close = i + (policy.flush_size - st.count) <= n
             if policy.rotate_size_bytes > 0:
                 cumulative = np.cumsum(sizes[i:end])
-                hit = int(np.searchsorted(cumulative, policy.rotate_size_bytes - st.size, side="left"))
-                if hit < end - i:
-                    end, close = i + hit + 1, True
+                filled = int(np.searchsorted(cumulative, policy.rotate_size_bytes - st.size, side="left"))
+                if filled < end - i:
+                    end, close = i + filled + 1, True
             # Scheduled rotation: commit *before* the first record processed while it is due (records an earlier
             # cycle already had in the open chunk are not new: they stay in it).
             if due and first_checked < end:
@@ -221,10 +234,15 @@ class Rotator:
                     end, close = cut, True
             # rotate.interval.ms: commit *before* a record too far in time or of another encoded partition.
             if policy.rotate_interval_ms > 0 and timestamps is not None and first_checked < end:
-                current = codes.get(st.current_partition, -1)
-                base, interval = st.base_timestamp, policy.rotate_interval_ms
+                assert st.base_timestamp is not None  # set from ``timestamps`` when the chunk opened
                 hit = _first_true(
-                    lambda lo, hi: (timestamps[lo:hi] - base >= interval) | (partitions[lo:hi] != current),
+                    _interval_crossed(
+                        timestamps,
+                        partitions,
+                        st.base_timestamp,
+                        policy.rotate_interval_ms,
+                        codes.get(st.current_partition, -1),
+                    ),
                     first_checked,
                     end,
                 )
@@ -259,7 +277,15 @@ class Rotator:
             i = end
         return segments
 
-    def _schema_change(self, i, end, partitions, dictionary, schemas, schema_names) -> int | None:
+    def _schema_change(
+        self,
+        i: int,
+        end: int,
+        partitions: np.ndarray,
+        dictionary: list[str],
+        schemas: np.ndarray,
+        schema_names: list[str],
+    ) -> int | None:
         """First row in ``[i, end)`` whose schema rolls the file of its encoded partition in the chunk.
 
         A decision depends only on the pair (encoded partition, schema) while the chunk is open, so each pair is

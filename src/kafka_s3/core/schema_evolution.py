@@ -26,7 +26,7 @@ depends on the values and the cuts stay deterministic.
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -49,14 +49,14 @@ from kafka_s3.core.converters.connect_schema import SchemaError
 from kafka_s3.core.errors import ConversionError
 
 
-class Compatibility(str, Enum):
+class Compatibility(StrEnum):
     NONE = "NONE"
     BACKWARD = "BACKWARD"
     FORWARD = "FORWARD"
     FULL = "FULL"
 
 
-class Decision(str, Enum):
+class Decision(StrEnum):
     SAME = "same"  # the file's schema: write as is
     PROJECT = "project"  # write the record projected to the file's schema
     ROLL = "roll"  # commit the chunk before the record; its schema starts new files
@@ -89,10 +89,12 @@ def decide(
                 'AvroConverter; JsonConverter takes the Connect schema\'s "version"); use schema.compatibility=NONE '
                 "for unversioned schemas"
             )
+    incoming_version, current_version = incoming.version, current.version
+    assert incoming_version is not None and current_version is not None  # checked just above
     if mode is Compatibility.FORWARD:
-        if incoming.version < current.version:
+        if incoming_version < current_version:
             return Decision.ROLL
-    elif incoming.version > current.version:  # BACKWARD, FULL
+    elif incoming_version > current_version:  # BACKWARD, FULL
         return Decision.ROLL
     return Decision.PROJECT if (projectable or can_project)(incoming, current) else Decision.ROLL
 
@@ -133,13 +135,13 @@ def _short(name: str) -> str:
     return name.rpartition(".")[2]
 
 
-def _same_name(src: dict, dst: dict) -> bool:
+def _same_name(src: dict[str, Any], dst: dict[str, Any]) -> bool:
     """Named types match by unqualified name, or by one of the reader's aliases."""
     names = {_short(dst["name"])} | {_short(a) for a in dst.get("aliases", ())}
     return _short(src["name"]) in names
 
 
-def _branch_for(src: Any, branches: list) -> int | None:
+def _branch_for(src: Any, branches: list[Any]) -> int | None:
     """The reader branch a writer's value resolves to: the first of the same type, else the first it promotes to."""
     same = [
         i
@@ -210,7 +212,7 @@ def _problem(src: Any, dst: Any, path: str) -> str | None:
     return None
 
 
-def _record_problem(src: dict, dst: dict, path: str) -> str | None:
+def _record_problem(src: dict[str, Any], dst: dict[str, Any], path: str) -> str | None:
     fields = {f["name"]: f for f in src["fields"]}
     for field in dst["fields"]:
         child = f"{path}.{field['name']}"
@@ -229,7 +231,7 @@ def _record_problem(src: dict, dst: dict, path: str) -> str | None:
     return None
 
 
-def _source_field(fields: dict[str, dict], field: dict) -> dict | None:
+def _source_field(fields: dict[str, dict[str, Any]], field: dict[str, Any]) -> dict[str, Any] | None:
     for name in [field["name"], *field.get("aliases", ())]:
         if name in fields:
             return fields[name]
@@ -273,13 +275,14 @@ def _project(array: pa.Array, src: Any, dst: Any, arrow: pa.DataType, path: str)
     return _project_plain(array, src_plain, dst_plain, arrow, path)
 
 
-def _into_union(array: pa.Array, src: Any, branches: list, arrow: pa.DataType, path: str) -> pa.Array:
+def _into_union(array: pa.Array, src: Any, branches: list[Any], arrow: pa.DataType, path: str) -> pa.Array:
     """Values into a union of several types (a struct of members)."""
     n = len(array)
     members: list[pa.Array | None] = [None] * len(branches)
     if is_general_union(src):
         for branch in non_null(src):
             index = _branch_for(branch, branches)
+            assert index is not None  # projection_problem found a branch for every member
             projected = _project(
                 array.field(member_name(branch)), branch, branches[index], arrow.field(index).type, path
             )
@@ -288,6 +291,7 @@ def _into_union(array: pa.Array, src: Any, branches: list, arrow: pa.DataType, p
         plain = (non_null(src) or ["null"])[0] if isinstance(src, list) else src
         if plain != "null":
             index = _branch_for(plain, branches)
+            assert index is not None  # projection_problem found a branch for it
             members[index] = _project_plain(array, plain, branches[index], arrow.field(index).type, path)
     children = [m if m is not None else pa.nulls(n, arrow.field(i).type) for i, m in enumerate(members)]
     return pa.StructArray.from_arrays(children, fields=list(arrow), mask=_mask(array))
@@ -330,7 +334,7 @@ def _cast(array: pa.Array, arrow: pa.DataType, path: str) -> pa.Array:
         raise ConversionError(f"{path}: cannot read {array.type} values as {arrow}: {exc}") from None
 
 
-def _record(array: pa.Array, src: dict, dst: dict, arrow: pa.DataType, path: str) -> pa.Array:
+def _record(array: pa.Array, src: dict[str, Any], dst: dict[str, Any], arrow: pa.DataType, path: str) -> pa.Array:
     n = len(array)
     fields = {f["name"]: f for f in src["fields"]}
     children = []
@@ -362,7 +366,9 @@ def _list_parts(array: pa.Array) -> tuple[pa.Array, pa.Array]:
     return pa.array(offsets - start, pa.int32()), array.values.slice(start, stop - start)
 
 
-def _map(array, key_src, key_dst, value_src, value_dst, arrow: pa.DataType, path: str) -> pa.Array:
+def _map(
+    array: pa.Array, key_src: Any, key_dst: Any, value_src: Any, value_dst: Any, arrow: pa.DataType, path: str
+) -> pa.Array:
     offsets = np.asarray(array.offsets).astype(np.int32)
     start, stop = int(offsets[0]), int(offsets[-1])
     keys = _project(array.keys.slice(start, stop - start), key_src, key_dst, arrow.key_type, f"{path}.key")

@@ -6,6 +6,7 @@ exactly-once backup depends on it), and writes are streamed so memory stays boun
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ class Upload(ABC):
     def writable(self) -> bool:
         return True
 
-    def flush(self) -> None:
+    def flush(self) -> None:  # noqa: B027 (file-like no-op: uploads send parts as they fill)
         pass
 
     def tell(self) -> int:
@@ -70,7 +71,8 @@ class Store(ABC):
     def check(self) -> None:
         """Verify the bucket exists and the credentials work.
 
-        Raises :class:`~kafka_s3.core.errors.BucketNotFoundError` or :class:`~kafka_s3.core.errors.StoreAccessDeniedError`.
+        Raises :class:`~kafka_s3.core.errors.BucketNotFoundError` or
+        :class:`~kafka_s3.core.errors.StoreAccessDeniedError`.
         """
 
     @abstractmethod
@@ -116,7 +118,7 @@ class Store(ABC):
     def list(self, prefix: str) -> Iterator[ObjectInfo]:
         """Every object under ``prefix`` exactly once, in no guaranteed order (callers sort)."""
 
-    def children(self, prefix: str, delimiter: str = "/") -> list[str]:
+    def children(self, prefix: str, delimiter: str = "/") -> builtins.list[str]:
         """The distinct names that follow ``prefix`` up to the next ``delimiter`` among keys that have one (the
         "directories" under ``prefix``), sorted."""
         names = {
@@ -133,5 +135,5 @@ class Store(ABC):
     def create_bucket(self) -> None:
         """Create the bucket (only ``kafka-s3 bucket create`` calls this; jobs never create buckets)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (optional: only stores holding clients or pools override it)
         """Release clients and thread pools."""

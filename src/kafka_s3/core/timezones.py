@@ -13,7 +13,7 @@ data that validates ``timezone`` (no second time zone database).
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -21,12 +21,12 @@ import numpy as np
 import pyarrow as pa
 
 HOUR_MS = 3_600_000
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 # Instants whose local time stays within Python's datetime range (years 1-9999) whatever the offset.
-MIN_INSTANT_MS = (datetime(1, 1, 3, tzinfo=timezone.utc) - _EPOCH) // _MS
-MAX_INSTANT_MS = (datetime(9999, 12, 29, tzinfo=timezone.utc) - _EPOCH) // _MS
+MIN_INSTANT_MS = (datetime(1, 1, 3, tzinfo=UTC) - _EPOCH) // _MS
+MAX_INSTANT_MS = (datetime(9999, 12, 29, tzinfo=UTC) - _EPOCH) // _MS
 
 
 def moment(zone: tzinfo, instant_ms: int) -> datetime:
@@ -43,7 +43,8 @@ def utc_offsets_ms(zone: tzinfo, instants_ms: np.ndarray) -> np.ndarray:
     hours = pa.array(instants_ms // HOUR_MS).dictionary_encode()
     per_hour = np.array([_hour_offsets(zone, hour) for hour in hours.dictionary.to_pylist()], np.int64)
     before, after, switch = per_hour.reshape(-1, 3)[hours.indices.to_numpy()].T
-    return np.where(instants_ms < switch, before, after)
+    offsets: np.ndarray = np.where(instants_ms < switch, before, after)
+    return offsets
 
 
 def local_to_utc(zone: tzinfo, locals_ms: np.ndarray) -> np.ndarray:
@@ -63,7 +64,9 @@ def local_to_utc(zone: tzinfo, locals_ms: np.ndarray) -> np.ndarray:
 
 
 def _offset_ms(zone: tzinfo, instant_ms: int) -> int:
-    return moment(zone, instant_ms).utcoffset() // _MS
+    offset = moment(zone, instant_ms).utcoffset()
+    assert offset is not None  # an aware datetime (astimezone) has an offset
+    return offset // _MS
 
 
 @lru_cache(maxsize=65536)

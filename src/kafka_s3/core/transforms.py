@@ -59,7 +59,9 @@ def topic_router(config: Config) -> Callable[[str], str]:
         try:
             pattern = re.compile(settings["regex"])
         except re.error as exc:
-            raise ConfigError(f"{prefix}regex={settings['regex']!r} is not a valid regex: {exc}", key=f"{prefix}regex")
+            raise ConfigError(
+                f"{prefix}regex={settings['regex']!r} is not a valid regex: {exc}", key=f"{prefix}regex"
+            ) from exc
         routers.append((pattern, java_replacement(settings["replacement"])))
 
     def route(topic: str) -> str:

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 import uuid
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -56,7 +57,7 @@ def produce(bootstrap: str, topic: str) -> int:
     return count
 
 
-def read_topic(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tuple]]:
+def read_topic(bootstrap: str, topic: str, partitions: int) -> dict[int, list[tuple[Any, ...]]]:
     from kafka_s3.core.records import to_dicts
     from kafka_s3.io.kafka.admin import Admin
     from kafka_s3.io.kafka.reader import read_range

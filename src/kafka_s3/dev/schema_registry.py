@@ -32,14 +32,16 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 @dataclass
 class _Registry:
-    schemas: list[dict] = field(default_factory=list)  # index = id - 1: {"schema", "schemaType", "references"}
+    schemas: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # index = id - 1: {"schema", "schemaType", "references"}
     ids: dict[str, int] = field(default_factory=dict)  # canonical form -> id
     subjects: dict[str, list[int]] = field(default_factory=dict)  # subject -> schema id of each version
     config: dict[str, str] = field(default_factory=dict)  # "" (global) or subject -> compatibility level
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @staticmethod
-    def canonical(body: dict) -> str:
+    def canonical(body: dict[str, Any]) -> str:
         schema_type = body.get("schemaType") or "AVRO"
         text = body["schema"]
         if schema_type in ("AVRO", "JSON"):
@@ -133,7 +135,7 @@ class SchemaRegistryServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"{'https' if self.tls else 'http'}://{host}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host!s}:{port}"
 
     def start(self) -> SchemaRegistryServer:
         self._thread = threading.Thread(target=self.serve_forever, name="schema-registry", daemon=True)
@@ -151,7 +153,7 @@ class SchemaRegistryServer(ThreadingHTTPServer):
         self.stop()
 
     # ---------------------------------------------------------------------------------------------- the API
-    def api(self, method: str, path: str, query: dict, body: dict) -> Any:
+    def api(self, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any]) -> Any:
         parts = [unquote(p) for p in path.strip("/").split("/") if p]
         reg = self.registry
         with reg.lock:
@@ -170,7 +172,7 @@ class SchemaRegistryServer(ThreadingHTTPServer):
                     return {"compatibilityLevel": reg.config.get(subject, reg.config.get("", "BACKWARD"))}
         raise RegistryError(404, 404, f"HTTP 404 Not Found: {method} {path}")
 
-    def _schema(self, schema_id: int) -> dict:
+    def _schema(self, schema_id: int) -> dict[str, Any]:
         if not 1 <= schema_id <= len(self.registry.schemas):
             raise RegistryError(404, 40403, f"Schema {schema_id} not found")
         return self.registry.schemas[schema_id - 1]
@@ -194,7 +196,7 @@ class SchemaRegistryServer(ThreadingHTTPServer):
                 return sorted({s for s, _ in pairs})
         raise RegistryError(404, 404, "HTTP 404 Not Found")
 
-    def _subjects(self, method: str, parts: list[str], query: dict, body: dict) -> Any:
+    def _subjects(self, method: str, parts: list[str], query: dict[str, list[str]], body: dict[str, Any]) -> Any:
         reg = self.registry
         if not parts:
             return sorted(reg.subjects)
@@ -245,12 +247,12 @@ class SchemaRegistryServer(ThreadingHTTPServer):
             raise RegistryError(404, 40401, f"Subject '{subject}' not found")
         return versions
 
-    def _version_json(self, subject: str, version: int) -> dict:
+    def _version_json(self, subject: str, version: int) -> dict[str, Any]:
         schema_id = self.registry.subjects[subject][version - 1]
         return {"subject": subject, "version": version, "id": schema_id, **_schema_json(self._schema(schema_id))}
 
 
-def _schema_json(stored: dict) -> dict:
+def _schema_json(stored: dict[str, Any]) -> dict[str, Any]:
     out = {"schema": stored["schema"]}
     if stored["schemaType"] != "AVRO":
         out["schemaType"] = stored["schemaType"]

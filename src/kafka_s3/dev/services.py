@@ -22,8 +22,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 ACCESS_KEY = "kafka-s3-dev"
 SECRET_KEY = "kafka-s3-dev-secret"
@@ -75,7 +77,7 @@ def _port_open(port: int, host: str = "127.0.0.1") -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-def _alive(pid: int | None) -> bool:
+def _alive(pid: int | None) -> TypeGuard[int]:  # alive implies a pid
     if not pid:
         return False
     try:
@@ -89,7 +91,7 @@ def _alive(pid: int | None) -> bool:
         return True
 
 
-def _wait(what: str, check, timeout: float, log: Path | None = None) -> None:
+def _wait(what: str, check: Callable[[], bool], timeout: float, log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     last_error: Exception | None = None
     while time.monotonic() < deadline:

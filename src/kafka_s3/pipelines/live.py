@@ -10,6 +10,7 @@ into the current one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -80,6 +81,8 @@ class LiveCounts:
 class LiveReporter:
     """A task's end: sends its partition's running totals now and then. Never raises, never blocks."""
 
+    _address: tuple[str, int] | tuple[str, int, int, int] | tuple[int, bytes]  # as socket.getaddrinfo gives it
+
     def __init__(self, target: tuple[str, int, int] | None, topic: str, partition: int):
         self._socket = None
         self._last = 0.0
@@ -101,12 +104,10 @@ class LiveReporter:
         if not final and now - self._last < INTERVAL_S:
             return
         self._last = now
-        try:
+        with contextlib.suppress(OSError):
             self._socket.sendto(
                 json.dumps({**self._message, "records": records, "bytes": nbytes}).encode(), self._address
             )
-        except OSError:
-            pass
 
     def close(self) -> None:
         if self._socket is not None:

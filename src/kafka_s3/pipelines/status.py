@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import Any
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.io.kafka.admin import Admin
@@ -11,7 +12,7 @@ from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.backup.driver import group_id
 
 
-def backup_status(config: Config) -> list[dict]:
+def backup_status(config: Config) -> list[dict[str, Any]]:
     admin = Admin(client_settings(config, "admin", warn=False))
     topics = admin.select_topics(config["topics"], config["topics.regex"])
     tps = [(t, p) for t, n in sorted(topics.items()) for p in range(n)]
@@ -37,7 +38,7 @@ def backup_status(config: Config) -> list[dict]:
                 "end": ends[tp],
                 "lag": None if offset is None else max(0, ends[tp] - offset),
                 "last_object": info.get("object") or None,
-                "last_commit": dt.datetime.fromtimestamp(at / 1000, dt.timezone.utc).isoformat(timespec="seconds")
+                "last_commit": dt.datetime.fromtimestamp(at / 1000, dt.UTC).isoformat(timespec="seconds")
                 if at
                 else None,
             }

@@ -7,12 +7,15 @@ its plugins here skips configuration parsing, schema work and client set-up.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _CACHE: dict[str, Any] = {}
 
 
-def cached(key: str, factory: Callable[[], Any]) -> Any:
+def cached(key: str, factory: Callable[[], T]) -> T:
     if key not in _CACHE:
         _CACHE[key] = factory()
-    return _CACHE[key]
+    value: T = _CACHE[key]  # built by a factory of this key: a T
+    return value

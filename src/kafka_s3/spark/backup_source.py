@@ -19,16 +19,29 @@ blocks holding bounded offsets (ranged GETs)::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
+
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafka_s3.core.records import RECORD_DDL
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+    from kafka_s3.core.config.model import Config
+    from kafka_s3.core.store import Store
+    from kafka_s3.pipelines.read.discovery import BackupObject
+    from kafka_s3.pipelines.read.options import Bounds
+    from kafka_s3.pipelines.read.plugins import ReadPlugins
 
 FROM_OFFSET = "from.offset"
 UNTIL_OFFSET = "until.offset"
 
 
 class BackupPartition(InputPartition):
-    def __init__(self, topic: str, partition: int, objects: tuple, bounds=None):
+    def __init__(self, topic: str, partition: int, objects: tuple[BackupObject, ...], bounds: Bounds | None = None):
         super().__init__((topic, partition))
         self.topic, self.partition, self.objects, self.bounds = topic, partition, objects, bounds
 
@@ -38,7 +51,7 @@ class BackupReader(DataSourceReader):
         self.raw = raw
         self.offsets = offsets or {}
 
-    def _setup(self):
+    def _setup(self) -> tuple[Config, Store, ReadPlugins]:
         from kafka_s3.core.config.source import SOURCE
         from kafka_s3.io.stores.spec import StoreSpec
         from kafka_s3.pipelines.read.plugins import ReadPlugins
@@ -46,7 +59,7 @@ class BackupReader(DataSourceReader):
         config = SOURCE.parse(self.raw)
         return config, StoreSpec.from_config(config).open(), ReadPlugins.from_config(config)
 
-    def partitions(self):
+    def partitions(self) -> list[BackupPartition]:
         from kafka_s3.pipelines.read.discovery import discover
         from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
 
@@ -58,10 +71,12 @@ class BackupReader(DataSourceReader):
         parts = discover(store, plugins, config["topics"] or None, config["behavior.on.error"])
         return [BackupPartition(t, p, tuple(part.objects), options.bounds((t, p))) for (t, p), part in parts.items()]
 
-    def read(self, partition: BackupPartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from kafka_s3.pipelines.read.discovery import SourcePartition
         from kafka_s3.pipelines.read.options import Bounds
         from kafka_s3.pipelines.read.reader import read_partition
+
+        partition = cast(BackupPartition, partition)  # one of those partitions() planned
 
         config, store, plugins = self._setup()
         part = SourcePartition(partition.topic, partition.partition, list(partition.objects))
@@ -77,7 +92,7 @@ class BackupDataSource(DataSource):
     def schema(self) -> str:
         return RECORD_DDL
 
-    def reader(self, schema) -> DataSourceReader:
+    def reader(self, schema: StructType) -> DataSourceReader:
         from kafka_s3.core.config.loader import interpolate, read_raw
 
         options = dict(self.options)

@@ -18,10 +18,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafka_s3.core.records import RECORD_DDL
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+#: ``earliest``, ``latest``, or parsed JSON like ``{"topic": {"0": 42}}``
+OffsetsSpec = Literal["earliest", "latest"] | dict[str, Any]
 
 
 class KafkaRangePartition(InputPartition):
@@ -30,14 +39,17 @@ class KafkaRangePartition(InputPartition):
         self.topic, self.partition, self.start, self.end = topic, partition, start, end
 
 
-def _offsets_option(value: str | None, default: str) -> str | dict:
+def _offsets_option(value: str | None, default: str) -> OffsetsSpec:
     value = (value or default).strip()
     if value in ("earliest", "latest"):
-        return value
+        return cast(Literal["earliest", "latest"], value)
     try:
-        return json.loads(value)
-    except ValueError:
-        raise ValueError(f'offsets option must be earliest, latest or JSON like {{"topic":{{"0":42}}}}: {value!r}')
+        parsed: dict[str, Any] = json.loads(value)  # other JSON than an object fails later, in pick
+        return parsed
+    except ValueError as exc:
+        raise ValueError(
+            f'offsets option must be earliest, latest or JSON like {{"topic":{{"0":42}}}}: {value!r}'
+        ) from exc
 
 
 def plan_ranges(options: dict[str, str]) -> list[tuple[str, int, int, int]]:
@@ -67,7 +79,7 @@ def plan_ranges(options: dict[str, str]) -> list[tuple[str, int, int, int]]:
     starting = _offsets_option(options.get("startingoffsets"), "earliest")
     ending = _offsets_option(options.get("endingoffsets"), "latest")
 
-    def pick(spec, tp, fallback):
+    def pick(spec: OffsetsSpec, tp: tuple[str, int], fallback: int) -> int:
         if spec == "earliest":
             return earliest[tp]
         if spec == "latest":
@@ -90,11 +102,13 @@ class KafkaTopicReader(DataSourceReader):
     def __init__(self, options: dict[str, str]):
         self.options = options
 
-    def partitions(self):
+    def partitions(self) -> list[KafkaRangePartition]:
         return [KafkaRangePartition(*r) for r in plan_ranges(self.options)]
 
-    def read(self, partition: KafkaRangePartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from kafka_s3.io.kafka.reader import read_range
+
+        partition = cast(KafkaRangePartition, partition)  # one of those partitions() planned
 
         settings = {k[len("kafka.") :]: v for k, v in self.options.items() if k.startswith("kafka.")}
         isolation = settings.pop("isolation.level", "read_committed")
@@ -111,7 +125,7 @@ class KafkaTopicDataSource(DataSource):
     def schema(self) -> str:
         return RECORD_DDL
 
-    def reader(self, schema) -> DataSourceReader:
+    def reader(self, schema: StructType) -> DataSourceReader:
         return KafkaTopicReader(
             {k.lower() if not k.lower().startswith("kafka.") else k: v for k, v in dict(self.options).items()}
         )

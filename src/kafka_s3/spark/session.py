@@ -1,6 +1,6 @@
 """The one place a SparkSession is built.
 
-Defaults are those measured to matter on small machines (NOTES.md): workers run this very Python (so they have
+Defaults are those measured to matter on small machines: workers run this very Python (so they have
 pyarrow and kafka-s3), the UI and console progress are off, logs are quiet, and `spark.*` keys from the connector
 configuration are applied last so operators can tune anything.
 """
@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
 
@@ -29,7 +34,7 @@ def build_session(
     fast_start: bool | None = None,
     warm_up: bool = True,
     data_sources: bool = True,
-):
+) -> SparkSession:
     """Get or create the SparkSession for a kafka-s3 job.
 
     ``master`` defaults to ``$KAFKA_S3_SPARK_MASTER`` then ``local[*]``; ``conf`` holds extra ``spark.*`` settings;
@@ -100,7 +105,7 @@ WORKER_MODULES = (
 )
 
 
-def _import_modules(batches):
+def _import_modules(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     import importlib
 
     import pyarrow as pa
@@ -111,13 +116,13 @@ def _import_modules(batches):
         yield pa.RecordBatch.from_pydict({"n": [batch.num_rows]})
 
 
-def warm_up_workers(session) -> None:
+def warm_up_workers(session: SparkSession) -> None:
     """Start one Python worker per core and import the task modules in it (part of start-up, not of any cycle)."""
     slots = max(1, session.sparkContext.defaultParallelism)
     session.range(0, slots, 1, slots).mapInArrow(_import_modules, "n long").collect()
 
 
-def register_data_sources(session) -> None:
+def register_data_sources(session: SparkSession) -> None:
     """Make ``spark.read.format("kafka-s3-topic")`` (Kafka) and ``"kafka-s3"`` (a backup) available."""
     from kafka_s3.spark.backup_source import BackupDataSource
     from kafka_s3.spark.kafka_source import KafkaTopicDataSource

@@ -20,17 +20,16 @@ def reference_cuts(records, policy: RotationPolicy, time_based: bool):
     schemas: dict[str, str] = {}
     for offset, enc, ts, nbytes, schema in records:
         rotate_before = False
-        if count > 0:
-            if (
-                schema
-                and schema != schemas.setdefault(enc, schema)
-                or (
-                    policy.rotate_interval_ms > 0
-                    and time_based
-                    and (ts - base >= policy.rotate_interval_ms or enc != current_enc)
-                )
-            ):  # "" (tombstones) fits any file
-                rotate_before = True
+        if count > 0 and (
+            schema
+            and schema != schemas.setdefault(enc, schema)
+            or (
+                policy.rotate_interval_ms > 0
+                and time_based
+                and (ts - base >= policy.rotate_interval_ms or enc != current_enc)
+            )
+        ):  # "" (tombstones) fits any file
+            rotate_before = True
         if rotate_before:
             chunks.append(current)
             current, count, size, base, current_enc, schemas = [], 0, 0, None, None, {}

@@ -10,7 +10,7 @@ import numpy as np
 from kafka_s3.core.rotation import RotationPolicy, Rotator
 
 POLICY = RotationPolicy(flush_size=100, rotate_schedule_interval_ms=60_000, timezone=ZoneInfo("UTC"))
-T0 = int(dt.datetime(2024, 1, 1, 0, 0, 10, tzinfo=dt.timezone.utc).timestamp() * 1000)
+T0 = int(dt.datetime(2024, 1, 1, 0, 0, 10, tzinfo=dt.UTC).timestamp() * 1000)
 
 
 def _split(rotator, offsets, now):

@@ -212,7 +212,7 @@ rich_datums = st.fixed_dictionaries(
         "choice": st.integers(-(2**31), 2**31 - 1) | st.text(max_size=4),
         "old_name": st.integers(-(2**31), 2**31 - 1),
         "at": st.datetimes(
-            min_value=dt.datetime(1900, 1, 1), max_value=dt.datetime(2200, 1, 1), timezones=st.just(dt.timezone.utc)
+            min_value=dt.datetime(1900, 1, 1), max_value=dt.datetime(2200, 1, 1), timezones=st.just(dt.UTC)
         ).map(lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000)),
     }
 )

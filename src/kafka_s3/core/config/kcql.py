@@ -197,7 +197,7 @@ class _Parser:
         return self.advance()
 
     def statements(self) -> list[Statement]:
-        found = []
+        found: list[Statement] = []
         while True:
             while self.punctuation(";"):
                 pass
@@ -269,7 +269,8 @@ class _Parser:
         from kafka_s3.core.registry import import_object
 
         try:
-            return import_object(FORMATS).canonical(token.text)
+            canonical: str = import_object(FORMATS).canonical(token.text)
+            return canonical
         except ConfigError:
             raise error(
                 token,
@@ -328,8 +329,9 @@ def split_statements(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def expand(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """The parse-time rewrite (a :class:`~kafka_s3.core.config.model.ConfigDef` preprocessor): a single statement becomes
-    properties; several need :func:`split_statements` (``kafka_s3.core.config.loader.load_all``), which runs each apart."""
+    """The parse-time rewrite (a :class:`~kafka_s3.core.config.model.ConfigDef` preprocessor): a single statement
+    becomes properties; several need :func:`split_statements` (``kafka_s3.core.config.loader.load_all``), which runs
+    each apart."""
     configs = split_statements(raw)
     if len(configs) > 1:
         raise ConfigError(

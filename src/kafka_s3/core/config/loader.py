@@ -11,6 +11,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,9 @@ def read_properties_text(text: str) -> dict[str, str]:
     return {key: value for key, (value, _meta) in props.items()}
 
 
-def read_raw(path: str | os.PathLike) -> dict[str, str]:
-    """Raw string settings from a ``.properties`` file or a Connect REST JSON file (``{"name":..., "config":{...}}``)."""
+def read_raw(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Raw string settings from a ``.properties`` file or a Connect REST JSON file
+    (``{"name":..., "config":{...}}``)."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -79,7 +81,7 @@ def interpolate(raw: Mapping[str, str], environ: Mapping[str, str] | None = None
     def resolve(key: str, match: re.Match[str]) -> str:
         provider, path, name = match.group(1), match.group(2), match.group(3)
         if provider == "env":
-            var = name if not path else path
+            var = path if path else name
             if var not in env:
                 raise ConfigError(f"{key}: environment variable {var!r} referenced by {match.group(0)} is not set", key)
             return env[var]
@@ -90,7 +92,9 @@ def interpolate(raw: Mapping[str, str], environ: Mapping[str, str] | None = None
                 try:
                     file_cache[path] = read_properties_text(Path(path).read_text(encoding="utf-8"))
                 except OSError as exc:
-                    raise ConfigError(f"{key}: cannot read {path} referenced by a ${{file:...}}: {exc.strerror}", key)
+                    raise ConfigError(
+                        f"{key}: cannot read {path} referenced by a ${{file:...}}: {exc.strerror}", key
+                    ) from exc
             if name not in file_cache[path]:
                 raise ConfigError(f"{key}: key {name!r} not found in {path}", key)
             return file_cache[path][name]
@@ -101,17 +105,17 @@ def interpolate(raw: Mapping[str, str], environ: Mapping[str, str] | None = None
             except OSError as exc:
                 raise ConfigError(
                     f"{key}: cannot read {target} referenced by a ${{directory:...}}: {exc.strerror}", key
-                )
+                ) from exc
         raise ConfigError(
             f"{key}: unknown config provider {provider!r} in {match.group(0)} (env, file, directory)", key
         )
 
-    return {k: _REFERENCE.sub(lambda m, k=k: resolve(k, m), v) if isinstance(v, str) else v for k, v in raw.items()}
+    return {k: _REFERENCE.sub(partial(resolve, k), v) if isinstance(v, str) else v for k, v in raw.items()}
 
 
 def load(
     definition: ConfigDef,
-    path: str | os.PathLike | None = None,
+    path: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Config:
@@ -123,7 +127,7 @@ def load(
 
 def load_all(
     definition: ConfigDef,
-    path: str | os.PathLike | None = None,
+    path: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> list[Config]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +70,7 @@ class Range(Validator):
             return f"[{_num(self.min)},...,{_num(self.max)}]"
         if self.min is not None:
             return f"[{_num(self.min)},...]"
+        assert self.max is not None, "a Range has at least one bound"
         return f"[...,{_num(self.max)}]"
 
 
@@ -202,8 +203,10 @@ def _convert(key: str, typ: Type, raw: Any) -> Any:
     if typ is Type.DOUBLE:
         try:
             return float(raw)
-        except (TypeError, ValueError):
-            raise ConfigError(f"Invalid value {raw!r} for configuration {key}: Not a number of type DOUBLE", key=key)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"Invalid value {raw!r} for configuration {key}: Not a number of type DOUBLE", key=key
+            ) from exc
     if typ is Type.BOOLEAN:
         if isinstance(raw, bool):
             return raw
@@ -292,10 +295,9 @@ class ConfigDef:
         warnings: list[str] = []
         for key, value in raw.items():
             canonical = aliases.get(key, key)
-            if canonical != key:
-                if canonical in raw:
-                    warnings.append(f"'{key}' is an alias of '{canonical}', which is also set: '{key}' ignored")
-                    continue
+            if canonical != key and canonical in raw:
+                warnings.append(f"'{key}' is an alias of '{canonical}', which is also set: '{key}' ignored")
+                continue
             originals[canonical] = value
         values: dict[str, Any] = {}
         for key, prop in self.props.items():
@@ -349,7 +351,7 @@ class Config(Mapping[str, Any]):
             return self.extras[key]
         raise KeyError(key)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._values)
 
     def __len__(self) -> int:

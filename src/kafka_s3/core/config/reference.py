@@ -7,6 +7,7 @@ test fails when the file is out of date, so the reference can never drift from t
 from __future__ import annotations
 
 import sys
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from kafka_s3.core.config.model import REQUIRED, ConfigDef, Prop
@@ -35,7 +36,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_definition(definition: ConfigDef, title: str, skip: set[str] = frozenset()) -> str:
+def render_definition(definition: ConfigDef, title: str, skip: AbstractSet[str] = frozenset()) -> str:
     lines = [f"### {title}", ""]
     for group in definition.groups():
         props = [p for p in definition.props.values() if p.group == group and p.key not in skip]

@@ -2,26 +2,8 @@
 
 from __future__ import annotations
 
-from kafka_s3.core.config.common import (
-    FORMAT,
-    KAFKA,
-    KCQL,
-    PARTITIONER,
-    PASSTHROUGH,
-    STORAGE,
-    UNSUPPORTED,
-)
-from kafka_s3.core.config.model import (
-    REQUIRED,
-    Config,
-    ConfigDef,
-    Importance,
-    OneOf,
-    Prop,
-    Range,
-    Type,
-    require_one_of,
-)
+from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.model import REQUIRED, Config, ConfigDef, Importance, OneOf, Prop, Range, Type, require_one_of
 from kafka_s3.core.errors import ConfigError
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW

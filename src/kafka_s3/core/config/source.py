@@ -6,24 +6,8 @@ objects were written, which the restore reads from the objects themselves).
 
 from __future__ import annotations
 
-from kafka_s3.core.config.common import (
-    FORMAT,
-    KAFKA,
-    KCQL,
-    PARTITIONER,
-    PASSTHROUGH,
-    STORAGE,
-    UNSUPPORTED,
-)
-from kafka_s3.core.config.model import (
-    Config,
-    ConfigDef,
-    Importance,
-    OneOf,
-    Prop,
-    Range,
-    Type,
-)
+from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.model import Config, ConfigDef, Importance, OneOf, Prop, Range, Type
 from kafka_s3.core.config.sink import OTHER_SINK_CLASSES, SINK
 from kafka_s3.core.errors import ConfigError
 

@@ -1,8 +1,15 @@
 """Converters: Kafka key/value bytes <-> logical values, named as Kafka Connect names them."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from kafka_s3.core.registry import Registry
 
-REGISTRY: Registry = Registry("converter", "value.converter")
+if TYPE_CHECKING:
+    from kafka_s3.core.converters.base import Converter
+
+REGISTRY: Registry[type[Converter]] = Registry("converter", "value.converter")
 REGISTRY.register(
     "bytearray",
     "kafka_s3.core.converters.bytearray:ByteArrayConverter",

@@ -40,11 +40,7 @@ import fastavro
 import orjson
 import pyarrow as pa
 
-from kafka_s3.core.converters.connect_schema import (
-    AVRO_NAMESPACE,
-    MAP_ENTRY_NAME,
-    SchemaError,
-)
+from kafka_s3.core.converters.connect_schema import AVRO_NAMESPACE, MAP_ENTRY_NAME, SchemaError
 
 PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
 NAMED = ("record", "enum", "fixed")
@@ -98,10 +94,11 @@ def type_name(schema: Any) -> str:
         return "union"
     if isinstance(schema, str):
         return schema
-    return schema["type"] if isinstance(schema["type"], str) else type_name(schema["type"])
+    typ = schema["type"]
+    return typ if isinstance(typ, str) else type_name(typ)
 
 
-def non_null(branches: list) -> list:
+def non_null(branches: list[Any]) -> list[Any]:
     return [b for b in branches if b != "null"]
 
 
@@ -117,7 +114,8 @@ def is_general_union(schema: Any) -> bool:
 def member_name(branch: Any) -> str:
     """The Arrow field of a union branch: a named type's simple name, else the type's name (Confluent's AvroData)."""
     if isinstance(branch, dict) and branch.get("type") in NAMED:
-        return branch["name"].rpartition(".")[2]
+        name: str = branch["name"]
+        return name.rpartition(".")[2]
     return type_name(branch)
 
 
@@ -131,7 +129,8 @@ def full_name(schema: Any) -> str | None:
         branches = non_null(schema)
         return full_name(branches[0]) if len(branches) == 1 else None
     if isinstance(schema, dict) and schema.get("type") in NAMED:
-        return schema["name"]
+        name: str = schema["name"]
+        return name
     return None
 
 
@@ -163,7 +162,9 @@ def _arrow_type(schema: Any) -> pa.DataType:
         names = [member_name(b) for b in branches]
         if len(set(names)) != len(names):
             raise SchemaError(f"union branches {names} would share an Arrow field name")
-        return pa.struct([pa.field(name, _arrow_type(b), nullable=True) for name, b in zip(names, branches)])
+        return pa.struct(
+            [pa.field(name, _arrow_type(b), nullable=True) for name, b in zip(names, branches, strict=True)]
+        )
     if isinstance(schema, str):
         if schema in PRIMITIVE_ARROW:
             return PRIMITIVE_ARROW[schema]
@@ -191,7 +192,7 @@ def _arrow_type(schema: Any) -> pa.DataType:
     return _arrow_type(typ)
 
 
-def _logical_arrow(schema: dict, typ: Any, logical: str) -> pa.DataType | None:
+def _logical_arrow(schema: dict[str, Any], typ: Any, logical: str) -> pa.DataType | None:
     """The Arrow type of a logical type on its base type; ``None`` for unknown ones (the base type applies)."""
     if logical == "decimal" and typ in ("bytes", "fixed"):
         precision, scale = int(schema["precision"]), int(schema.get("scale", 0))
@@ -250,8 +251,8 @@ def _adapter(schema: Any, tuples: bool) -> Adapter | None:
             unwrap = tuples and isinstance(branches[0], dict) and branches[0].get("type") in NAMED
             if not unwrap:
                 return None if inner is None else (lambda v: None if v is None else inner(v))
-            inner = inner or _identity
-            return lambda v: None if v is None else inner(v[1] if isinstance(v, tuple) else v)
+            adapt_inner = inner or _identity
+            return lambda v: None if v is None else adapt_inner(v[1] if isinstance(v, tuple) else v)
         return _union_adapter(branches, tuples)
     if isinstance(schema, str):
         return None
@@ -269,12 +270,12 @@ def _adapter(schema: Any, tuples: bool) -> Adapter | None:
         item = _adapter(items, tuples)
         return None if item is None else (lambda v: [item(x) for x in v])
     if typ == "map":
-        value = _adapter(schema["values"], tuples)
-        return None if value is None else (lambda v: {k: value(x) for k, x in v.items()})
+        adapt_value = _adapter(schema["values"], tuples)
+        return None if adapt_value is None else (lambda v: {k: adapt_value(x) for k, x in v.items()})
     return None
 
 
-def _adapt_fields(record: dict, fields: list[tuple[str, Adapter]]) -> dict:
+def _adapt_fields(record: dict[str, Any], fields: list[tuple[str, Adapter]]) -> dict[str, Any]:
     for name, adapt in fields:  # in place: the datum was decoded for this record alone
         record[name] = adapt(record.get(name))
     return record
@@ -284,7 +285,7 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _union_adapter(branches: list, tuples: bool) -> Adapter:
+def _union_adapter(branches: list[Any], tuples: bool) -> Adapter:
     """A general union's value as the struct of members: the branch's member set, the others null."""
     names = [member_name(b) for b in branches]
     adapters = [_adapter(b, tuples) or _identity for b in branches]
@@ -350,7 +351,7 @@ def _matcher(branch: Any) -> Callable[[Any], bool]:
     return lambda v: False
 
 
-def datums_array(datums: list, schema: Any, arrow: pa.DataType, named_tuples: bool = False) -> pa.Array:
+def datums_array(datums: list[Any], schema: Any, arrow: pa.DataType, named_tuples: bool = False) -> pa.Array:
     """fastavro datums as an Arrow array of ``arrow`` (= ``arrow_type(schema)``)."""
     adapt = datum_adapter(schema, named_tuples)
     if adapt is not None:

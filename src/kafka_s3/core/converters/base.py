@@ -93,7 +93,8 @@ class Converter(ABC):
 
     @abstractmethod
     def to_logical(self, topic: str, data: pa.Array) -> Converted:
-        """Decode a ``binary`` column. Raise :class:`~kafka_s3.core.errors.ConversionError` naming the row on bad input."""
+        """Decode a ``binary`` column; on bad input raise :class:`~kafka_s3.core.errors.ConversionError` naming the
+        row."""
 
     @abstractmethod
     def from_logical(self, topic: str, values: Logical) -> pa.Array:

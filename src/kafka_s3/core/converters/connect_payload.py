@@ -1,6 +1,8 @@
-"""Connect payloads: JSON payloads decoded to values Arrow takes, Arrow values rendered as Connect's JSON, and the checks of values against their schema (required fields, nulls).
+"""Connect payloads: JSON payloads decoded to values Arrow takes, Arrow values rendered as Connect's JSON, and the
+checks of values against their schema (required fields, nulls).
 
-The schemas themselves (Connect schemas, their Avro and Arrow forms, defaults) are in :mod:`kafka_s3.core.converters.connect_schema`.
+The schemas themselves (Connect schemas, their Avro and Arrow forms, defaults) are in
+:mod:`kafka_s3.core.converters.connect_schema`.
 """
 
 from __future__ import annotations
@@ -51,14 +53,14 @@ def _value_decoder(s: ConnectSchema) -> Decoder | None:
     if s.type == "bytes":
         return b64decode
     if s.type == "array":
-        item = payload_decoder(s.items)
+        item = payload_decoder(s.array_items)
         return None if item is None else (lambda v: [item(x) for x in v])
     if s.type == "map":
-        key, value = payload_decoder(s.keys), payload_decoder(s.values)
-        if s.keys.type == "string":  # a JSON object, which pyarrow takes as a map as is
+        key, value = payload_decoder(s.map_keys), payload_decoder(s.map_values)
+        if s.map_keys.type == "string":  # a JSON object, which pyarrow takes as a map as is
             return None if value is None else (lambda v: {k: value(x) for k, x in v.items()})
-        key, value = key or _identity, value or _identity
-        return lambda v: [(key(k), value(x)) for k, x in v]  # [[key, value], ...] pairs
+        decode_key, decode_value = key or _identity, value or _identity
+        return lambda v: [(decode_key(k), decode_value(x)) for k, x in v]  # [[key, value], ...] pairs
     if s.type == "struct":
         decoders = [(name, d) for name, d in ((name, payload_decoder(fs)) for name, fs in s.fields) if d is not None]
         if not decoders:
@@ -67,7 +69,7 @@ def _value_decoder(s: ConnectSchema) -> Decoder | None:
     return None
 
 
-def _decode_fields(struct: dict, decoders: list[tuple[str, Decoder]]) -> dict:
+def _decode_fields(struct: dict[str, Any], decoders: list[tuple[str, Decoder]]) -> dict[str, Any]:
     """Decode the fields that need it, in place: the payload dict was just parsed for this record alone."""
     get = struct.get
     for name, decode in decoders:
@@ -79,7 +81,7 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def first_unconvertible(values: list, convert: Callable[[list], Any]) -> int:
+def first_unconvertible(values: list[Any], convert: Callable[[list[Any]], Any]) -> int:
     """Index of the first value ``convert([value])`` rejects: pyarrow's errors do not say which row failed."""
     for row, value in enumerate(values):
         try:
@@ -90,7 +92,7 @@ def first_unconvertible(values: list, convert: Callable[[list], Any]) -> int:
 
 
 # ------------------------------------------------------------------------------------- payloads: Arrow -> JSON
-def payload_values(array: pa.Array) -> list:
+def payload_values(array: pa.Array) -> list[Any]:
     """Arrow values as Python objects that ``orjson.dumps(..., default=json_default)`` renders as Connect does.
 
     Maps with string keys become JSON objects, other maps ``[[key, value], ...]`` pairs (JsonConverter's forms).
@@ -101,8 +103,9 @@ def payload_values(array: pa.Array) -> list:
     if numbers is not None:
         array = array.cast(numbers)
     if not _has_map(array.type, string_keys=False):
-        return array.to_pylist(maps_as_pydicts="strict")
-    values = array.to_pylist()
+        objects: list[Any] = array.to_pylist(maps_as_pydicts="strict")
+        return objects
+    values: list[Any] = array.to_pylist()
     fix = _string_map_fixer(array.type)
     return values if fix is None else [fix(v) for v in values]
 
@@ -158,6 +161,7 @@ def _string_map_fixer(t: pa.DataType) -> Decoder | None:
         fixers = [(f.name, fx) for f in t if (fx := _string_map_fixer(f.type)) is not None]
         return lambda v: None if v is None else {**v, **{name: fx(v[name]) for name, fx in fixers}}
     item = _string_map_fixer(t.value_type)
+    assert item is not None  # a list holding a map with string keys: its items hold one
     return lambda v: None if v is None else [item(x) for x in v]
 
 

@@ -72,7 +72,7 @@ AVRO_PRIMITIVE_CONNECT = {
     "fixed": "bytes",
 }
 CONTAINER_TYPES = ("array", "map", "struct")
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 EPOCH_DAY = dt.date(1970, 1, 1)
 
 
@@ -109,6 +109,24 @@ class ConnectSchema:
     def logical(self) -> str | None:
         """The logical type name (Decimal, Date, Time, Timestamp) when this schema is one."""
         return self.name if LOGICAL_BASE_TYPES.get(self.name or "") == self.type else None
+
+    @property
+    def array_items(self) -> ConnectSchema:
+        """``items`` of an array schema (always set for arrays)."""
+        assert self.items is not None, "an array schema has items"
+        return self.items
+
+    @property
+    def map_keys(self) -> ConnectSchema:
+        """``keys`` of a map schema (always set for maps)."""
+        assert self.keys is not None, "a map schema has keys"
+        return self.keys
+
+    @property
+    def map_values(self) -> ConnectSchema:
+        """``values`` of a map schema (always set for maps)."""
+        assert self.values is not None, "a map schema has values"
+        return self.values
 
     @property
     def decimal_precision_scale(self) -> tuple[int, int]:
@@ -177,10 +195,10 @@ class ConnectSchema:
         if self.type == "struct":
             out["fields"] = [{**s.to_json(), "field": name} for name, s in self.fields]
         elif self.type == "array":
-            out["items"] = self.items.to_json()
+            out["items"] = self.array_items.to_json()
         elif self.type == "map":
-            out["keys"] = self.keys.to_json()
-            out["values"] = self.values.to_json()
+            out["keys"] = self.map_keys.to_json()
+            out["values"] = self.map_values.to_json()
         out["optional"] = self.optional
         for key in ("name", "version", "doc", "parameters", "default"):
             value = getattr(self, key)
@@ -202,10 +220,12 @@ class ConnectSchema:
         if logical == TIMESTAMP:
             return pa.timestamp("ms", tz="UTC")
         if self.type == "array":
-            return pa.list_(pa.field("item", self.items.to_arrow(), nullable=self.items.optional))
+            items = self.array_items
+            return pa.list_(pa.field("item", items.to_arrow(), nullable=items.optional))
         if self.type == "map":
-            value_field = pa.field("value", self.values.to_arrow(), nullable=self.values.optional)
-            return pa.map_(self.keys.to_arrow(), value_field)
+            values = self.map_values
+            value_field = pa.field("value", values.to_arrow(), nullable=values.optional)
+            return pa.map_(self.map_keys.to_arrow(), value_field)
         if self.type == "struct":
             return pa.struct([pa.field(name, s.to_arrow(), nullable=s.optional) for name, s in self.fields])
         return PRIMITIVE_ARROW[self.type]
@@ -269,11 +289,12 @@ class _AvroSchemaBuilder:
         if logical == TIMESTAMP:
             return {"type": "long", "logicalType": "timestamp-millis"}
         if s.type == "array":
-            return {"type": "array", "items": self.build(s.items)}
+            return {"type": "array", "items": self.build(s.array_items)}
         if s.type == "map":
-            if s.keys.type == "string" and not s.keys.optional:
-                return {"type": "map", "values": self.build(s.values)}
-            entry = ConnectSchema("struct", fields=(("key", s.keys), ("value", s.values)), name=s.name)
+            keys, values = s.map_keys, s.map_values
+            if keys.type == "string" and not keys.optional:
+                return {"type": "map", "values": self.build(values)}
+            entry = ConnectSchema("struct", fields=(("key", keys), ("value", values)), name=s.name)
             return {"type": "array", "items": self._record(entry, MAP_ENTRY_NAME)}
         if s.type == "struct":
             return self._record(s, DEFAULT_RECORD_NAME)
@@ -322,11 +343,13 @@ def _avro_default(s: ConnectSchema, value: Any) -> Any:
         raw = _decimal_payload_bytes(value, s) if s.logical == DECIMAL else b64decode(value)
         return raw.decode("latin-1")
     if s.type == "array":
-        return [_avro_default(s.items, v) for v in value]
+        items = s.array_items
+        return [_avro_default(items, v) for v in value]
     if s.type == "map":
-        if s.keys.type == "string" and not s.keys.optional:
-            return {k: _avro_default(s.values, v) for k, v in value.items()}
-        return [{"key": _avro_default(s.keys, k), "value": _avro_default(s.values, v)} for k, v in value]
+        keys, values = s.map_keys, s.map_values
+        if keys.type == "string" and not keys.optional:
+            return {k: _avro_default(values, v) for k, v in value.items()}
+        return [{"key": _avro_default(keys, k), "value": _avro_default(values, v)} for k, v in value]
     if s.type == "struct":
         return {name: _avro_default(fs, value.get(name, fs.default)) for name, fs in s.fields}
     return value
@@ -384,7 +407,7 @@ def _with_arrow_width(schema: ConnectSchema, arrow: pa.DataType | None) -> Conne
     return schema
 
 
-def _logical_from_avro(avro: dict, logical: str) -> ConnectSchema:
+def _logical_from_avro(avro: dict[str, Any], logical: str) -> ConnectSchema:
     base = avro.get("type")
     if logical == "decimal" and base in ("bytes", "fixed"):
         params = {DECIMAL_SCALE: str(avro.get("scale", 0)), DECIMAL_PRECISION: str(avro["precision"])}
@@ -398,19 +421,21 @@ def _logical_from_avro(avro: dict, logical: str) -> ConnectSchema:
     raise SchemaError(f"Avro logical type {logical!r} on {base!r} is not supported")
 
 
-def avro_full_name(named_type: dict, enclosing_namespace: str | None = None) -> str:
+def avro_full_name(named_type: dict[str, Any], enclosing_namespace: str | None = None) -> str:
     """The full name of an Avro record (or other named type), resolved as the Avro specification says."""
-    name = named_type["name"]
+    name: str = named_type["name"]
     if "." in name:
         return name
     namespace = named_type.get("namespace", enclosing_namespace)
     return f"{namespace}.{name}" if namespace else name
 
 
-def _record_from_avro(avro: dict, arrow: pa.DataType | None, named: dict, namespace: str | None) -> ConnectSchema:
+def _record_from_avro(
+    avro: dict[str, Any], arrow: pa.DataType | None, named: dict[str, ConnectSchema], namespace: str | None
+) -> ConnectSchema:
     full_name = avro_full_name(avro, namespace)
     record_namespace = full_name.rpartition(".")[0] or None
-    fields = []
+    fields: list[tuple[str, ConnectSchema]] = []
     for field in avro["fields"]:
         field_arrow = None
         if arrow is not None and pa.types.is_struct(arrow) and arrow.get_field_index(field["name"]) >= 0:
@@ -443,11 +468,13 @@ def _payload_default(s: ConnectSchema, value: Any) -> Any:
     if s.logical == DECIMAL or s.type == "bytes":
         return binascii.b2a_base64(value.encode("latin-1"), newline=False).decode("ascii")
     if s.type == "array":
-        return [_payload_default(s.items, v) for v in value]
+        items = s.array_items
+        return [_payload_default(items, v) for v in value]
     if s.type == "map":
-        if s.keys.type == "string" and not s.keys.optional:
-            return {k: _payload_default(s.values, v) for k, v in value.items()}
-        return [[_payload_default(s.keys, e["key"]), _payload_default(s.values, e["value"])] for e in value]
+        keys, values = s.map_keys, s.map_values
+        if keys.type == "string" and not keys.optional:
+            return {k: _payload_default(values, v) for k, v in value.items()}
+        return [[_payload_default(keys, e["key"]), _payload_default(values, e["value"])] for e in value]
     if s.type == "struct":
         return {name: _payload_default(fs, value.get(name)) for name, fs in s.fields}
     return value

@@ -27,11 +27,7 @@ from kafka_s3.core.converters.connect_payload import (
     payload_decoder,
     payload_values,
 )
-from kafka_s3.core.converters.connect_schema import (
-    ConnectSchema,
-    SchemaError,
-    fingerprint,
-)
+from kafka_s3.core.converters.connect_schema import ConnectSchema, SchemaError, fingerprint
 from kafka_s3.core.errors import ConfigError, ConversionError
 
 SCHEMAS_ENABLE = "schemas.enable"
@@ -98,6 +94,7 @@ class JsonConverter(Converter):
                     runs.append((start, _run(current, payloads, start, subject)))
                     start, payloads = row, []
                 current = typed
+            assert current is not None  # a payload that follows a prefix follows the envelope that set the prefix
             payloads.append(_decode(current, payload, row, subject))
         runs.append((start, _run(current, payloads, start, subject)))
         return runs
@@ -138,15 +135,17 @@ class JsonConverter(Converter):
     def _connect_schema_json(self, values: Logical, topic: str) -> bytes:
         if values.kind != "struct":  # raw bytes and text are Connect's optional bytes/string schemas
             return orjson.dumps(ConnectSchema("bytes" if values.kind == "bytes" else "string", optional=True).to_json())
-        cache_key = (values.schema.fingerprint, values.schema.arrow)
+        schema = values.schema
+        assert schema is not None  # struct values always carry their schema
+        cache_key = (schema.fingerprint, schema.arrow)
         cached = self._connect_schemas.get(cache_key)
         if cached is None:
             try:
-                connect = ConnectSchema.from_avro(values.schema.avro, values.schema.arrow)
+                connect = ConnectSchema.from_avro(schema.avro, schema.arrow)
             except SchemaError as exc:
                 raise ConversionError(f"cannot restore values of topic {topic} as Connect data: {exc}") from None
-            if values.schema.version is not None:
-                connect = replace(connect, version=values.schema.version)
+            if schema.version is not None:
+                connect = replace(connect, version=schema.version)
             cached = self._connect_schemas[cache_key] = orjson.dumps(connect.to_json())
         return cached
 
@@ -244,6 +243,7 @@ def _run(typed: _TypedSchema | None, payloads: list[Any], start: int, subject: s
         return Logical("struct", pa.nulls(len(payloads)), NULL_VALUES)
     if typed.connect is None:
         return Logical("json", json_text.binary_array(payloads, orjson.dumps))
+    assert typed.value_schema is not None  # set whenever ``connect`` is
     arrow = typed.value_schema.arrow
     try:
         array = pa.array(payloads, arrow)

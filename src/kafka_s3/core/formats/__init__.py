@@ -1,8 +1,15 @@
 """Object formats: one module per format, each with a writer (records -> bytes) and a reader (bytes -> records)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from kafka_s3.core.registry import Registry
 
-REGISTRY: Registry = Registry("format", "format.class")
+if TYPE_CHECKING:
+    from kafka_s3.core.formats.base import Format
+
+REGISTRY: Registry[type[Format]] = Registry("format", "format.class")
 REGISTRY.register(
     "json",
     "kafka_s3.core.formats.json:JsonFormat",

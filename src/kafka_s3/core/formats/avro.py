@@ -6,7 +6,7 @@ depend only on its records. Reading uses fastavro, so files written by Confluent
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import fastavro
@@ -84,7 +84,9 @@ class AvroFormat(Format):
         if datums:
             yield to_batch(datums)
 
-    def _batch_builder(self, schema: Any, ctx: FileContext, named_tuples: bool = False):
+    def _batch_builder(
+        self, schema: Any, ctx: FileContext, named_tuples: bool = False
+    ) -> Callable[[list[Any]], pa.RecordBatch]:
         """A function from decoded datums to ``RECORD_SCHEMA`` batches, chosen once from the file's schema."""
         if self.envelope:
             _expect_schema(schema, KAFKA_RECORD_NAME, "an envelope object (store.envelope=true)", ctx)
@@ -178,6 +180,7 @@ class _AvroWriter(FormatWriter):
         elif self._format.role == "headers":
             self._write(HEADERS_AVRO, headers_or_empty(records))
         else:
+            assert values is not None  # the value and keys roles are given their converted values
             for run in self._values.runs(values):
                 self._write_values(run)
 

@@ -134,12 +134,14 @@ def _integers(array: pa.Array, unit: str = "ms") -> np.ndarray:
     """Integers of an integer column, or of a temporal one counted in ``unit`` (days for dates)."""
     t = array.type
     if pa.types.is_timestamp(t) or pa.types.is_time(t):
-        raw = array.cast(pa.int64() if t.bit_width == 64 else pa.int32()).to_numpy().astype(np.int64)
+        raw: np.ndarray = array.cast(pa.int64() if t.bit_width == 64 else pa.int32()).to_numpy().astype(np.int64)
         have, want = PER_SECOND[t.unit], PER_SECOND[unit]
         return raw * (want // have) if want >= have else raw // (have // want)  # floor, like Java's Math.floorDiv
     if pa.types.is_date(t):
-        return array.cast(pa.int32()).to_numpy().astype(np.int64)
-    return array.to_numpy(zero_copy_only=False).astype(np.int64)
+        days: np.ndarray = array.cast(pa.int32()).to_numpy().astype(np.int64)
+        return days
+    integers: np.ndarray = array.to_numpy(zero_copy_only=False).astype(np.int64)
+    return integers
 
 
 def _length_prefixed(array: pa.Array) -> pa.Array:
@@ -161,7 +163,7 @@ def _unscaled_bytes(array: pa.Array) -> pa.Array:
     return _from_offsets(_offsets(width - leading), np.ascontiguousarray(raw[keep]))
 
 
-def _union(array: pa.Array, branches: list, path: str) -> pa.Array:
+def _union(array: pa.Array, branches: list[Any], path: str) -> pa.Array:
     others = [b for b in branches if b != "null"]
     if len(others) > 1:
         return _general_union(array, branches, others, path)
@@ -175,7 +177,7 @@ def _union(array: pa.Array, branches: list, path: str) -> pa.Array:
     return pc.replace_with_mask(_constant(varint(branches.index("null")), len(array)), valid, present)
 
 
-def _general_union(array: pa.Array, branches: list, others: list, path: str) -> pa.Array:
+def _general_union(array: pa.Array, branches: list[Any], others: list[Any], path: str) -> pa.Array:
     """A union of several types from its struct of members: the first member set is the branch; none set is null."""
     from kafka_s3.core.converters.avro_data import member_name
 
@@ -201,7 +203,7 @@ def _general_union(array: pa.Array, branches: list, others: list, path: str) -> 
     return out
 
 
-def _enum(array: pa.Array, schema: dict, path: str) -> pa.Array:
+def _enum(array: pa.Array, schema: dict[str, Any], path: str) -> pa.Array:
     """An enum's symbol (a string) as its index in the symbols."""
     _reject_nulls(array, schema["name"], path)
     indices = pc.index_in(array.cast(pa.string()), value_set=pa.array(schema["symbols"], pa.string()))
@@ -238,7 +240,7 @@ def _fixed_decimal(array: pa.Array, size: int, path: str) -> pa.Array:
     return _fixed_width(np.ascontiguousarray(out).reshape(-1), size)
 
 
-def _record(array: pa.Array, schema: dict, path: str) -> pa.Array:
+def _record(array: pa.Array, schema: dict[str, Any], path: str) -> pa.Array:
     _reject_nulls(array, schema["name"], path)
     if not pa.types.is_struct(array.type):
         raise ConversionError(f"{path}: Avro record {schema['name']} needs a struct, got {array.type}")

@@ -30,13 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kafka_s3.core.errors import ConfigError, FormatError
-from kafka_s3.core.formats.base import (
-    Block,
-    FileContext,
-    FormatWriter,
-    IndexedFormat,
-    Role,
-)
+from kafka_s3.core.formats.base import Block, FileContext, FormatWriter, IndexedFormat, Role
 from kafka_s3.core.formats.bytearray import READ_BATCH_BYTES
 from kafka_s3.core.formats.compression import LEVEL_KEY, CompressingSink, decompressed
 from kafka_s3.core.formats.envelope import role_batch

@@ -14,12 +14,7 @@ import pyarrow as pa
 
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
-from kafka_s3.core.formats.compression import (
-    SUFFIXES,
-    StreamWriter,
-    decompressed,
-    stream_settings,
-)
+from kafka_s3.core.formats.compression import SUFFIXES, StreamWriter, decompressed, stream_settings
 from kafka_s3.core.formats.envelope import role_batch
 from kafka_s3.core.formats.framing import joined, split_arrays
 
@@ -67,7 +62,8 @@ class ByteArrayFormat(Format):
 
     @property
     def extension(self) -> str:
-        return self.config["format.bytearray.extension"] + SUFFIXES[self.compression]
+        extension: str = self.config["format.bytearray.extension"]
+        return extension + SUFFIXES[self.compression]
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
         return StreamWriter(sink, self.compression, self.level, self._render)

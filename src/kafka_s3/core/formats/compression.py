@@ -16,7 +16,7 @@ import bz2
 import lzma
 import zlib
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 import cramjam
 import pyarrow as pa
@@ -39,7 +39,41 @@ READ_CHUNK = 1024 * 1024
 GZIP_WBITS, RAW_DEFLATE_WBITS = 31, -15
 
 
-def _deflate_module(level: int):
+class Sink(Protocol):
+    """Where compressed bytes go: a binary file, or anything else with ``write``."""
+
+    def write(self, data: bytes | memoryview, /) -> object: ...
+
+
+class _Compressor(Protocol):
+    """A streaming compressor: zlib's and ISA-L's ``compressobj()``, ``zstd.ZstdCompressor``."""
+
+    def compress(self, data: bytes | memoryview, /) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
+class _Decompressor(Protocol):
+    """A streaming decompressor of one member/frame: zlib's ``decompressobj()``, ``zstd.ZstdDecompressor``."""
+
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def unused_data(self) -> bytes: ...
+
+    def decompress(self, data: bytes, /) -> bytes: ...
+
+
+class _DeflateModule(Protocol):
+    """What is used of ``zlib`` and ``isal.isal_zlib``."""
+
+    def compressobj(self, level: int, method: int, wbits: int) -> _Compressor: ...
+
+    def compress(self, data: bytes, level: int, wbits: int, /) -> bytes: ...
+
+
+def _deflate_module(level: int) -> _DeflateModule:
     """ISA-L for the default level, zlib for an explicit one (Confluent's meaning of levels 0-9)."""
     return isal_zlib if level == DEFAULT_LEVEL else zlib
 
@@ -61,9 +95,10 @@ def stream_settings(config: Config) -> tuple[str, int]:
 class CompressingSink:
     """Compresses what is written into ``sink``; :meth:`finish` ends the compressed stream but leaves the sink open."""
 
-    def __init__(self, sink: BinaryIO, compression: str, level: int = DEFAULT_LEVEL):
+    def __init__(self, sink: Sink, compression: str, level: int = DEFAULT_LEVEL):
         self._sink = sink
         self._pending: bytearray | None = None  # gzip: bytes not yet handed to the compressor (< SLICE_BYTES)
+        self._compressor: _Compressor | None
         if compression == "gzip":
             self._compressor = _deflate_module(level).compressobj(_deflate_level(level), zlib.DEFLATED, GZIP_WBITS)
             self._pending = bytearray()
@@ -110,9 +145,11 @@ def decompressed(source: BinaryIO, compression: str, object_key: str) -> Iterato
     return raw
 
 
-def _inflate(raw: Iterator[bytes], new: Callable, error: type, name: str, object_key: str) -> Iterator[bytes]:
+def _inflate(
+    raw: Iterator[bytes], new: Callable[[], _Decompressor], error: type[Exception], name: str, object_key: str
+) -> Iterator[bytes]:
     """Decompress one or more concatenated members/frames (as ``gzip -d`` and ``zstd -d`` accept)."""
-    decompressor = None
+    decompressor: _Decompressor | None = None
     offset = 0  # compressed bytes consumed before the current chunk
     for chunk in raw:
         data = chunk

@@ -12,12 +12,7 @@ import pyarrow as pa
 
 from kafka_s3.core.converters.base import Kind, Logical, ValueSchema
 from kafka_s3.core.converters.bytearray import ByteArrayConverter
-from kafka_s3.core.converters.connect_schema import (
-    AVRO_NAMESPACE,
-    DEFAULT_RECORD_NAME,
-    avro_full_name,
-    fingerprint,
-)
+from kafka_s3.core.converters.connect_schema import AVRO_NAMESPACE, DEFAULT_RECORD_NAME, avro_full_name, fingerprint
 from kafka_s3.core.converters.json import NULL_VALUES
 from kafka_s3.core.errors import ConfigError, ConversionError
 from kafka_s3.core.records import HEADERS_TYPE, RECORD_SCHEMA
@@ -155,6 +150,7 @@ def value_avro_schema(values: Logical, fmt: Format) -> Any:
     if values.kind == "string":
         return OPTIONAL_STRING
     if values.kind == "struct":
+        assert values.schema is not None  # struct values always carry their schema
         return values.schema.avro
     raise ConversionError(schema_needed_message(fmt))
 
@@ -168,7 +164,8 @@ def plain_kind(avro: Any) -> Kind | None:
         return "bytes"
     branches = [b for b in avro if b != "null"] if isinstance(avro, list) else [avro]
     if len(branches) == 1 and branches[0] in ("bytes", "string"):
-        return branches[0]
+        kind: Kind = branches[0]
+        return kind
     return None
 
 

@@ -1,8 +1,9 @@
 """Confluent's JsonFormat: one compact JSON value per line, a newline after every record, optionally compressed.
 
 Values render as Connect's JsonConverter (``schemas.enable=false``) renders them: raw bytes as base64 strings, text as
-strings, JSON as is, typed values as objects (see :func:`kafka_s3.core.converters.connect_payload.json_default`). Non-ASCII text
-is written as UTF-8, not escaped, as Jackson does.
+strings, JSON as is, typed values as objects (see
+:func:`kafka_s3.core.converters.connect_payload.json_default`). Non-ASCII text is written as UTF-8, not escaped, as
+Jackson does.
 """
 
 from __future__ import annotations
@@ -17,27 +18,12 @@ import pyarrow as pa
 from kafka_s3.core import json_text
 from kafka_s3.core.converters.base import Kind, Logical
 from kafka_s3.core.converters.bytearray import ByteArrayConverter
-from kafka_s3.core.converters.connect_payload import (
-    JSON_OPTIONS,
-    first_unconvertible,
-    json_default,
-    payload_values,
-)
+from kafka_s3.core.converters.connect_payload import JSON_OPTIONS, first_unconvertible, json_default, payload_values
 from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.errors import FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
-from kafka_s3.core.formats.compression import (
-    SUFFIXES,
-    StreamWriter,
-    decompressed,
-    stream_settings,
-)
-from kafka_s3.core.formats.envelope import (
-    EnvelopeFieldMissing,
-    envelope_batch,
-    restored_batch,
-    role_batch,
-)
+from kafka_s3.core.formats.compression import SUFFIXES, StreamWriter, decompressed, stream_settings
+from kafka_s3.core.formats.envelope import EnvelopeFieldMissing, envelope_batch, restored_batch, role_batch
 from kafka_s3.core.formats.framing import joined, split
 from kafka_s3.core.records import HEADERS_TYPE, timestamps_ms
 
@@ -72,6 +58,7 @@ class JsonFormat(Format):
             return _envelope_lines(records)
         if self.role == "headers":
             return json_text.lines(records.column("headers").to_pylist(), _render_headers)
+        assert values is not None  # the value and keys roles are given their converted values
         return _value_lines(values)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
@@ -89,7 +76,7 @@ class JsonFormat(Format):
         if rows:
             yield _batch(to_batch, rows, first_line, ctx)
 
-    def _line_reader(self, ctx: FileContext) -> tuple[Callable[[bytes], Any], Callable[[list], pa.RecordBatch]]:
+    def _line_reader(self, ctx: FileContext) -> tuple[Callable[[bytes], Any], Callable[[list[Any]], pa.RecordBatch]]:
         """How one line parses, and how parsed lines become a ``RECORD_SCHEMA`` batch, for this role."""
         if self.envelope:
             return _envelope_row, envelope_batch
@@ -114,7 +101,7 @@ def _value_lines(values: Logical) -> bytes | memoryview:
     return json_text.lines(payload_values(values.array), _render_value)
 
 
-def _render_headers(headers: list | None) -> bytes:
+def _render_headers(headers: list[Any] | None) -> bytes:
     return orjson.dumps(headers or [], default=json_default)
 
 
@@ -130,7 +117,7 @@ def _envelope_lines(records: pa.RecordBatch) -> memoryview:
     return json_text.lines(list(zip(*columns, strict=True)), _render_envelope)
 
 
-def _render_envelope(record: tuple) -> bytes:
+def _render_envelope(record: tuple[Any, ...]) -> bytes:
     topic, partition, offset, timestamp, timestamp_type, key, value, headers = record
     return orjson.dumps(
         {
@@ -196,7 +183,9 @@ def _envelope_row(line: bytes) -> dict[str, Any]:
     }
 
 
-def _batch(to_batch: Callable[[list], pa.RecordBatch], rows: list, first_line: int, ctx: FileContext) -> pa.RecordBatch:
+def _batch(
+    to_batch: Callable[[list[Any]], pa.RecordBatch], rows: list[Any], first_line: int, ctx: FileContext
+) -> pa.RecordBatch:
     """Build a batch; a field of the wrong type or a missing field is reported at its line."""
     try:
         return to_batch(rows)

@@ -138,7 +138,7 @@ class ParquetFormat(Format):
             raise FormatError(f"unsupported value schema ({exc})", ctx.object_key, "footer") from None
 
 
-def _record_branch(avro: Any) -> dict | None:
+def _record_branch(avro: Any) -> dict[str, Any] | None:
     """The record of a record schema or of an optional one (``["null", record]``); ``None`` for other schemas."""
     candidates = [b for b in avro if b != "null"] if isinstance(avro, list) else [avro]
     if len(candidates) == 1 and isinstance(candidates[0], dict) and candidates[0].get("type") == "record":
@@ -146,7 +146,7 @@ def _record_branch(avro: Any) -> dict | None:
     return None
 
 
-def _flattened(array: pa.StructArray, record: dict) -> pa.RecordBatch:
+def _flattened(array: pa.StructArray, record: dict[str, Any]) -> pa.RecordBatch:
     """A record's fields as top-level columns. A null record becomes a row of nulls, which needs optional fields."""
     fields = list(array.type)
     if array.null_count and any(not f.nullable for f in fields):
@@ -163,12 +163,19 @@ def _flattened(array: pa.StructArray, record: dict) -> pa.RecordBatch:
 def row_sizes(array: pa.Array | pa.RecordBatch) -> np.ndarray:
     """An estimate of each row's uncompressed bytes (data only), from Arrow buffers, for row-group sizing."""
     if isinstance(array, pa.RecordBatch):
-        return sum((row_sizes(column) for column in array.columns), np.zeros(array.num_rows, dtype=np.int64))
+        total: np.ndarray = sum(
+            (row_sizes(column) for column in array.columns), np.zeros(array.num_rows, dtype=np.int64)
+        )
+        return total
     t = array.type
     if pa.types.is_binary(t) or pa.types.is_string(t) or pa.types.is_large_binary(t) or pa.types.is_large_string(t):
-        return pc.binary_length(array).fill_null(0).to_numpy().astype(np.int64)
+        lengths: np.ndarray = pc.binary_length(array).fill_null(0).to_numpy().astype(np.int64)
+        return lengths
     if pa.types.is_struct(t):
-        return sum((row_sizes(array.field(i)) for i in range(t.num_fields)), np.zeros(len(array), dtype=np.int64))
+        fields: np.ndarray = sum(
+            (row_sizes(array.field(i)) for i in range(t.num_fields)), np.zeros(len(array), dtype=np.int64)
+        )
+        return fields
     if pa.types.is_list(t) or pa.types.is_map(t) or pa.types.is_large_list(t):
         offsets = array.offsets.to_numpy().astype(np.int64)
         child = (
@@ -177,13 +184,15 @@ def row_sizes(array: pa.Array | pa.RecordBatch) -> np.ndarray:
             else pa.StructArray.from_arrays([array.keys, array.items], ["k", "v"])
         )
         cumulative = np.concatenate([[0], np.cumsum(row_sizes(child.slice(offsets[0], offsets[-1] - offsets[0])))])
-        return cumulative[offsets[1:] - offsets[0]] - cumulative[offsets[:-1] - offsets[0]]
+        nested: np.ndarray = cumulative[offsets[1:] - offsets[0]] - cumulative[offsets[:-1] - offsets[0]]
+        return nested
     return np.full(len(array), _fixed_width(t), dtype=np.int64)
 
 
 def _fixed_width(t: pa.DataType) -> int:
     try:
-        return (t.bit_width + 7) // 8  # booleans: one byte, an upper bound of their bit
+        bits: int = t.bit_width
+        return (bits + 7) // 8  # booleans: one byte, an upper bound of their bit
     except ValueError:  # a type without a fixed width that row_sizes does not itemise (e.g. null)
         return 0
 
@@ -228,6 +237,7 @@ class _ParquetWriter(FormatWriter):
         elif self._format.role == "headers":
             self._write(pa.RecordBatch.from_arrays([records.column("headers")], names=["headers"]))
         else:
+            assert values is not None  # the value and keys roles are given their converted values
             for run in self._values.runs(values):
                 self._write(self._format.value_columns(run))
 
@@ -238,6 +248,7 @@ class _ParquetWriter(FormatWriter):
         if self._writer is None:  # no records: an empty file with the role's plain column
             self._open(pa.schema([pa.field(self._format.column, pa.binary())]))
         self._write_group()
+        assert self._writer is not None  # opened just above when no batch opened it
         self._writer.close()
 
     def _write(self, batch: pa.RecordBatch) -> None:
@@ -262,6 +273,7 @@ class _ParquetWriter(FormatWriter):
 
     def _write_group(self) -> None:
         if self._buffered:
+            assert self._writer is not None  # rows are buffered only after _write opened the writer
             table = pa.Table.from_batches(self._buffered)
             self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
             self._buffered = []

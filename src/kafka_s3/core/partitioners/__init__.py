@@ -1,8 +1,16 @@
 """Partitioners: which directory (encoded partition) each record goes to."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from kafka_s3.core.registry import Registry
 
-REGISTRY: Registry = Registry("partitioner", "partitioner.class")
+if TYPE_CHECKING:
+    from kafka_s3.core.partitioners.base import Partitioner
+    from kafka_s3.core.partitioners.timestamps import TimestampExtractor
+
+REGISTRY: Registry[type[Partitioner]] = Registry("partitioner", "partitioner.class")
 REGISTRY.register(
     "default",
     "kafka_s3.core.partitioners.default:DefaultPartitioner",
@@ -30,7 +38,7 @@ REGISTRY.register(
 )
 REGISTRY.register("kcql", "kafka_s3.core.partitioners.kcql:KcqlPartitioner", aliases=("KcqlPartitioner",))
 
-EXTRACTORS: Registry = Registry("timestamp extractor", "timestamp.extractor")
+EXTRACTORS: Registry[type[TimestampExtractor]] = Registry("timestamp extractor", "timestamp.extractor")
 EXTRACTORS.register(
     "Wallclock",
     "kafka_s3.core.partitioners.timestamps:WallclockTimestampExtractor",

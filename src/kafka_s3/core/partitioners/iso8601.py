@@ -63,6 +63,7 @@ def parse_millis(text: str) -> int:
     Raises ``ValueError`` for text Joda's parser rejects and for years outside 1-9999.
     """
     parts = _DATE_AND_TIME.fullmatch(text)
+    assert parts is not None  # every text matches: both groups accept anything
     date_text, time_text = parts["date"], parts["time"] or ""
     day = _parse_date(date_text, text) if date_text else date(1970, 1, 1)
     time = _TIME_AND_OFFSET.fullmatch(time_text)
@@ -86,7 +87,7 @@ def _parse_date(date_text: str, text: str) -> date:
     return date(int(match["year"]), int(match["month"] or 1), int(match["day"] or 1))
 
 
-def _time_of_day_ms(match: re.Match) -> int:
+def _time_of_day_ms(match: re.Match[str]) -> int:
     hour, minute, second = (int(match[name] or 0) for name in ("hour", "minute", "second"))
     if hour > 23 or minute > 59 or second > 59:
         raise ValueError(f"time of day out of range: {match.string!r}")
@@ -103,7 +104,7 @@ def _fraction_ms(digits: str | None, unit_ms: int) -> int:
     return int(digits) * unit_ms // 10 ** len(digits) if digits else 0
 
 
-def _offset_ms(match: re.Match) -> int:
+def _offset_ms(match: re.Match[str]) -> int:
     if match["sign"] is None:
         return 0
     hours, minutes, seconds, millis = (

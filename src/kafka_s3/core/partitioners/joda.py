@@ -151,10 +151,18 @@ def _two_digits(getter: Callable[[datetime], int]) -> Formatter:
 
 def _offset(moment: datetime, separator: str) -> str:
     """``+HHmm`` / ``+HH:mm``, seconds of historical offsets dropped (Joda prints two fields)."""
-    total = int(moment.utcoffset().total_seconds())
+    offset = moment.utcoffset()
+    assert offset is not None  # formatters get zone-aware datetimes
+    total = int(offset.total_seconds())
     sign = "-" if total < 0 else "+"
     minutes = abs(total) // 60
     return f"{sign}{minutes // 60:02d}{separator}{minutes % 60:02d}"
+
+
+def _zone_name(moment: datetime) -> str:
+    name = moment.tzname()
+    assert name is not None  # formatters get zone-aware datetimes
+    return name
 
 
 def _fraction(moment: datetime, count: int) -> str:
@@ -187,7 +195,7 @@ def _field(pattern: str, letter: str, count: int, position: int) -> Formatter:
                 "supported; use z (short name), Z, ZZ or ZZZ (zone id)",
                 key=PATH_FORMAT_KEY,
             )
-        return lambda moment: moment.tzname()
+        return _zone_name
     if letter == "Z":
         if count >= 3:
             return lambda moment: str(moment.tzinfo)

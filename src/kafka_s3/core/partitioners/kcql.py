@@ -142,7 +142,7 @@ def _key_text(records: pa.RecordBatch, f: Field) -> pa.Array:
 def _header_text(records: pa.RecordBatch, f: Field) -> pa.Array:
     out = []
     for row, headers in enumerate(records.column("headers").to_pylist()):
-        value = next((h["value"] for h in headers or () if h["key"] == f.path), MISSING)
+        value: Any = next((h["value"] for h in headers or () if h["key"] == f.path), MISSING)  # bytes from here on
         if value is MISSING or value is None:
             raise record_error(records, row, f"{FIELDS_KEY}: the record has no header {f.path!r} (or a null one)")
         try:

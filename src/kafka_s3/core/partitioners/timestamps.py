@@ -70,7 +70,8 @@ class RecordTimestampExtractor(TimestampExtractor):
         row = pc.index(missing, True).as_py()
         if row >= 0:
             raise record_error(records, row, "timestamp.extractor=Record: the record has no timestamp")
-        return micros.to_numpy() // 1000
+        millis: np.ndarray = micros.to_numpy() // 1000
+        return millis
 
 
 class RecordFieldTimestampExtractor(TimestampExtractor):
@@ -95,10 +96,12 @@ class RecordFieldTimestampExtractor(TimestampExtractor):
         if row >= 0:
             raise record_error(records, row, f"{FIELD_KEY}: field {self.field!r} is missing or null")
         if pa.types.is_integer(column.type):
-            return column.cast(pa.int64()).to_numpy()
+            integers: np.ndarray = column.cast(pa.int64()).to_numpy()
+            return integers
         if pa.types.is_timestamp(column.type):
             multiplier, divisor = _TO_MS[column.type.unit]
-            return column.cast(pa.int64()).to_numpy() * multiplier // divisor
+            times: np.ndarray = column.cast(pa.int64()).to_numpy() * multiplier // divisor
+            return times
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             return self._parse_strings(records, column)
         raise record_error(records, 0, self._unsupported(str(column.type)))
@@ -114,7 +117,8 @@ class RecordFieldTimestampExtractor(TimestampExtractor):
                 millis[position] = parse_millis(text)
             except ValueError as exc:
                 raise record_error(records, int(np.argmax(indices == position)), self._bad_text(text, exc)) from None
-        return millis[indices]
+        per_row: np.ndarray = millis[indices]
+        return per_row
 
     def _extract_json(self, records: pa.RecordBatch, values: Logical) -> np.ndarray:
         names = json_path(self.field)

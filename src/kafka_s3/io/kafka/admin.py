@@ -9,8 +9,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from kafka_s3.core.errors import KafkaError
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka.admin._listoffsets import OffsetSpec
 
 TP = tuple[str, int]
 
@@ -24,11 +29,11 @@ class _DebugLog:
 
     _log = logging.getLogger("kafka_s3.kafka.librdkafka")
 
-    def log(self, level: int, fmt: str, *args) -> None:
+    def log(self, level: int, fmt: str, *args: object) -> None:
         self._log.debug(fmt, *args)
 
 
-def _quiet(settings: Mapping[str, str]) -> dict:
+def _quiet(settings: Mapping[str, str]) -> dict[str, Any]:
     return {**settings, "logger": _DebugLog()}
 
 
@@ -75,7 +80,7 @@ class Admin:
     def create_topic(
         self, name: str, partitions: int, replication_factor: int = -1, config: Mapping[str, str] | None = None
     ) -> None:
-        from confluent_kafka.admin import NewTopic
+        from confluent_kafka.admin import NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
 
         futures = self.client.create_topics(
             [NewTopic(name, partitions, replication_factor, config=dict(config or {}))],
@@ -94,7 +99,7 @@ class Admin:
             raise _error(f"delete topic {name!r}", exc) from None
 
     # ------------------------------------------------------------------------------------------------- offsets
-    def _list_offsets(self, specs: dict, read_committed: bool) -> dict[TP, tuple[int, int]]:
+    def _list_offsets(self, specs: dict[TopicPartition, OffsetSpec], read_committed: bool) -> dict[TP, tuple[int, int]]:
         from confluent_kafka import IsolationLevel
 
         if not specs:
@@ -109,23 +114,23 @@ class Admin:
     def end_offsets(self, tps: Iterable[TP], read_committed: bool = True) -> dict[TP, int]:
         """High watermarks (the last stable offset under read_committed)."""
         from confluent_kafka import TopicPartition
-        from confluent_kafka.admin import OffsetSpec
+        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]  # re-exported without __all__
 
-        specs = {TopicPartition(t, p): OffsetSpec.latest() for t, p in tps}
+        specs = {TopicPartition(t, p): OffsetSpec.latest() for t, p in tps}  # type: ignore[no-untyped-call]  # unannotated in confluent_kafka
         return {tp: offset for tp, (offset, _) in self._list_offsets(specs, read_committed).items()}
 
     def start_offsets(self, tps: Iterable[TP]) -> dict[TP, int]:
         """Log start offsets (the earliest record still retained)."""
         from confluent_kafka import TopicPartition
-        from confluent_kafka.admin import OffsetSpec
+        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]  # re-exported without __all__
 
-        specs = {TopicPartition(t, p): OffsetSpec.earliest() for t, p in tps}
+        specs = {TopicPartition(t, p): OffsetSpec.earliest() for t, p in tps}  # type: ignore[no-untyped-call]  # unannotated in confluent_kafka
         return {tp: offset for tp, (offset, _) in self._list_offsets(specs, False).items()}
 
     def offsets_for_times(self, tps: Iterable[TP], timestamp_ms: int) -> dict[TP, int]:
         """The first offset whose timestamp is >= ``timestamp_ms`` per partition (the end offset when none is)."""
         from confluent_kafka import TopicPartition
-        from confluent_kafka.admin import OffsetSpec
+        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]  # re-exported without __all__
 
         tps = list(tps)
         specs = {TopicPartition(t, p): OffsetSpec.for_timestamp(timestamp_ms) for t, p in tps}
@@ -134,10 +139,10 @@ class Admin:
         return {tp: (found[tp] if found.get(tp, -1) >= 0 else ends[tp]) for tp in tps}
 
     # ------------------------------------------------------------------------------------------------- groups
-    def _group_consumer(self, group: str):
+    def _group_consumer(self, group: str) -> Consumer:
         from confluent_kafka import Consumer
 
-        settings = {k: v for k, v in self.settings.items()}
+        settings = dict(self.settings)
         settings.update({"group.id": group, "enable.auto.commit": "false"})
         return Consumer(_quiet(settings))
 

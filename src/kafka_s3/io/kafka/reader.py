@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pyarrow as pa
 from confluent_kafka import Message
 
 from kafka_s3.core.errors import KafkaError
-from kafka_s3.core.records import (
-    HEADER_TYPE,
-    HEADERS_TYPE,
-    RECORD_SCHEMA,
-    TIMESTAMP_TYPE,
-)
+from kafka_s3.core.records import HEADER_TYPE, HEADERS_TYPE, RECORD_SCHEMA, TIMESTAMP_TYPE
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer, TopicPartition
 
 # librdkafka timestamp types → Java TimestampType ids (as Spark exposes them)
 _TIMESTAMP_TYPES = {0: -1, 1: 0, 2: 1}
@@ -45,8 +44,9 @@ def consumer_settings(settings: Mapping[str, str], isolation_level: str = "read_
     return merged
 
 
-def _headers(messages: list, n: int) -> pa.Array:
-    headers = list(map(Message.headers, messages))
+def _headers(messages: list[Message], n: int) -> pa.Array:
+    # consumed messages carry their headers as a list of (key, value) pairs, never as a dict
+    headers = cast("list[list[tuple[str, bytes | None]] | None]", list(map(Message.headers, messages)))
     counts = [len(h) if h else 0 for h in headers]
     if not any(counts):
         return _no_headers(n)
@@ -65,7 +65,7 @@ def _no_headers(n: int) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), empty, type=HEADERS_TYPE)
 
 
-def _batch(topic: str, partition: int, messages: list, headers: bool, timestamps: bool) -> pa.RecordBatch:
+def _batch(topic: str, partition: int, messages: list[Message], headers: bool, timestamps: bool) -> pa.RecordBatch:
     """One Arrow batch. Every call per message counts (this is the hot path of a backup): accessors are mapped as
     unbound methods, consecutive offsets are computed rather than read, and headers and timestamps, which cost more
     per message than the rest together (librdkafka builds Python objects for them), are read only when needed."""
@@ -77,7 +77,7 @@ def _batch(topic: str, partition: int, messages: list, headers: bool, timestamps
     else:
         ts_types = pa.array(np.full(n, -1, dtype=np.int32))
         ts_values = pa.nulls(n, TIMESTAMP_TYPE)
-    first, last = messages[0].offset(), messages[-1].offset()
+    first, last = cast(int, messages[0].offset()), cast(int, messages[-1].offset())  # consumed: never None
     if last - first + 1 == n:  # no gap (compaction, transaction markers) inside the batch
         offsets = pa.array(np.arange(first, last + 1, dtype=np.int64))
     else:
@@ -97,7 +97,7 @@ def _batch(topic: str, partition: int, messages: list, headers: bool, timestamps
     )
 
 
-def _out_of_range(consumer, tp, position: int, reason: str) -> str:
+def _out_of_range(consumer: Consumer, tp: TopicPartition, position: int, reason: str) -> str:
     """Why ``position`` cannot be read: deleted (below the log start) or not written yet (past the log end)."""
     where = f"{tp.topic}[{tp.partition}]"
     try:
@@ -151,17 +151,17 @@ def read_range(
                     continue
                 if err.code() == RdKafkaError._PARTITION_EOF:
                     # Reached the end of the log: everything below the log end was delivered.
-                    position = max(position, m.offset())
+                    position = max(position, cast(int, m.offset()))  # an EOF event's offset is the log end
                 elif err.code() == RdKafkaError._AUTO_OFFSET_RESET or err.code() == RdKafkaError.OFFSET_OUT_OF_RANGE:
                     raise KafkaError(_out_of_range(consumer, TopicPartition(topic, partition), position, err.str()))
                 elif not err.retriable() and err.fatal():
                     raise KafkaError(f"{where}: consume failed at offset {position}: {err.str()}")
-            if good:
-                if good[-1].offset() >= end:
-                    good = [m for m in good if m.offset() < end]
+            if good:  # records read from a partition always have an offset
+                if cast(int, good[-1].offset()) >= end:
+                    good = [m for m in good if cast(int, m.offset()) < end]
                     position = end
                 if good:
-                    position = max(position, good[-1].offset() + 1)
+                    position = max(position, cast(int, good[-1].offset()) + 1)
                     yield _batch(topic, partition, good, headers, timestamps)
             if position > before:
                 last_progress = time.monotonic()

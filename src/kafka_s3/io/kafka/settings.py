@@ -122,7 +122,7 @@ def check_client_settings(settings: Mapping[str, str], role: Role) -> None:
     from confluent_kafka import Consumer, KafkaException, Producer
     from confluent_kafka.admin import AdminClient
 
-    probe = dict(settings)
+    probe: dict[str, str | int | float | bool] = dict(settings)
     try:
         if role == "consumer":
             probe.setdefault("group.id", "kafka-s3-config-check")

@@ -29,10 +29,15 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from kafka_s3.core.errors import ConfigError, KafkaS3Error
+
+if TYPE_CHECKING:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 log = logging.getLogger(__name__)
 
@@ -187,9 +192,13 @@ def _tls(settings: Mapping[str, str], prefix: str) -> dict[str, str]:
             )
             from cryptography.hazmat.primitives import serialization
 
-            out["ssl.certificate.location"] = _pem_file(_certificates_pem([cert, *extra]), "certificate")
+            # A PKCS12 keystore without a certificate or a private key gives None here, which is not handled
+            out["ssl.certificate.location"] = _pem_file(
+                _certificates_pem([cert, *extra]),  # type: ignore[list-item]  # cert may be None (see above)
+                "certificate",
+            )
             out["ssl.key.location"] = _pem_file(
-                private_key.private_bytes(
+                private_key.private_bytes(  # type: ignore[union-attr]  # private_key may be None (see above)
                     serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
                 ).decode(),
                 "key",
@@ -224,7 +233,9 @@ def _store_type(settings: Mapping[str, str], store: str, prefix: str) -> str:
     )
 
 
-def _pkcs12(path: str, password: str | None, key: str):
+def _pkcs12(
+    path: str, password: str | None, key: str
+) -> tuple[PrivateKeyTypes | None, x509.Certificate | None, list[x509.Certificate]]:
     try:
         from cryptography.hazmat.primitives.serialization import pkcs12
     except ImportError:  # pragma: no cover - cryptography comes with authlib, a dependency of the registry client
@@ -238,7 +249,7 @@ def _pkcs12(path: str, password: str | None, key: str):
         ) from None
 
 
-def _certificates_pem(certificates) -> str:
+def _certificates_pem(certificates: Iterable[x509.Certificate]) -> str:
     from cryptography.hazmat.primitives import serialization
 
     return "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in certificates)
@@ -260,11 +271,11 @@ def _pem_file(text: str, kind: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- clients
-_CLIENTS: dict[tuple, Any] = {}
+_CLIENTS: dict[tuple[tuple[str, Any], ...], SchemaRegistryClient] = {}
 _LOCK = threading.Lock()
 
 
-def registry_client(conf: Mapping[str, str]):
+def registry_client(conf: Mapping[str, Any]) -> SchemaRegistryClient:
     """The shared ``SchemaRegistryClient`` for a client configuration (one per distinct configuration)."""
     key = tuple(sorted(conf.items()))
     with _LOCK:

@@ -19,20 +19,14 @@ import io
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import fastavro
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.converters.avro_data import (
-    arrow_type,
-    datum_adapter,
-    expand,
-    full_name,
-    has_named_branches,
-)
+from kafka_s3.core.converters.avro_data import arrow_type, datum_adapter, expand, full_name, has_named_branches
 from kafka_s3.core.converters.base import Converted, Converter, Logical, ValueSchema
 from kafka_s3.core.converters.connect_payload import first_unconvertible
 from kafka_s3.core.converters.connect_schema import SchemaError, fingerprint
@@ -48,6 +42,9 @@ from kafka_s3.io.schema_registry.client import (
     subject_name,
     subject_strategy,
 )
+
+if TYPE_CHECKING:
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 log = logging.getLogger(__name__)
 
@@ -90,16 +87,17 @@ class AvroConverter(Converter):
         self.auto_register = boolean(self.settings, "auto.register.schemas", True, self.prefix)
         self.use_latest = boolean(self.settings, "use.latest.version", False, self.prefix)
         self.normalize = boolean(self.settings, "normalize.schemas", False, self.prefix)
-        self._client = None
+        self._client: SchemaRegistryClient | None = None
         self._writers: dict[int, WriterSchema] = {}
         self._encodings: dict[tuple[str, str], Encoding] = {}
 
     @property
     def url(self) -> str:
-        return self.client_conf["url"]
+        url: str = self.client_conf["url"]
+        return url
 
     @property
-    def client(self):
+    def client(self) -> SchemaRegistryClient:
         """The registry client, created on first use (a backup that never decodes values never contacts it)."""
         if self._client is None:
             self._client = registry_client(self.client_conf)
@@ -173,7 +171,7 @@ class AvroConverter(Converter):
         self._writers[schema_id] = writer
         return writer
 
-    def _version(self, schema, name: str | None, topic: str, row: int, what: str) -> int | None:
+    def _version(self, schema: Schema, name: str | None, topic: str, row: int, what: str) -> int | None:
         """The schema's version under the record's subject, or ``None`` when it is not registered there."""
         try:
             subject = subject_name(self.strategy, topic, self.is_key, name)
@@ -187,10 +185,10 @@ class AvroConverter(Converter):
                 return None
             self._raise(exc, f"{what}: cannot look up the version of its schema under subject {subject}", row)
 
-    def _inline_references(self, schema, seen: set[str]) -> Any:
+    def _inline_references(self, schema: Schema, seen: set[str]) -> Any:
         """The schema's JSON with the named types of its references defined where first used (self-contained, as
         an Avro object's header needs it)."""
-        avro = orjson.loads(schema.schema_str)
+        avro = orjson.loads(cast(str, schema.schema_str))  # a registered schema always has its text
         references = list(schema.references or [])
         if not references:
             return avro
@@ -201,7 +199,8 @@ class AvroConverter(Converter):
                 continue
             seen.add(key)
             try:
-                registered = self.client.get_version(reference.subject, reference.version)
+                # a registered reference always names its subject and version
+                registered = self.client.get_version(cast(str, reference.subject), cast(int, reference.version))
             except Exception as exc:
                 self._raise(
                     exc,
@@ -214,7 +213,7 @@ class AvroConverter(Converter):
                 definitions.setdefault(named[0], named[1])
         return _inline(avro, definitions, None, set())
 
-    def _raise(self, exc: BaseException, message: str, row: int | None):
+    def _raise(self, exc: BaseException, message: str, row: int | None) -> NoReturn:
         """An unknown id, subject or version is about the record; refused credentials are a configuration error;
         anything else (unreachable, server errors) an outage worth retrying."""
         if is_not_found(exc) or isinstance(exc, (ValueError, TypeError)):
@@ -237,10 +236,11 @@ class AvroConverter(Converter):
         if values.kind in PRIMITIVE_KINDS:
             avro = PRIMITIVE_KINDS[values.kind]
             values = Logical("struct", values.array, ValueSchema(avro, values.array.type, fingerprint(avro)))
+        schema = cast(ValueSchema, values.schema)  # struct values have one; bytes and strings were given one above
         target = self.subject_topic(topic)
-        encoding = self._encoding(target, values.schema)
+        encoding = self._encoding(target, schema)
         array = values.array
-        if encoding.schema.fingerprint != values.schema.fingerprint:
+        if encoding.schema.fingerprint != schema.fingerprint:
             from kafka_s3.core.schema_evolution import project
 
             array = project(values, encoding.schema).array
@@ -275,7 +275,7 @@ class AvroConverter(Converter):
         try:
             if self.use_latest:
                 latest = self.client.get_latest_version(subject)
-                avro = orjson.loads(latest.schema.schema_str)
+                avro = orjson.loads(cast(str, latest.schema.schema_str))  # a registered schema always has its text
                 if latest.schema.references:
                     avro = self._inline_references(latest.schema, set())
                 written = ValueSchema(
@@ -312,7 +312,8 @@ class AvroConverter(Converter):
                     f"use.latest.version: values cannot be written with the latest schema of "
                     f"subject {subject}: {problem}"
                 )
-        encoding = Encoding(bytes([MAGIC_BYTE]) + int(schema_id).to_bytes(4, "big"), written, expand(written.avro))
+        prefix = bytes([MAGIC_BYTE]) + int(cast(int, schema_id)).to_bytes(4, "big")  # the registry always gives an id
+        encoding = Encoding(prefix, written, expand(written.avro))
         self._encodings[key] = encoding
         return encoding
 

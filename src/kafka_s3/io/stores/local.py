@@ -9,6 +9,7 @@ them and keys may not use them.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import tempfile
@@ -18,12 +19,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import BinaryIO
 
-from kafka_s3.core.errors import (
-    BucketNotFoundError,
-    ObjectExistsError,
-    StoreAccessDeniedError,
-    StoreError,
-)
+from kafka_s3.core.errors import BucketNotFoundError, ObjectExistsError, StoreAccessDeniedError, StoreError
 from kafka_s3.core.store import ObjectInfo, Store, Upload
 from kafka_s3.io.stores.spec import StoreSpec
 
@@ -117,7 +113,7 @@ class LocalStore(Store):
                             stat = entry.stat()
                             yield ObjectInfo(key, stat.st_size, last_modified=stat.st_mtime)
 
-    def children(self, prefix: str, delimiter: str = "/") -> list[str]:
+    def children(self, prefix: str, delimiter: str = "/") -> builtins.list[str]:  # ``list`` is the method here
         if delimiter != "/" or (prefix and not prefix.endswith("/")):
             return super().children(prefix, delimiter)
         self._require_bucket()
@@ -175,7 +171,7 @@ class LocalStore(Store):
 class LocalUpload(Upload):
     """Bytes go straight to a hidden temporary file next to the target; ``commit`` links it into place."""
 
-    def __init__(self, store: LocalStore, key: str, path: Path, sidecar: dict):
+    def __init__(self, store: LocalStore, key: str, path: Path, sidecar: dict[str, dict[str, str]]):
         self.key = key
         self._store = store
         self._path = path
@@ -240,9 +236,10 @@ def _sidecar_path(path: Path, inode: int) -> Path:
     return path.with_name(f".{path.name}.{inode}.meta.json")
 
 
-def _read_sidecar(path: Path) -> dict:
+def _read_sidecar(path: Path) -> dict[str, dict[str, str]]:
     try:
-        return json.loads(path.read_text("utf-8"))
+        sidecar: dict[str, dict[str, str]] = json.loads(path.read_text("utf-8"))
+        return sidecar
     except FileNotFoundError:  # an object put into the directory by other means
         return {"metadata": {}, "tags": {}}
 

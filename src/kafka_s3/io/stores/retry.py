@@ -87,7 +87,8 @@ class RetryPolicy:
 
     def max_backoff_ms(self, retry: int) -> int:
         """Upper bound of the wait before retry number ``retry`` (1-based)."""
-        return min(self.backoff_ms * 2 ** min(retry - 1, _MAX_EXPONENT), MAX_BACKOFF_MS)
+        bound: int = min(self.backoff_ms * 2 ** min(retry - 1, _MAX_EXPONENT), MAX_BACKOFF_MS)
+        return bound
 
     def backoff_seconds(self, retry: int) -> float:
         return self.random() * self.max_backoff_ms(retry) / 1000.0

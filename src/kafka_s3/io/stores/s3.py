@@ -4,11 +4,15 @@ Conditional create is ``If-None-Match: *`` on PutObject (objects up to one part)
 (larger ones), so a key is written at most once even when tasks race. Every request goes through one
 :class:`~kafka_s3.io.stores.retry.RetryPolicy` (botocore's own retries are off) and every failure is mapped to the
 project's errors the same way, whatever the operation.
+
+Over 500 lines on purpose: the upload and the reader drive the store's request methods (and its part pool and
+memory budget) directly; apart, they would need those internals as a public interface of their own.
 """
 
 from __future__ import annotations
 
 import base64
+import builtins
 import io
 import logging
 import threading
@@ -16,17 +20,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from itertools import islice
-from typing import Any, TypeVar
-from urllib.parse import quote, urlencode, urlparse
+from typing import Any, BinaryIO, TypeVar, cast
+from urllib.parse import urlencode
 
-import boto3
-import botocore.session
-from botocore.config import Config as BotoConfig
-from botocore.credentials import (
-    CredentialProvider,
-    CredentialResolver,
-    DeferredRefreshableCredentials,
-)
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -35,20 +31,10 @@ from botocore.exceptions import (
 )
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
-from kafka_s3.core.errors import (
-    BucketNotFoundError,
-    ObjectExistsError,
-    StoreAccessDeniedError,
-    StoreError,
-)
+from kafka_s3.core.errors import BucketNotFoundError, ObjectExistsError, StoreAccessDeniedError, StoreError
 from kafka_s3.core.store import ObjectInfo, Store, Upload
-from kafka_s3.io.stores.retry import (
-    RetryPolicy,
-    describe,
-    error_code,
-    http_status,
-    is_transient,
-)
+from kafka_s3.io.stores.retry import RetryPolicy, describe, error_code, http_status, is_transient
+from kafka_s3.io.stores.s3_client import boto3_session, client_config
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.io.stores.spill import MemoryBudget, SpillBuffer
 
@@ -57,99 +43,11 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MiB = 1024 * 1024
-READ_AHEAD_BYTES = 8 * MiB
 DELETE_BATCH = 1000  # the DeleteObjects maximum
-CONNECT_TIMEOUT_S = 10
-READ_TIMEOUT_S = 60
-MAX_POOL_CONNECTIONS = 16
-PART_UPLOAD_THREADS = 4
 ACCESS_DENIED_CODES = frozenset(
     {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "AllAccessDisabled"}
 )
 CONDITION_FAILED_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict"})
-
-
-# --------------------------------------------------------------------------------------------------- credentials
-def assume_role_credentials(sts_client: Any, spec: StoreSpec) -> DeferredRefreshableCredentials:
-    """Credentials of ``spec.role_arn`` that botocore refreshes before they expire (long backups outlive them)."""
-
-    def fetch() -> dict[str, str]:
-        params = {"RoleArn": spec.role_arn, "RoleSessionName": spec.role_session_name}
-        if spec.role_external_id:
-            params["ExternalId"] = spec.role_external_id
-        credentials = sts_client.assume_role(**params)["Credentials"]
-        return {
-            "access_key": credentials["AccessKeyId"],
-            "secret_key": credentials["SecretAccessKey"],
-            "token": credentials["SessionToken"],
-            "expiry_time": credentials["Expiration"].isoformat(),
-        }
-
-    return DeferredRefreshableCredentials(refresh_using=fetch, method="sts-assume-role")
-
-
-class _AssumeRoleProvider(CredentialProvider):
-    """Hands the role's refreshing credentials to a botocore session through its public component API."""
-
-    METHOD = "sts-assume-role"
-
-    def __init__(self, credentials: DeferredRefreshableCredentials):
-        super().__init__()
-        self._credentials = credentials
-
-    def load(self) -> DeferredRefreshableCredentials:
-        return self._credentials
-
-
-def _no_retries(**options: Any) -> BotoConfig:
-    """botocore retries off: :class:`RetryPolicy` is the one retry mechanism."""
-    return BotoConfig(retries={"total_max_attempts": 1}, **options)
-
-
-def boto3_session(spec: StoreSpec) -> boto3.Session:
-    """Static keys when configured, else boto3's default chain; assumed role on top of either when configured."""
-    static = boto3.Session(
-        aws_access_key_id=spec.access_key_id, aws_secret_access_key=spec.secret_access_key, region_name=spec.region
-    )
-    if not spec.role_arn:
-        return static
-    sts = static.client("sts", config=_no_retries(connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S))
-    core = botocore.session.Session()
-    core.register_component(
-        "credential_provider", CredentialResolver([_AssumeRoleProvider(assume_role_credentials(sts, spec))])
-    )
-    return boto3.Session(botocore_session=core, region_name=spec.region)
-
-
-def _proxies(spec: StoreSpec) -> dict[str, str] | None:
-    if not spec.proxy_url:
-        return None
-    url = spec.proxy_url if "://" in spec.proxy_url else f"http://{spec.proxy_url}"
-    if spec.proxy_user:
-        parsed = urlparse(url)
-        auth = quote(spec.proxy_user, safe="") + (
-            ":" + quote(spec.proxy_password, safe="") if spec.proxy_password else ""
-        )
-        url = parsed._replace(netloc=f"{auth}@{parsed.netloc}").geturl()
-    return {"http": url, "https": url}
-
-
-def client_config(spec: StoreSpec) -> BotoConfig:
-    """Addressing, proxy, timeouts and a pool big enough for the part-upload threads plus the caller's requests."""
-    return _no_retries(
-        region_name=spec.region,
-        signature_version="s3v4",
-        s3={"addressing_style": "path" if spec.path_style else "virtual"},
-        proxies=_proxies(spec),
-        connect_timeout=CONNECT_TIMEOUT_S,
-        read_timeout=READ_TIMEOUT_S,
-        max_pool_connections=MAX_POOL_CONNECTIONS,
-        tcp_keepalive=True,
-        # Checksums only where S3 requires them: computing a CRC of every part cost a quarter of the upload time;
-        # TLS and SigV4 already protect the bytes in transit.
-        request_checksum_calculation="when_required",
-        response_checksum_validation="when_required",
-    )
 
 
 # --------------------------------------------------------------------------------------------------------- store
@@ -196,9 +94,10 @@ class S3Store(Store):
         )
 
     def head(self, key: str) -> ObjectInfo | None:
-        def attempt() -> dict | None:
+        def attempt() -> dict[str, Any] | None:
             try:
-                return self._client.head_object(Bucket=self.spec.bucket, Key=key, **self._sse_c)
+                response: dict[str, Any] = self._client.head_object(Bucket=self.spec.bucket, Key=key, **self._sse_c)
+                return response
             except ClientError as exc:
                 if http_status(exc) == 404:
                     return None
@@ -220,13 +119,14 @@ class S3Store(Store):
         if start is not None or end is not None:
             args["Range"] = f"bytes={start or 0}-{'' if end is None else end}"
         # the body is read inside the attempt, so a connection reset half-way through the bytes is retried too
-        return self._call("get_object", key, lambda: self._client.get_object(**args)["Body"].read())
+        data: bytes = self._call("get_object", key, lambda: self._client.get_object(**args)["Body"].read())
+        return data
 
-    def open(self, key: str) -> S3ObjectReader:
+    def open(self, key: str) -> BinaryIO:
         info = self.head(key)
         if info is None:
             raise StoreError(f"open {self.url}/{key}: no such object")
-        return S3ObjectReader(self, key, info.size)
+        return cast(BinaryIO, S3ObjectReader(self, key, info.size))  # a binary file, though not a typing.BinaryIO
 
     def list(self, prefix: str) -> Iterator[ObjectInfo]:
         # Continuation tokens only: some stores (SeaweedFS) do not list in strict byte order, so resuming after the
@@ -247,7 +147,7 @@ class S3Store(Store):
                 raise StoreError(f"list {self.url}/{prefix}: truncated listing without a continuation token")
             args["ContinuationToken"] = page["NextContinuationToken"]
 
-    def children(self, prefix: str, delimiter: str = "/") -> list[str]:
+    def children(self, prefix: str, delimiter: str = "/") -> builtins.list[str]:  # ``list`` is the method here
         args: dict[str, Any] = {"Bucket": self.spec.bucket, "Prefix": prefix, "Delimiter": delimiter}
         names: set[str] = set()
         while True:
@@ -298,7 +198,7 @@ class S3Store(Store):
         self._client.close()
 
     # ------------------------------------------------------------------------------------ used by S3Upload
-    def _put_object(self, key: str, body: SpillBuffer, args: Mapping[str, Any]) -> dict:
+    def _put_object(self, key: str, body: SpillBuffer, args: Mapping[str, Any]) -> dict[str, Any]:
         return self._call(
             "put_object",
             key,
@@ -313,9 +213,10 @@ class S3Store(Store):
             key,
             partial(self._client.create_multipart_upload, Bucket=self.spec.bucket, Key=key, **args),
         )
-        return response["UploadId"]
+        upload_id: str = response["UploadId"]
+        return upload_id
 
-    def _upload_part(self, key: str, upload_id: str, number: int, body: SpillBuffer) -> dict:
+    def _upload_part(self, key: str, upload_id: str, number: int, body: SpillBuffer) -> dict[str, Any]:
         response = self._call(
             f"upload_part #{number}",
             key,
@@ -330,7 +231,9 @@ class S3Store(Store):
         )
         return {"PartNumber": number, "ETag": response["ETag"]}
 
-    def _complete_multipart_upload(self, key: str, upload_id: str, parts: list[dict]) -> dict:
+    def _complete_multipart_upload(
+        self, key: str, upload_id: str, parts: builtins.list[dict[str, Any]]
+    ) -> dict[str, Any]:
         return self._call(
             "complete_multipart_upload",
             key,
@@ -423,6 +326,12 @@ def _encryption_args(spec: StoreSpec) -> tuple[dict[str, Any], dict[str, Any]]:
     return write_args, {}
 
 
+READ_AHEAD_BYTES = 8 * MiB
+
+
+PART_UPLOAD_THREADS = 4
+
+
 # -------------------------------------------------------------------------------------------------------- upload
 class S3Upload(Upload):
     """Bytes go to a spill buffer; each full part is uploaded in the background while the next one fills.
@@ -439,8 +348,8 @@ class S3Upload(Upload):
         self._part_size = store.spec.part_size
         self._buffer = self._new_buffer()
         self._upload_id: str | None = None
-        self._parts: list[dict] = []
-        self._in_flight: tuple[Future, SpillBuffer] | None = None
+        self._parts: list[dict[str, Any]] = []
+        self._in_flight: tuple[Future[dict[str, Any]], SpillBuffer] | None = None
         self._bytes_written = 0
         self._closed = False
 
@@ -536,7 +445,7 @@ class S3Upload(Upload):
             self._in_flight = None
             self._parts.append(future.result())
 
-    def _send_part(self, number: int, buffer: SpillBuffer) -> dict:
+    def _send_part(self, number: int, buffer: SpillBuffer) -> dict[str, Any]:
         assert self._upload_id is not None
         try:
             return self._store._upload_part(self.key, self._upload_id, number, buffer)

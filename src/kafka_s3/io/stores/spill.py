@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import tempfile
 import threading
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 
 class MemoryBudget:
@@ -60,8 +60,8 @@ class SpillBuffer:
         self.size += size
 
     def _spill(self) -> None:
-        disk = tempfile.TemporaryFile(prefix="kafka-s3-part-")
-        with self._file.getbuffer() as pending:
+        disk = tempfile.TemporaryFile(prefix="kafka-s3-part-")  # noqa: SIM115 - kept open: it becomes the buffer
+        with cast(io.BytesIO, self._file).getbuffer() as pending:  # not spilled yet: still the BytesIO
             disk.write(pending)
         self._file.close()
         self._budget.release(self.size)
@@ -77,7 +77,7 @@ class SpillBuffer:
         """The content as an upload body (call again before each attempt): ``bytes`` while in memory (sent in one
         write), else the temporary file positioned at its start."""
         if not self.spilled:
-            return self._file.getvalue()
+            return cast(io.BytesIO, self._file).getvalue()
         self._file.seek(0)
         return self._file
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import ConfigError, KafkaS3Error
+from kafka_s3.core.errors import BackupFailed, ConfigError, KafkaS3Error
 from kafka_s3.core.manifest import ManifestStore
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
@@ -27,12 +27,6 @@ from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
 
 log = logging.getLogger("kafka_s3.backup")
-
-
-class BackupFailed(KafkaS3Error):
-    """One or more partitions hit a record the configuration cannot back up."""
-
-    exit_code = 5
 
 
 @dataclass
@@ -183,7 +177,8 @@ class Backup:
                     hard_end=end,
                     forced_end=state.forced_end,
                     flush_open=flush_open and end >= target,
-                    open_since_ms=int(state.open_since * 1000) if reopened else None,
+                    # (open_since is never None when reopened: the second test only narrows the type)
+                    open_since_ms=int(state.open_since * 1000) if reopened and state.open_since is not None else None,
                     open_until=state.last_scanned if reopened else None,
                 )
             )
@@ -195,7 +190,8 @@ class Backup:
         state = self.states[tp]
         if state.open_since is None or end > state.last_scanned:
             return True
-        return self.config["rotate.schedule.interval.ms"] > 0
+        interval_ms: int = self.config["rotate.schedule.interval.ms"]
+        return interval_ms > 0
 
     def run_cycle(self, plans: list[PartitionPlan]) -> CycleReport:
         self.cycle_number += 1

@@ -1,11 +1,11 @@
 """Several backups in one process and one Spark session: the statements of a multi-statement KCQL configuration.
 
 Each statement (``connect.s3.kcql``) is a complete backup configuration of its own: a bucket, prefix, format and
-partitioner for one topic. The group runs one :class:`~kafka_s3.pipelines.backup.driver.Backup` per statement, unchanged, each in a
-thread of its own on the shared SparkSession. Each one keeps its own cycles, plans and offsets, and their Spark jobs
-run side by side, so a statement with a big backlog never delays the others. They share the consumer group
-``connect-<name>``, as the statements of one Kafka Connect connector do, and each one commits only its own topic's
-partitions (the parser refuses a topic named in two statements).
+partitioner for one topic. The group runs one :class:`~kafka_s3.pipelines.backup.driver.Backup` per statement,
+unchanged, each in a thread of its own on the shared SparkSession. Each one keeps its own cycles, plans and offsets,
+and their Spark jobs run side by side, so a statement with a big backlog never delays the others. They share the
+consumer group ``connect-<name>``, as the statements of one Kafka Connect connector do, and each one commits only
+its own topic's partitions (the parser refuses a topic named in two statements).
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ This is Confluent's TopicPartitionWriter re-thought for Arrow batches: converter
 rules run on whole batches; rows are grouped per encoded partition and streamed to the format writers, which write
 straight into conditional uploads. A chunk commits as manifest-then-files (see :mod:`kafka_s3.core.manifest`), so a
 crash at any point followed by a re-run converges on the same objects.
+
+Over 500 lines on purpose: the write path (rows into open files) and the commit path (open files into a durable
+chunk) share the open-file state of one partition; plugin wiring and value fitting live apart
+(:mod:`.plugins`, :mod:`.values`).
 """
 
 from __future__ import annotations
@@ -13,15 +17,17 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import BinaryIO, SupportsInt, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.converters.base import Converted, Converter, ValueSchema
+from kafka_s3.core.converters.base import Converted, Converter, Logical, ValueSchema
 from kafka_s3.core.converters.json import NULL_VALUES
-from kafka_s3.core.errors import ConversionError, KafkaS3Error, ObjectExistsError
-from kafka_s3.core.formats.base import FileContext, FormatWriter
+from kafka_s3.core.errors import ConversionError, DataError, KafkaS3Error, ObjectExistsError
+from kafka_s3.core.formats.base import FileContext, Format, FormatWriter
+from kafka_s3.core.layout import Kind
 from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
 from kafka_s3.core.rotation import Rotator
 from kafka_s3.core.schema_evolution import Compatibility, SchemaJudge
@@ -33,12 +39,6 @@ from kafka_s3.pipelines.backup.values import Values
 log = logging.getLogger(__name__)
 
 MAX_PENDING_COMMITS = 2  # chunks whose files complete in the background while the next chunk is written
-
-
-class DataError(KafkaS3Error):
-    """A record the configuration cannot back up (null value under behavior.on.null.values=fail...)."""
-
-    exit_code = 5
 
 
 class ChunkConflict(KafkaS3Error):
@@ -87,7 +87,9 @@ class OpenFile:
 
 def _record_sizes(batch: pa.RecordBatch) -> np.ndarray:
     """Bytes of key + value + header keys/values per record (what rotate.size.bytes counts)."""
-    sizes = pc.fill_null(pc.binary_length(batch.column("key")), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    sizes: np.ndarray = (
+        pc.fill_null(pc.binary_length(batch.column("key")), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    )
     sizes += pc.fill_null(pc.binary_length(batch.column("value")), 0).to_numpy(zero_copy_only=False)
     headers = batch.column("headers")
     counts = pc.fill_null(pc.list_value_length(headers), 0).to_numpy(zero_copy_only=False)
@@ -150,7 +152,7 @@ class PartitionBackup:
         self.replayed_files = 0
         self._replays: dict[int, Manifest] = {}  # chunk start -> manifest found by the rotator's hook
         self._committer: ThreadPoolExecutor | None = None
-        self._pending: list[Future] = []
+        self._pending: list[Future[int]] = []
 
     @property
     def where(self) -> str:
@@ -266,7 +268,17 @@ class PartitionBackup:
         self._replays[first_offset] = existing
         return existing.end
 
-    def _write_rows(self, batch, values: Values, keys: Values, offsets, codes, dictionary, start, stop) -> None:
+    def _write_rows(
+        self,
+        batch: pa.RecordBatch,
+        values: Values,
+        keys: Values,
+        offsets: np.ndarray,
+        codes: np.ndarray,
+        dictionary: list[str],
+        start: int,
+        stop: int,
+    ) -> None:
         if self.chunk_start is None:
             self.chunk_start = int(offsets[start])
         if self.chunk_first_timestamp is None:
@@ -309,7 +321,9 @@ class PartitionBackup:
                 target,
             )
 
-    def _target(self, encoded: str, values: Values, start: int, stop: int, rows=None) -> ValueSchema | None:
+    def _target(
+        self, encoded: str, values: Values, start: int, stop: int, rows: np.ndarray | None = None
+    ) -> ValueSchema | None:
         """The schema the rows' values are written with: their file's (the schema of its first non-null value, as
         the rotator judges schemas), ``NULL_VALUES`` while the file has only nulls, ``None`` for untyped values."""
         if values.converted is None:
@@ -320,14 +334,29 @@ class PartitionBackup:
         file = self.open.get(encoded)
         if file is not None and file.schema is not None:
             return file.schema
-        if single is not None and single.schema.avro != "null" and single.array.null_count == 0:
+        if (
+            single is not None
+            and single.schema is not None  # always true here (returned above when None): narrows the type
+            and single.schema.avro != "null"
+            and single.array.null_count == 0
+        ):
             return single.schema  # one schema, no nulls
         if all(v.schema is None for _, v in values.converted.runs):
             return None
         schema = values.first_value_schema(np.arange(start, stop) if rows is None else rows)
         return NULL_VALUES if schema is None else schema
 
-    def _append(self, encoded, records, values, keys, first, last, count, target=None) -> None:
+    def _append(
+        self,
+        encoded: str,
+        records: pa.RecordBatch,
+        values: Logical | None,
+        keys: Logical | None,
+        first: SupportsInt,  # an offset, often a numpy integer
+        last: SupportsInt,
+        count: int,
+        target: ValueSchema | None = None,
+    ) -> None:
         file = self.open.get(encoded)
         if file is None:
             file = self._open_file(encoded, int(first))
@@ -339,8 +368,8 @@ class PartitionBackup:
         if file.writer is None:
             return  # already in the bucket
         file.writer.write(records, None if self.plugins.envelope else values)
-        for sidecar in file.sidecars:
-            sidecar.writer.write(records, keys if sidecar.kind == "keys" else None)
+        for sidecar in file.sidecars:  # keys and headers only: the index sidecar (no writer) is added at commit
+            cast(FormatWriter, sidecar.writer).write(records, keys if sidecar.kind == "keys" else None)
 
     def _open_file(self, encoded: str, first_offset: int) -> OpenFile:
         plugins = self.plugins
@@ -354,8 +383,13 @@ class PartitionBackup:
             return file
         ctx = FileContext(self.topic, self.partition, first_offset, key)
         file.upload = self.store.create(key)
-        file.writer = plugins.value_format.writer(file.upload, ctx)
-        for kind, fmt in (("keys", plugins.keys_format), ("headers", plugins.headers_format)):
+        # an Upload is the binary file format writers write to (typed BinaryIO in the Format contract)
+        file.writer = plugins.value_format.writer(cast(BinaryIO, file.upload), ctx)
+        sidecar_formats: tuple[tuple[Kind, Format | None], ...] = (
+            ("keys", plugins.keys_format),
+            ("headers", plugins.headers_format),
+        )
+        for kind, fmt in sidecar_formats:
             if fmt is None:
                 continue
             side_key = plugins.layout.sidecar_key(key, plugins.value_format.extension, kind, fmt.extension)
@@ -365,7 +399,7 @@ class PartitionBackup:
                     kind,
                     side_key,
                     upload,
-                    fmt.writer(upload, FileContext(self.topic, self.partition, first_offset, side_key)),
+                    fmt.writer(cast(BinaryIO, upload), FileContext(self.topic, self.partition, first_offset, side_key)),
                 )
             )
         return file
@@ -383,8 +417,8 @@ class PartitionBackup:
         for f in files:
             if f.writer is not None:
                 f.writer.close()
-                for s in f.sidecars:
-                    s.writer.close()
+                for s in f.sidecars:  # keys and headers only: the index sidecar (no writer) is added just below
+                    cast(FormatWriter, s.writer).close()
                 self._add_index(f)
             size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
             entries.append(FileEntry(f.key, "data", f.records, f.first_offset, f.last_offset, size, f.directory))

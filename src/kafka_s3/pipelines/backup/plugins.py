@@ -1,4 +1,5 @@
-"""Plugin wiring for a backup: the converters, partitioner, formats, rotation policy and layout a configuration names, built once per process (driver and every Spark worker) and validated before any job starts."""
+"""Plugin wiring for a backup: the converters, partitioner, formats, rotation policy and layout a configuration names,
+built once per process (driver and every Spark worker) and validated before any job starts."""
 
 from __future__ import annotations
 

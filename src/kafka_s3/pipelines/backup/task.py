@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +20,10 @@ import pyarrow as pa
 from kafka_s3.pipelines.backup.result import PartitionResult
 from kafka_s3.pipelines.engine import Task
 from kafka_s3.pipelines.worker_cache import cached
+
+if TYPE_CHECKING:
+    from kafka_s3.io.stores.spec import StoreSpec
+    from kafka_s3.pipelines.backup.partition import PartitionBackup
 
 # Past the cycle's planned end with no record-count rule to say where the open chunk ends (time rules): records fed
 # to the writer at a time, which bounds how far the read goes beyond that chunk's last record.
@@ -46,24 +51,15 @@ class PartitionPlan:
 def run_partition(
     plan: PartitionPlan,
     config_raw: dict[str, str],
-    store_spec,
+    store_spec: StoreSpec,
     kafka_settings: dict[str, str],
     live: tuple[str, int, int] | None = None,
 ) -> PartitionResult:
     from kafka_s3.core.config.sink import SINK
-    from kafka_s3.core.errors import (
-        ConfigError,
-        ConversionError,
-        FormatError,
-        PartitionerError,
-    )
+    from kafka_s3.core.errors import ConfigError, ConversionError, DataError, FormatError, PartitionerError
     from kafka_s3.core.records import payload_bytes
     from kafka_s3.io.kafka.reader import read_range
-    from kafka_s3.pipelines.backup.partition import (
-        ChunkConflict,
-        DataError,
-        PartitionBackup,
-    )
+    from kafka_s3.pipelines.backup.partition import ChunkConflict, PartitionBackup
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
     from kafka_s3.pipelines.live import LiveReporter
 
@@ -90,14 +86,15 @@ def run_partition(
         position = start
         soft_end_commits: int | None = None  # chunks committed when the read reached plan.end
 
-        def write(piece: pa.RecordBatch) -> None:
+        # ``writer`` is bound as a default: the helpers belong to this iteration's writer
+        def write(piece: pa.RecordBatch, writer: PartitionBackup = writer) -> None:
             nonlocal position, read_bytes
             writer.write(piece)
             position = piece.column("offset")[-1].as_py() + 1
             read_bytes += payload_bytes(piece)
             reporter.update(position - plan.start, read_bytes)
 
-        def may_stop() -> bool:
+        def may_stop(writer: PartitionBackup = writer) -> bool:
             """At or past plan.end: stop once no chunk is open, or the one open at plan.end has committed."""
             nonlocal soft_end_commits
             if soft_end_commits is None:
@@ -155,7 +152,7 @@ def run_partition(
 def backup_task(
     plans: list[PartitionPlan],
     config_raw: dict[str, str],
-    store_spec,
+    store_spec: StoreSpec,
     kafka_settings: dict[str, str],
     live: tuple[str, int, int] | None = None,
 ) -> Task:

@@ -1,4 +1,5 @@
-"""Value fitting: one batch's converted values, addressable by row across schema runs, and fitted to the schema of the file they go to.
+"""Value fitting: one batch's converted values, addressable by row across schema runs, and fitted to the schema of
+the file they go to.
 
 A batch can hold several schema runs (Schema Registry values whose writer schema changes mid-batch). Rows go to files
 per encoded partition, and a file keeps the schema of its first non-null value: values of another (compatible) schema
@@ -85,6 +86,7 @@ class Values:
         """The schema of the first non-null typed value among ``rows`` (ascending), or ``None``."""
         runs = self.converted.runs if self.converted else []
         run_of = np.searchsorted(self.starts, rows, side="right") - 1 if len(runs) > 1 else np.zeros(len(rows), int)
+        logical: Logical  # runs[run] is untyped (a numpy index)
         for run in np.unique(run_of):
             start, logical = runs[run]
             if logical.schema is None or logical.schema.avro == "null":
@@ -114,7 +116,7 @@ class Values:
             return partitioner.encode(batch, dummy, now_ms)
         parts = []
         bounds = [start for start, _ in self.converted.runs] + [self.n]
-        for (start, logical), stop in zip(self.converted.runs, bounds[1:]):
+        for (start, logical), stop in zip(self.converted.runs, bounds[1:], strict=True):
             parts.append(partitioner.encode(batch.slice(start, stop - start), logical, now_ms))
         return pa.concat_arrays(parts)
 
@@ -124,7 +126,7 @@ class Values:
             return partitioner.timestamps(batch, dummy, now_ms)
         parts = []
         bounds = [start for start, _ in self.converted.runs] + [self.n]
-        for (start, logical), stop in zip(self.converted.runs, bounds[1:]):
+        for (start, logical), stop in zip(self.converted.runs, bounds[1:], strict=True):
             ts = partitioner.timestamps(batch.slice(start, stop - start), logical, now_ms)
             if ts is None:
                 return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 import pyarrow as pa
 
@@ -23,6 +23,8 @@ from kafka_s3.core.formats.base import Block, FileContext, Format, IndexedFormat
 from kafka_s3.core.store import Store
 
 if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
     from kafka_s3.pipelines.read.discovery import BackupObject
 
 WINDOW = 8 * 1024 * 1024  # largest single ranged GET (a block larger than this is fetched in several)
@@ -69,7 +71,7 @@ class RangeReader(io.RawIOBase):
             wanted -= len(piece)
         return b"".join(pieces)
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         view = memoryview(buffer).cast("B")
         data = self.read(len(view))
         view[: len(data)] = data
@@ -147,7 +149,7 @@ def _read_block(
 ) -> Iterator[tuple[pa.RecordBatch, int, int]]:
     done = 0
     try:
-        for batch in fmt.read(source, ctx):
+        for batch in fmt.read(cast(BinaryIO, source), ctx):  # a binary file, though not a typing.BinaryIO
             if batch.num_rows:
                 yield batch, block.row + done, block.first_offset + done
                 done += batch.num_rows
@@ -176,7 +178,7 @@ class _Slice(io.RawIOBase):
         self._left -= len(data)
         return data
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         view = memoryview(buffer).cast("B")
         data = self.read(len(view))
         view[: len(data)] = data

@@ -10,19 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import ConfigError, KafkaS3Error
+from kafka_s3.core.errors import ConfigError, NotInBackup
 from kafka_s3.core.records import to_dicts
 from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.discovery import SourcePartition, discover
 from kafka_s3.pipelines.read.options import Bounds
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import read_partition
-
-
-class NotInBackup(KafkaS3Error):
-    """The backup holds no record at the requested position."""
-
-    exit_code = 5
 
 
 def parse_position(text: str) -> tuple[int, int]:
@@ -60,8 +54,10 @@ def read_records(
     return out
 
 
-def _take(store: Store, plugins: ReadPlugins, part: SourcePartition, bounds: Bounds, count: int) -> list[dict]:
-    out: list[dict] = []
+def _take(
+    store: Store, plugins: ReadPlugins, part: SourcePartition, bounds: Bounds, count: int
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     batches = read_partition(store, plugins, part, bounds)
     try:
         for batch in batches:
@@ -74,7 +70,7 @@ def _take(store: Store, plugins: ReadPlugins, part: SourcePartition, bounds: Bou
 
 
 def _only_topic(config: Config, store: Store, plugins: ReadPlugins) -> str:
-    topics = list(config["topics"] or [])
+    topics: list[str] = list(config["topics"] or [])
     if len(topics) == 1:
         return topics[0]
     found = sorted({topic for topic, _ in discover(store, plugins, topics or None)})

@@ -61,7 +61,7 @@ def parse_time(text: str) -> int:
     except ValueError:
         raise ConfigError(f"not a timestamp: {text!r} (use epoch ms or ISO-8601 like 2024-05-01T12:00:00Z)") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
+        moment = moment.replace(tzinfo=dt.UTC)
     return int(moment.timestamp() * 1000)
 
 
@@ -90,11 +90,11 @@ class RestoreOptions:
     topics: list[str] | None = None
     from_timestamp: int | None = None
     until_timestamp: int | None = None
-    from_offsets: dict = field(default_factory=dict)
-    until_offsets: dict = field(default_factory=dict)
+    from_offsets: dict[tuple[str | None, int], int] = field(default_factory=dict)  # as parse_offsets gives them
+    until_offsets: dict[tuple[str | None, int], int] = field(default_factory=dict)
 
     def bounds(self, tp: TP) -> Bounds:
-        def pick(table):
+        def pick(table: dict[tuple[str | None, int], int]) -> int | None:
             return table.get(tp, table.get((None, tp[1])))
 
         return Bounds(pick(self.from_offsets), pick(self.until_offsets), self.from_timestamp, self.until_timestamp)

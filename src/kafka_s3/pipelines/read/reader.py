@@ -11,7 +11,7 @@ the order is exact.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,12 +23,7 @@ from kafka_s3.core.formats.base import FileContext, Format, IndexedFormat
 from kafka_s3.core.records import RECORD_SCHEMA
 from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.blocks import load_blocks, read_blocks, select
-from kafka_s3.pipelines.read.discovery import (
-    BackupObject,
-    Problem,
-    SourcePartition,
-    _note,
-)
+from kafka_s3.pipelines.read.discovery import BackupObject, Problem, SourcePartition, _note
 from kafka_s3.pipelines.read.options import Bounds
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 
@@ -47,8 +42,8 @@ def read_object(
     headers from sidecars when present.
 
     An object with a block index (block_gzip) is read block by block with ranged GETs, only the blocks overlapping
-    the offsets of ``bounds``; its offsets come from the index (see :mod:`kafka_s3.pipelines.read.blocks`). The caller still
-    filters records to ``bounds``.
+    the offsets of ``bounds``; its offsets come from the index (see :mod:`kafka_s3.pipelines.read.blocks`). The caller
+    still filters records to ``bounds``.
     """
     name = obj.name
     ctx = FileContext(name.topic, name.partition, name.start_offset, name.key)
@@ -101,17 +96,20 @@ def _aligned(table: pa.Table, column: str, row: int, n: int, key: str | None) ->
     return table.column(column).slice(row, n).combine_chunks()
 
 
+_UNBOUNDED = Bounds()
+
+
 def read_partition(
     store: Store,
     plugins: ReadPlugins,
     part: SourcePartition,
-    bounds: Bounds = Bounds(),
+    bounds: Bounds = _UNBOUNDED,
     resume_from: int | None = None,
     on_error: str = "fail",
     problems: list[Problem] | None = None,
     on_object: Callable[[BackupObject], None] | None = None,
     on_span: Callable[[BackupObject, int | None, int | None], None] | None = None,
-) -> Iterator[pa.RecordBatch]:
+) -> Generator[pa.RecordBatch, None, None]:
     """A source partition's records in offset order, filtered to ``bounds`` and to offsets >= ``resume_from``.
 
     ``on_span(object, first, last)`` is told the offsets each object read holds (before filtering), or
@@ -124,7 +122,7 @@ def read_partition(
     if len(part.directories) <= 1:
         # Objects of one directory never overlap: object i holds offsets [start_i, start_i+1).
         nexts = [o.start for o in objects[1:]] + [None]
-        selected = [o for o, nxt in zip(objects, nexts) if nxt is None or nxt > lower]
+        selected = [o for o, nxt in zip(objects, nexts, strict=False) if nxt is None or nxt > lower]
         if bounds.until_offset is not None:
             selected = [o for o in selected if o.start < bounds.until_offset]
         groups = [[o] for o in selected]
@@ -149,7 +147,14 @@ def read_partition(
 
 
 def _read_group(
-    store, plugins, group, on_error, problems, on_object, bounds=None, on_span=None
+    store: Store,
+    plugins: ReadPlugins,
+    group: list[BackupObject],
+    on_error: str,
+    problems: list[Problem] | None,
+    on_object: Callable[[BackupObject], None] | None,
+    bounds: Bounds | None = None,
+    on_span: Callable[[BackupObject, int | None, int | None], None] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """One object streamed, or several envelope objects merged by offset (buffered one overlap set at a time)."""
     if len(group) == 1:
@@ -174,7 +179,16 @@ def _sorted(batches: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield from table.to_batches(max_chunksize=65536)
 
 
-def _guarded(store, plugins, obj, on_error, problems, on_object, bounds=None, on_span=None) -> Iterator[pa.RecordBatch]:
+def _guarded(
+    store: Store,
+    plugins: ReadPlugins,
+    obj: BackupObject,
+    on_error: str,
+    problems: list[Problem] | None,
+    on_object: Callable[[BackupObject], None] | None,
+    bounds: Bounds | None = None,
+    on_span: Callable[[BackupObject, int | None, int | None], None] | None = None,
+) -> Iterator[pa.RecordBatch]:
     if on_object is not None:
         on_object(obj)
     first = last = None

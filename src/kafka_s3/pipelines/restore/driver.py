@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import ConfigError, KafkaS3Error, PlanError
+from kafka_s3.core.errors import ConfigError, PlanError, RestoreFailed
 from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
@@ -27,17 +28,6 @@ from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
 
 log = logging.getLogger("kafka_s3.restore")
-
-
-class RestoreFailed(KafkaS3Error):
-    """Some source partitions stopped at a bad object or record (``behavior.on.error=fail``); ``summary`` tells what
-    was restored (and committed) before, per partition."""
-
-    exit_code = 5
-
-    def __init__(self, message: str, summary: RestoreSummary | None = None):
-        super().__init__(message)
-        self.summary = summary
 
 
 @dataclass
@@ -230,7 +220,9 @@ class Restore:
         settings.pop("partitions", None)
         return replication, settings
 
-    def _check_feedback_loop(self, plan_set: RestorePlanSet, existing: dict[str, int], fail) -> None:
+    def _check_feedback_loop(
+        self, plan_set: RestorePlanSet, existing: dict[str, int], fail: Callable[[str], None]
+    ) -> None:
         if self.config["restore.allow.same.topic"]:
             return
         for source, target in sorted(plan_set.targets.items()):
@@ -348,8 +340,8 @@ def late_objects(plan_set: RestorePlanSet, seen: dict[TP, set[str]], progress: d
                             obj.key,
                             f"offset {obj.start}",
                             f"appeared after the restore of {tp[0]}[{tp[1]}] had passed its first offset {obj.start} "
-                            f"(progress {progress[tp]}): its records below offset {progress[tp]} (all of them when offsets "
-                            "are not stored) are not restored",
+                            f"(progress {progress[tp]}): its records below offset {progress[tp]} (all of them when "
+                            "offsets are not stored) are not restored",
                         )
                     )
         seen[tp] = keys

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
+from kafka_s3.pipelines.read.discovery import BackupObject
 from kafka_s3.pipelines.read.options import Bounds
 from kafka_s3.pipelines.restore.driver import RestorePlanSet
 
 
-def estimate_records(objects) -> int | None:
+def estimate_records(objects: Sequence[BackupObject]) -> int | None:
     """Records of a partition's objects estimated from their names and sizes alone: object ``i`` of one directory
     holds offsets ``[start_i, start_i+1)``, and the last one as many as its size makes at the others' bytes per record
     (unknown with a single object)."""
@@ -33,8 +35,8 @@ def _bounds_text(bounds: Bounds) -> str:
         )
     if bounds.by_time:
 
-        def iso(ms):
-            return "" if ms is None else dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
+        def iso(ms: int | None) -> str:
+            return "" if ms is None else dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat()
 
         parts.append(f"time [{iso(bounds.from_timestamp)}, {iso(bounds.until_timestamp)})")
     return "; only " + " and ".join(parts) if parts else ""

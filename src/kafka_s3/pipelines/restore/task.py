@@ -16,13 +16,21 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from kafka_s3.pipelines.engine import Task
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.worker_cache import cached
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaError as RdKafkaError
+    from confluent_kafka import Producer
+
+    from kafka_s3.io.stores.spec import StoreSpec
+    from kafka_s3.pipelines.read.discovery import BackupObject
+    from kafka_s3.pipelines.read.options import Bounds
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +40,8 @@ class RestorePlan:
     source_topic: str
     source_partition: int
     target_topic: str
-    objects: tuple  # BackupObject, in start-offset order
-    bounds: Any  # reading.Bounds
+    objects: tuple[BackupObject, ...]  # in start-offset order
+    bounds: Bounds
     exactly_once: bool
     transactional_id: str
     progress_group: str
@@ -53,7 +61,9 @@ class Outcome:
     last_target: int | None = None
     delivery_errors: list[str] = field(default_factory=list)
 
-    def on_delivery(self, err, msg) -> None:
+    def on_delivery(self, err: RdKafkaError | None, msg: Any) -> None:
+        # msg: a confluent_kafka Message, left untyped here: its offset() is typed Optional though a delivered message
+        # always has one, and a cast per record would cost in this per-record callback
         if err is not None:
             if len(self.delivery_errors) < 5:
                 self.delivery_errors.append(f"{msg.topic()}[{msg.partition()}]: {err.str()}")
@@ -65,7 +75,7 @@ class Outcome:
             self.last_target = offset
 
 
-def _produce_batch(producer, plan: RestorePlan, batch: pa.RecordBatch, outcome: Outcome) -> None:
+def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch, outcome: Outcome) -> None:
     keys = batch.column("key").to_pylist()
     values = batch.column("value").to_pylist()
     stamps = batch.column("timestamp").cast(pa.int64()).to_pylist()
@@ -105,9 +115,9 @@ def _produce_batch(producer, plan: RestorePlan, batch: pa.RecordBatch, outcome: 
 def run_restore_partition(
     plan: RestorePlan,
     config_raw: dict[str, str],
-    store_spec,
-    producer_settings: dict,
-    consumer_settings: dict,
+    store_spec: StoreSpec,
+    producer_settings: dict[str, str],
+    consumer_settings: dict[str, str],
     live: tuple[str, int, int] | None = None,
 ) -> RestoreResult:
     from confluent_kafka import Consumer, Producer, TopicPartition
@@ -184,9 +194,9 @@ def run_restore_partition(
         # (start + row) and overlap across objects: progress then counts whole objects, read in start order, and is
         # committed only between objects — "every object starting below next_offset is restored".
         by_object = not plugins.envelope and len(part.directories) > 1
-        current = None  # the object being read (by_object)
+        current: BackupObject | None = None  # the object being read (by_object)
 
-        def begin_object(obj) -> None:
+        def begin_object(obj: BackupObject) -> None:
             nonlocal current, next_offset
             outcome.objects += 1
             if by_object:
@@ -201,7 +211,7 @@ def run_restore_partition(
         spans: list[tuple[int, int | None, str]] = []
         track_gaps = plugins.envelope or len(part.directories) <= 1
 
-        def note_span(obj, first, last) -> None:
+        def note_span(obj: BackupObject, first: int | None, last: int | None) -> None:
             spans.append((obj.start if first is None else first, last, obj.key))
 
         try:
@@ -277,9 +287,9 @@ def run_restore_partition(
 def restore_task(
     plans: list[RestorePlan],
     config_raw: dict[str, str],
-    store_spec,
-    producer_settings: dict,
-    consumer_settings: dict,
+    store_spec: StoreSpec,
+    producer_settings: dict[str, str],
+    consumer_settings: dict[str, str],
     slots: int,
     live: tuple[str, int, int] | None = None,
 ) -> Task:

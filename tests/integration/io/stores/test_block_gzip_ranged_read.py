@@ -1,4 +1,5 @@
-"""``kafka-s3 read`` on a block_gzip backup in S3: the fault proxy shows the only data bytes asked for are one block's."""
+"""``kafka-s3 read`` on a block_gzip backup in S3: the fault proxy shows the only data bytes asked for are one
+block's."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ MANIFEST_PREFIX = "topics/_kafka-s3/"
 
 def utc_ms(*args) -> int:
     """Epoch milliseconds of a UTC date-time given as ``datetime`` arguments."""
-    return int(dt.datetime(*args, tzinfo=dt.timezone.utc).timestamp() * 1000)
+    return int(dt.datetime(*args, tzinfo=dt.UTC).timestamp() * 1000)
 
 
 def data_keys(s3_client, bucket: str, topic: str) -> list[str]:

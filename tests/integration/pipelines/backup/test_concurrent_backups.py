@@ -92,7 +92,7 @@ def test_two_concurrent_backups_equal_one_clean_run(
         stop.set()
     threads[1].join(600)
     assert not any(t.is_alive() for t in threads)
-    for mode, outcome in zip(modes, outcomes):
+    for mode, outcome in zip(modes, outcomes, strict=True):  # one outcome per backup
         assert not isinstance(outcome, BaseException), outcome
         for p in range(PARTITIONS):
             # --once ends at the end; follow at the end or at its last full chunk (56: 8 chunks of 7)

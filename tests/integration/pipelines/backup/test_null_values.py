@@ -8,7 +8,8 @@ import json
 import pytest
 from bk_helpers import data_keys, get, group_offsets, json_lines
 
-from kafka_s3.pipelines.backup.driver import Backup, BackupFailed, group_id
+from kafka_s3.core.errors import BackupFailed
+from kafka_s3.pipelines.backup.driver import Backup, group_id
 
 pytestmark = pytest.mark.integration
 

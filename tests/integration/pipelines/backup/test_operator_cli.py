@@ -53,7 +53,7 @@ def test_status_and_one_log_line_per_committed_object(
         + [{"partition": 1, "value": f'{{"i":{i}}}'.encode()} for i in range(3)],
     )
     raw, config = make_config(fresh_bucket, topic, flush__size="2")
-    started = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    started = dt.datetime.now(dt.UTC).replace(microsecond=0)
 
     caplog.set_level(logging.INFO, logger="kafka_s3.backup")
     summary = Backup(config, engine=engine).run_once()
@@ -97,7 +97,7 @@ def test_status_and_one_log_line_per_committed_object(
         assert (row["topic"], row["committed"], row["end"], row["lag"]) == (topic, committed, end, lag)
         assert row["last_object"] == last_objects[p]
         at = dt.datetime.fromisoformat(row["last_commit"])
-        assert started <= at <= dt.datetime.now(dt.timezone.utc)
+        assert started <= at <= dt.datetime.now(dt.UTC)
         assert row["group"] == f"connect-{raw['name']}"
 
     # The table shows the same, one row per partition.

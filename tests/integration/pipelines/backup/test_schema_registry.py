@@ -14,10 +14,11 @@ import pytest
 from bk_helpers import data_keys, get
 
 from avro_versions import VERSIONS, read_as, record, register_versions, unwire, wire
+from kafka_s3.core.errors import BackupFailed
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
-from kafka_s3.pipelines.backup.driver import Backup, BackupFailed
+from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
 
 pytestmark = pytest.mark.integration

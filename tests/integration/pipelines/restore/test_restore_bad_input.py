@@ -25,9 +25,9 @@ from kafka_s3.core.errors import (
     KafkaError,
     LayoutError,
     PlanError,
+    RestoreFailed,
     StoreAccessDeniedError,
 )
-from kafka_s3.pipelines.restore.driver import RestoreFailed
 
 pytestmark = pytest.mark.integration
 

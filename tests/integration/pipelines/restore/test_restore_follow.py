@@ -14,7 +14,7 @@ from restore_helpers import read_topic
 pytestmark = pytest.mark.integration
 
 PARTITIONS = 2
-HOUR_10 = int(dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.timezone.utc).timestamp() * 1000)
+HOUR_10 = int(dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.UTC).timestamp() * 1000)
 HOUR_11 = HOUR_10 + 3_600_000
 HOURLY = {
     "format.class": "json",

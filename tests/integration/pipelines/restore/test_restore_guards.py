@@ -16,9 +16,8 @@ from restore_helpers import (
     restore_progress,
 )
 
-from kafka_s3.core.errors import PlanError
+from kafka_s3.core.errors import PlanError, RestoreFailed
 from kafka_s3.io.kafka.admin import Admin
-from kafka_s3.pipelines.restore.driver import RestoreFailed
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ import pytest
 from integration_helpers import list_keys
 from restore_helpers import fidelity, get_object, read_topic, replace_object
 
-from kafka_s3.pipelines.restore.driver import RestoreFailed
+from kafka_s3.core.errors import RestoreFailed
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets, parse
 pytestmark = pytest.mark.integration
 
 PARTITIONS, PER_PARTITION = 2, 10
-T0 = int(dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone.utc).timestamp() * 1000)
+T0 = int(dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.UTC).timestamp() * 1000)
 MINUTE = 60_000
 ENVELOPE = {"format.class": "avro", "store.envelope": "true"}
 

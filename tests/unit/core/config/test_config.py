@@ -7,12 +7,7 @@ import textwrap
 
 import pytest
 
-from kafka_s3.core.config.loader import (
-    interpolate,
-    load,
-    read_properties_text,
-    read_raw,
-)
+from kafka_s3.core.config.loader import interpolate, load, read_properties_text, read_raw
 from kafka_s3.core.config.model import REDACTED
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.config.source import SOURCE

@@ -146,12 +146,15 @@ def test_the_seed_connector_json_loads_as_a_backup(tmp_path):
                     "connector.class": "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector",
                     "tasks.max": "1",
                     "topics": "orders",
-                    KCQL_KEY: "INSERT INTO my-bucket:my-prefix SELECT * FROM orders STOREAS `AVRO` WITH_FLUSH_COUNT = 5000",
+                    KCQL_KEY: (
+                        "INSERT INTO my-bucket:my-prefix SELECT * FROM orders STOREAS `AVRO` WITH_FLUSH_COUNT = 5000"
+                    ),
                     "aws.region": "eu-west-1",
                     "aws.access.key": "AKIAEXAMPLE",
                     "aws.secret.key": "secret-example",
                     "aws.auth.mode": "Credentials",
-                    # (the seed's AvroConverter needs a Schema Registry; kafka-s3 takes JSON with schemas for typed formats)
+                    # (the seed's AvroConverter needs a Schema Registry; kafka-s3 takes JSON with schemas for typed
+                    # formats)
                     "value.converter": "org.apache.kafka.connect.json.JsonConverter",
                     "value.converter.schemas.enable": "true",
                 },

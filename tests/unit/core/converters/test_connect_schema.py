@@ -10,16 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_s3.core.converters.connect_payload import (
-    first_null_violation,
-    json_default,
-    payload_values,
-)
-from kafka_s3.core.converters.connect_schema import (
-    ConnectSchema,
-    SchemaError,
-    decimal_bytes,
-)
+from kafka_s3.core.converters.connect_payload import first_null_violation, json_default, payload_values
+from kafka_s3.core.converters.connect_schema import ConnectSchema, SchemaError, decimal_bytes
 
 
 def struct(*fields, name=None, optional=False, **extra):
@@ -190,7 +182,7 @@ def test_json_default_renders_as_connect():
         {
             "b": b"\x00\x01",
             "d": Decimal("-1.28"),
-            "ts": dt.datetime(1970, 1, 1, 0, 0, 1, 500000, tzinfo=dt.timezone.utc),
+            "ts": dt.datetime(1970, 1, 1, 0, 0, 1, 500000, tzinfo=dt.UTC),
             "day": dt.date(1970, 1, 3),
             "t": dt.time(0, 1, 2, 3000),
         },

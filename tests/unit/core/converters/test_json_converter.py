@@ -122,7 +122,7 @@ def test_envelope_payload_becomes_typed_arrow_values():
     assert start == 0 and values.kind == "struct"
     row = values.array.to_pylist()[0]
     assert row["balance"] == Decimal("123.45")
-    assert row["created"] == dt.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=dt.timezone.utc)
+    assert row["created"] == dt.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=dt.UTC)
     assert row["birthday"] == dt.date(2022, 1, 8)
     assert row["wakes_at"] == dt.time(7, 0)
     assert row["avatar"] == b"\x89PNG"

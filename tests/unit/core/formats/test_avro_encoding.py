@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kafka_s3.core.errors import ConversionError
 from kafka_s3.core.formats.avro_encoding import encode, varints
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def reference(schema, datums) -> list[bytes]:

@@ -25,7 +25,10 @@ def block_format(block_size: int = 20, **settings) -> BlockGzipFormat:
 def records(values, offsets=None, key=None):
     offsets = offsets if offsets is not None else range(1200, 1200 + len(values))
     return make_batch(
-        [{"offset": o, "value": v, "key": key(i) if key else None} for i, (o, v) in enumerate(zip(offsets, values))]
+        [
+            {"offset": o, "value": v, "key": key(i) if key else None}
+            for i, (o, v) in enumerate(zip(offsets, values, strict=False))
+        ]
     )
 
 
@@ -69,7 +72,7 @@ def test_index_lists_every_block_as_the_seed_describes():
     )
     offsets = [c["byte_offset"] for c in index["chunks"]]
     lengths = [c["byte_length"] for c in index["chunks"]]
-    assert offsets[0] == 0 and offsets[1:] == [o + n for o, n in zip(offsets, lengths)][:-1]
+    assert offsets[0] == 0 and offsets[1:] == [o + n for o, n in zip(offsets, lengths, strict=True)][:-1]
     assert offsets[-1] + lengths[-1] == len(data)
     assert [c["first_record_offset"] for c in index["chunks"]] == [1200, 1203, 1206, 1209]
 

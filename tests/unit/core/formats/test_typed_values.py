@@ -21,7 +21,7 @@ from kafka_s3.core.formats.json import JsonFormat
 from kafka_s3.core.formats.parquet import ParquetFormat
 from kafka_s3.core.records import make_batch, to_dicts
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 ORDER_SCHEMA = {
     "type": "struct",
     "name": "shop.Order",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from kafka_s3.core.partitioners.iso8601 import parse_millis
 
 HOUR = 3_600_000
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def utc_ms(*fields: int) -> int:
-    return (datetime(*fields, tzinfo=timezone.utc) - EPOCH) // timedelta(milliseconds=1)
+    return (datetime(*fields, tzinfo=UTC) - EPOCH) // timedelta(milliseconds=1)
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ def records(keys=(b"k1", b"k2"), headers=None):
     headers = headers or [[("country", b"FR"), ("num", b"12")], [("num", b"7"), ("country", b"DE"), ("country", b"X")]]
     return make_batch(
         {"offset": 40 + i, "topic": "t", "key": k, "value": b"{}", "headers": h}
-        for i, (k, h) in enumerate(zip(keys, headers))
+        for i, (k, h) in enumerate(zip(keys, headers, strict=False))
     )
 
 
@@ -150,7 +150,8 @@ def test_a_kcql_backup_keeps_the_confluent_layout_under_the_prefix(tmp_path):
             "name": "n",
             "store.url": f"file://{tmp_path}",
             KCQL_KEY: (
-                "INSERT INTO bucket:kcql/prefix SELECT * FROM t PARTITIONBY _header.country STOREAS TEXT WITH_FLUSH_COUNT 3"
+                "INSERT INTO bucket:kcql/prefix SELECT * FROM t PARTITIONBY _header.country STOREAS TEXT "
+                "WITH_FLUSH_COUNT 3"
             ),
         }
     )

@@ -18,11 +18,7 @@ from partitioner_helpers import (
 
 from kafka_s3.core.errors import ConfigError, PartitionerError
 from kafka_s3.core.partitioners import REGISTRY
-from kafka_s3.core.partitioners.time_based import (
-    DailyPartitioner,
-    HourlyPartitioner,
-    TimeBasedPartitioner,
-)
+from kafka_s3.core.partitioners.time_based import DailyPartitioner, HourlyPartitioner, TimeBasedPartitioner
 from kafka_s3.core.partitioners.timestamps import RecordTimestampExtractor
 from kafka_s3.core.records import RECORD_SCHEMA
 

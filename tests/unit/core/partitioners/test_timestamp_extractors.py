@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pyarrow as pa
@@ -85,7 +85,7 @@ EVENT = pa.struct(
         pa.field("ratio", pa.float64()),
     ]
 )
-APRIL_2_UTC = datetime(2015, 4, 2, 8, tzinfo=timezone.utc)
+APRIL_2_UTC = datetime(2015, 4, 2, 8, tzinfo=UTC)
 EVENTS = [
     {
         "id": 1,
@@ -99,7 +99,7 @@ EVENTS = [
     {
         "id": 2,
         "ms": 0,
-        "at": datetime(1970, 1, 1, tzinfo=timezone.utc),
+        "at": datetime(1970, 1, 1, tzinfo=UTC),
         "seconds": datetime(1970, 1, 1),
         "text": "1970-01-01",
         "meta": {"created": 1},

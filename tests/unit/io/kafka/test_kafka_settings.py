@@ -6,11 +6,7 @@ import pytest
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import ConfigError
-from kafka_s3.io.kafka.settings import (
-    check_client_settings,
-    client_settings,
-    translate_jaas,
-)
+from kafka_s3.io.kafka.settings import check_client_settings, client_settings, translate_jaas
 
 BASE = {"name": "n", "topics": "t", "flush.size": "3", "s3.bucket.name": "b", "format.class": "json"}
 

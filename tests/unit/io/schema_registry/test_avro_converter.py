@@ -25,10 +25,7 @@ from avro_versions import (
 )
 from kafka_s3.core.converters import REGISTRY
 from kafka_s3.core.errors import ConfigError, ConversionError
-from kafka_s3.io.schema_registry.client import (
-    SchemaRegistryUnavailable,
-    registry_client,
-)
+from kafka_s3.io.schema_registry.client import SchemaRegistryUnavailable, registry_client
 from kafka_s3.io.schema_registry.converter import AvroConverter
 
 

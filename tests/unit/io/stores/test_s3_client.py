@@ -8,7 +8,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from kafka_s3.io.stores.s3 import assume_role_credentials, boto3_session, client_config
+from kafka_s3.io.stores.s3_client import assume_role_credentials, boto3_session, client_config
 from kafka_s3.io.stores.spec import StoreSpec
 
 ROLE = "arn:aws:iam::123456789012:role/backup"
@@ -66,7 +66,7 @@ def sts_answer(access_key: str, expires_in: datetime.timedelta) -> dict:
             "AccessKeyId": access_key,
             "SecretAccessKey": "role-secret",
             "SessionToken": "role-token",
-            "Expiration": datetime.datetime.now(datetime.timezone.utc) + expires_in,
+            "Expiration": datetime.datetime.now(datetime.UTC) + expires_in,
         }
     }
 

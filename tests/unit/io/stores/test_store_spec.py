@@ -11,12 +11,7 @@ from kafka_s3.core.config.source import SOURCE
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.io.stores.local import LocalStore
 from kafka_s3.io.stores.s3 import S3Store
-from kafka_s3.io.stores.spec import (
-    DEFAULT_MEMORY_BUFFER_BYTES,
-    DEFAULT_PART_SIZE,
-    StoreSpec,
-    open_store,
-)
+from kafka_s3.io.stores.spec import DEFAULT_MEMORY_BUFFER_BYTES, DEFAULT_PART_SIZE, StoreSpec, open_store
 
 CUSTOMER_KEY = base64.b64encode(bytes(range(32))).decode()
 SECRETS = {

@@ -14,7 +14,7 @@ import pytest
 from kafka_s3.cli.main import main
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.config.source import SOURCE
-from kafka_s3.core.errors import FormatError
+from kafka_s3.core.errors import FormatError, NotInBackup
 from kafka_s3.core.manifest import Manifest
 from kafka_s3.core.records import make_batch
 from kafka_s3.io.stores.local import LocalStore
@@ -22,7 +22,7 @@ from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.backup.partition import PartitionBackup
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
 from kafka_s3.pipelines.read.discovery import discover
-from kafka_s3.pipelines.read.lookup import NotInBackup, read_records
+from kafka_s3.pipelines.read.lookup import read_records
 from kafka_s3.pipelines.read.options import Bounds
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import read_partition

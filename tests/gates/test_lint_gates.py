@@ -1,0 +1,100 @@
+"""Each gate of ``make lint`` fails on a violation planted in a copy of the tree (run by ``make lint-selftest``).
+
+The clean copy passes first, so a failure below is the planted violation's doing and not the tree's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = Path(sys.executable).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory) -> Path:
+    copy = tmp_path_factory.mktemp("tree")
+    shutil.copytree(ROOT / "src", copy / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "Makefile"):
+        shutil.copy2(ROOT / name, copy / name)
+    for empty in ("tests", "bench"):
+        (copy / empty).mkdir()
+        (copy / empty / "placeholder.py").write_text('"""Nothing to lint."""\n')
+    return copy
+
+
+@pytest.fixture
+def tree(pristine, tmp_path) -> Path:
+    copy = tmp_path / "tree"
+    shutil.copytree(pristine, copy)
+    return copy
+
+
+def make_lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "MYPY_CACHE_DIR": str(tree / ".mypy_cache")}
+    return subprocess.run(
+        ["make", "--no-print-directory", "lint", f"VENV={VENV}"], cwd=tree, env=env, capture_output=True, text=True
+    )
+
+
+def plant(tree: Path, module: str, text: str) -> None:
+    path = tree / "src" / "kafka_s3" / module
+    path.write_text(path.read_text() + text)
+
+
+def test_the_clean_tree_passes(tree):
+    result = make_lint(tree)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_an_import_cycle_fails(tree):
+    plant(tree, "core/layout.py", "\nfrom kafka_s3.core import rotation as _cycle  # noqa: E402, F401\n")
+    plant(tree, "core/rotation.py", "\nfrom kafka_s3.core import layout as _cycle  # noqa: E402, F401\n")
+    result = make_lint(tree)
+    assert result.returncode != 0
+    assert "No import cycles" in result.stdout and "BROKEN" in result.stdout
+
+
+def test_core_importing_pyspark_fails(tree):
+    plant(tree, "core/layout.py", "\n\ndef _session() -> None:\n    import pyspark  # noqa: F401\n")
+    result = make_lint(tree)
+    assert result.returncode != 0
+    assert "The core is pure" in result.stdout and "BROKEN" in result.stdout
+
+
+def test_a_lower_layer_importing_a_higher_one_fails(tree):
+    plant(
+        tree,
+        "io/kafka/admin.py",
+        "\n\ndef _driver() -> None:\n    import kafka_s3.pipelines.backup.driver  # noqa: F401\n",
+    )
+    result = make_lint(tree)
+    assert result.returncode != 0
+    assert "Layers" in result.stdout and "BROKEN" in result.stdout
+
+
+def test_an_unformatted_file_fails(tree):
+    plant(tree, "core/layout.py", "\nUNFORMATTED = {'a':1,\n        'b' :2}\n")
+    result = make_lint(tree)
+    assert result.returncode != 0
+    assert "Would reformat: src/kafka_s3/core/layout.py" in result.stdout + result.stderr
+
+
+def test_a_lint_error_fails(tree):
+    plant(tree, "core/layout.py", "\n\ndef _unused() -> None:\n    import os\n")
+    result = make_lint(tree)
+    assert result.returncode != 0
+    assert "F401" in result.stdout
+
+
+def test_a_type_error_fails(tree):
+    plant(tree, "core/layout.py", '\n\ndef _typed() -> int:\n    return "not an int"\n')
+    result = make_lint(tree)
+    assert result.returncode != 0
+    assert 'Incompatible return value type (got "str", expected "int")' in result.stdout

@@ -54,13 +54,23 @@ def split_arrays(chunks: Iterable[bytes], separator: bytes, target_bytes: int) -
     for chunk in chunks:
         pending += chunk
         if len(pending) >= target_bytes:
-            cut = pending.rfind(separator)
-            if cut >= 0:
-                cut += len(separator)
+            cut = _after_last_separator(pending, separator)
+            if cut > 0:
                 yield _records(bytes(pending[:cut]), separator)
                 del pending[:cut]
     if pending:
         yield _records(bytes(pending), separator)
+
+
+def _after_last_separator(data: bytearray, separator: bytes) -> int:
+    """Where the records complete in ``data`` end: just after its last separator, found left to right as the records
+    are split (0 when there is none). A longer separator can match where no separator is, across a separator split
+    between chunks (``b"\x00---"`` holds one ``--`` separator, not two), so only a single byte can be searched from
+    the end."""
+    if len(separator) == 1:
+        return data.rfind(separator) + 1
+    last = data.split(separator)[-1]
+    return len(data) - len(last) if len(last) < len(data) else 0
 
 
 def _records(data: bytes, separator: bytes) -> pa.Array:

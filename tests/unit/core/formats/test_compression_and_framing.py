@@ -225,3 +225,11 @@ def test_split_arrays_gives_the_records_split_gives_whatever_the_chunks(records,
     arrays = list(split_arrays(iter(chunks), separator, target))
     assert [r for a in arrays for r in a.to_pylist()] == list(split(iter(chunks), separator))
     assert all(a.type == pa.large_binary() for a in arrays)
+
+
+def test_a_multi_byte_separator_cut_between_chunks_never_misaligns_records():
+    # "\x00", then an empty record: "\x00----". Read in chunks that end inside the second separator ("\x00---" then
+    # "-"), the last "--" of the first chunk is not a separator: cutting there made a record "-" out of nothing.
+    chunks = [b"\x00---", b"-"]
+    arrays = list(split_arrays(iter(chunks), b"--", 1))
+    assert [r for a in arrays for r in a.to_pylist()] == [b"\x00", b""]

@@ -70,7 +70,7 @@ def test_block_gzip_backup_restore_and_dataframe(
     Admin({"bootstrap.servers": kafka_bootstrap}).create_topic(target, 1)
     _, source = make_config(fresh_bucket, topic, source=True, topic__rename=f"{topic}:{target}", **settings)
     options = RestoreOptions(from_offsets={(None, 0): 23}, until_offsets={(None, 0): 27})
-    restored = Restore(source, options, engine=engine).run()
+    restored = Restore(source, engine, options).run()
     assert restored.records == 4
     assert [r["value"] for r in read_all(kafka_bootstrap, target)] == [line(i) for i in range(23, 27)]
 

@@ -37,6 +37,6 @@ def restorer(engine, make_config):
         bucket: str, topic: str | list[str], properties: dict | None = None, options: RestoreOptions | None = None
     ) -> Restore:
         _, source = make_config(bucket, topic, source=True, **_props(properties or {}))
-        return Restore(source, options, engine=engine)
+        return Restore(source, engine, options)
 
     return make

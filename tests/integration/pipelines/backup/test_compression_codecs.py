@@ -68,11 +68,11 @@ STREAM_CASES = {
 
 
 @pytest.mark.parametrize("case", list(STREAM_CASES))
-def test_stream_compression(case, spark, make_config, fresh_bucket, fresh_topic, produce, s3_client, tmp_path):
+def test_stream_compression(case, engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, tmp_path):
     fmt, compression, level, extension = STREAM_CASES[case]
     topic = fresh_topic(1)
     values = _produce_and_backup(
-        spark,
+        engine,
         make_config,
         fresh_bucket,
         topic,
@@ -109,10 +109,10 @@ def test_stream_compression(case, spark, make_config, fresh_bucket, fresh_topic,
 
 # ------------------------------------------------------------------------------------------------ Avro codecs
 @pytest.mark.parametrize("codec", ["null", "deflate", "snappy", "bzip2", "xz", "zstandard"])
-def test_avro_codecs(codec, spark, make_config, fresh_bucket, fresh_topic, produce, s3_client):
+def test_avro_codecs(codec, engine, make_config, fresh_bucket, fresh_topic, produce, s3_client):
     topic = fresh_topic(1)
     _produce_and_backup(
-        spark,
+        engine,
         make_config,
         fresh_bucket,
         topic,
@@ -151,11 +151,11 @@ PARQUET_CASES = {
 
 
 @pytest.mark.parametrize("codec", list(PARQUET_CASES))
-def test_parquet_codecs(codec, spark, make_config, fresh_bucket, fresh_topic, produce, s3_client, tmp_path):
+def test_parquet_codecs(codec, engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, tmp_path):
     extension, compressions = PARQUET_CASES[codec]
     topic = fresh_topic(1)
     _produce_and_backup(
-        spark,
+        engine,
         make_config,
         fresh_bucket,
         topic,

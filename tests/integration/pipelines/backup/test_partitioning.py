@@ -34,7 +34,7 @@ def _backup(engine, make_config, bucket, topic, **properties):
 
 
 # ------------------------------------------------------------------------------------------------ field partitioner
-def test_field_partitioner_one_field_struct_values(spark, make_config, fresh_bucket, fresh_topic, produce, s3_client):
+def test_field_partitioner_one_field_struct_values(engine, make_config, fresh_bucket, fresh_topic, produce, s3_client):
     topic = fresh_topic(2)
     fields = [
         {"field": "region", "type": "string", "optional": False},
@@ -49,7 +49,7 @@ def test_field_partitioner_one_field_struct_values(spark, make_config, fresh_buc
     produce(topic, records)
 
     summary = _backup(
-        spark,
+        engine,
         make_config,
         fresh_bucket,
         topic,
@@ -80,13 +80,13 @@ def test_field_partitioner_one_field_struct_values(spark, make_config, fresh_buc
     assert summary.records == 13 and summary.objects == 7
 
 
-def test_field_partitioner_two_fields(spark, make_config, fresh_bucket, fresh_topic, produce, s3_client):
+def test_field_partitioner_two_fields(engine, make_config, fresh_bucket, fresh_topic, produce, s3_client):
     topic = fresh_topic(1)
     rows = [("eu", 1), ("eu", 2), ("us", 1), ("eu", 1), ("us", 1)]
     produce(topic, [{"value": json.dumps({"region": r, "kind": k, "n": i}).encode()} for i, (r, k) in enumerate(rows)])
 
     _backup(
-        spark,
+        engine,
         make_config,
         fresh_bucket,
         topic,
@@ -109,7 +109,9 @@ def test_field_partitioner_two_fields(spark, make_config, fresh_bucket, fresh_to
 
 
 @pytest.mark.parametrize("with_schema", [False, True], ids=["schemaless", "struct"])
-def test_field_partitioner_nested_field(with_schema, spark, make_config, fresh_bucket, fresh_topic, produce, s3_client):
+def test_field_partitioner_nested_field(
+    with_schema, engine, make_config, fresh_bucket, fresh_topic, produce, s3_client
+):
     topic = fresh_topic(1)
     regions = ["eu", "eu", "ap", "eu"]
     meta_schema = {
@@ -126,7 +128,7 @@ def test_field_partitioner_nested_field(with_schema, spark, make_config, fresh_b
     produce(topic, [{"value": v} for v in values])
 
     _backup(
-        spark,
+        engine,
         make_config,
         fresh_bucket,
         topic,
@@ -234,7 +236,7 @@ def _expected_objects(topic: str, layout: dict[str, list[list[int]]]) -> dict[st
 
 @pytest.mark.parametrize("extractor", ["Record", "RecordField"])
 @pytest.mark.parametrize("case", list(TIME_CASES))
-def test_time_based_partitioners(case, extractor, spark, make_config, fresh_bucket, fresh_topic, produce, s3_client):
+def test_time_based_partitioners(case, extractor, engine, make_config, fresh_bucket, fresh_topic, produce, s3_client):
     settings, timezone, layout = TIME_CASES[case]
     topic = fresh_topic(1)
     records = []
@@ -258,7 +260,7 @@ def test_time_based_partitioners(case, extractor, spark, make_config, fresh_buck
     if extractor == "RecordField":
         properties["timestamp.field"] = "event.at"
 
-    summary = _backup(spark, make_config, fresh_bucket, topic, **properties)
+    summary = _backup(engine, make_config, fresh_bucket, topic, **properties)
 
     expected = _expected_objects(topic, layout)
     objects = json_objects(s3_client, fresh_bucket, topic)
@@ -287,7 +289,7 @@ class ByKeyInitial(Partitioner):
 
 
 def test_a_custom_partitioner_by_dotted_path(
-    spark, make_config, fresh_bucket, fresh_topic, produce, s3_client, tmp_path, monkeypatch
+    spark, engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, tmp_path, monkeypatch
 ):
     module = f"custom_partitioner_{fresh_bucket.replace('-', '_')}"
     path = tmp_path / f"{module}.py"
@@ -300,7 +302,7 @@ def test_a_custom_partitioner_by_dotted_path(
     )
 
     summary = _backup(
-        spark,
+        engine,
         make_config,
         fresh_bucket,
         topic,

@@ -83,6 +83,19 @@ def _records_in_bucket(config_path: Path) -> list[tuple[int, int]]:
     return seen
 
 
+def _without_marks(contents: dict[str, bytes]) -> tuple[dict[str, bytes], dict[str, str]]:
+    """The bucket without its committed-end marks (``.tail``: which chunks get one depends on where cycles ended),
+    and each partition's newest mark (its committed end, which must not depend on crashes)."""
+    kept, newest = {}, {}
+    for key, body in contents.items():
+        if key.endswith(".tail"):
+            directory, name = key.rsplit("/", 1)
+            newest[directory] = max(newest.get(directory, ""), name)
+        else:
+            kept[key] = body
+    return kept, newest
+
+
 def test_backup_survives_kill_9(
     chaos_trials, chaos_random, kafka_bootstrap, fresh_topic, s3_env, s3_client, fresh_bucket, new_bucket, tmp_path
 ):
@@ -108,6 +121,7 @@ def test_backup_survives_kill_9(
     ends = admin.end_offsets([(topic, p) for p in range(PARTITIONS)])
 
     cleans = {}  # variant -> (its clean run, the bucket it made)
+    clean_marks = {}  # variant -> the clean bucket, committed-end marks included
 
     def has_data(bucket: str) -> bool:  # a data object landed (the bookkeeping objects come first)
         return s3_client.list_objects_v2(Bucket=bucket, Prefix=f"topics/{topic}/", MaxKeys=1).get("KeyCount", 0) > 0
@@ -124,7 +138,9 @@ def test_backup_survives_kill_9(
             assert run.work_started is not None
             offsets = _records_in_bucket(config)
             assert len(offsets) == len(set(offsets)) == PER_PARTITION * PARTITIONS  # every record exactly once
-            cleans[variant] = (run, bucket_contents(s3_client, bucket))
+            contents = bucket_contents(s3_client, bucket)
+            clean_marks[variant] = contents
+            cleans[variant] = (run, _without_marks(contents)[0])
         return cleans[variant]
 
     kills = 0
@@ -147,8 +163,9 @@ def test_backup_survives_kill_9(
         kills += crashed.killed
         finished = cli(["backup", "--once", "--no-progress", "-c", str(config)], env, log)
         assert finished.returncode == 0, f"trial {trial} (killed: {moment}): {finished.output}"
-        got = bucket_contents(s3_client, bucket)
+        got, marks = _without_marks(bucket_contents(s3_client, bucket))
         assert sorted(got) == sorted(expected), f"trial {trial}: keys differ (killed: {moment})"
+        assert marks == _without_marks(clean_marks[variant])[1], f"trial {trial}: committed ends differ ({moment})"
         assert all(got[k] == expected[k] for k in expected), f"trial {trial}: bytes differ (killed: {moment})"
         committed = admin.group_offsets(f"connect-trial-{trial}-{fresh_bucket}", list(ends))
         assert committed == ends, f"trial {trial}: group offsets {committed} != {ends}"

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 
 from kafka_s3.core import logs
 from kafka_s3.core.config.model import Config, ConfigDef
-from kafka_s3.core.errors import ConfigError, KafkaS3Error
+from kafka_s3.core.errors import BackupIncomplete, ConfigError, KafkaS3Error, PlanError
 
 if TYPE_CHECKING:
     from kafka_s3.pipelines.read.options import RestoreOptions
+    from kafka_s3.pipelines.restore.driver import Restore
     from kafka_s3.spark.engine import SparkEngine
 
 log = logging.getLogger("kafka_s3.cli")
@@ -184,7 +185,6 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from kafka_s3.core.config.source import SOURCE
     from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets, parse_time
     from kafka_s3.pipelines.restore.driver import Restore
-    from kafka_s3.pipelines.restore.report import describe_plan
 
     configs = load_configs(args.config, SOURCE, args.set)
     options = RestoreOptions(
@@ -193,15 +193,14 @@ def cmd_restore(args: argparse.Namespace) -> int:
         until_timestamp=parse_time(args.until_timestamp) if args.until_timestamp else None,
         from_offsets=parse_offsets(args.from_offset, "--from-offset"),
         until_offsets=parse_offsets(args.until_offset, "--until-offset"),
+        allow_gaps=args.allow_gaps,
+        verify_deep=args.verify_deep,
     )
     if len(configs) > 1:
         return _restore_statements(args, configs, options)
     restore = Restore(configs[0], _engine(args, configs[0], "kafka-s3 restore"), options)
     if args.dry_run:
-        plan_set = restore.plan()
-        restore.check_targets(plan_set, create=False)
-        print(describe_plan(plan_set))
-        return 0
+        return _dry_run(restore)
     if args.follow:
         stop = threading.Event()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -220,7 +219,6 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
     """Several KCQL statements: each statement's objects restored in turn, in one Spark session."""
     from kafka_s3.cli.progress import print_restore_summary
     from kafka_s3.pipelines.restore.driver import Restore
-    from kafka_s3.pipelines.restore.report import describe_plan
 
     if args.follow:
         raise ConfigError("restore --follow takes one KCQL statement: select one with --set connect.s3.kcql=...")
@@ -231,12 +229,26 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
         restore = Restore(config, engine, options)
         print(f"# {_statement_label(config)}")
         if args.dry_run:
-            plan_set = restore.plan()
-            restore.check_targets(plan_set, create=False)
-            print(describe_plan(plan_set))
+            code = _dry_run(restore)
+            if code:
+                return code
             continue
         print_restore_summary(restore.run())
     return 0
+
+
+def _dry_run(restore: Restore) -> int:
+    """Print the plan; exit as the restore would (a backup that is not whole: the same code as the restore's)."""
+    from kafka_s3.pipelines.restore.report import describe_plan
+
+    plan_set = restore.plan()
+    if plan_set.blocking and not restore.options.allow_gaps:
+        plan_set.blockers.extend(str(f) for f in plan_set.blocking)
+    restore.check_targets(plan_set, create=False)
+    print(describe_plan(plan_set))
+    if plan_set.blocking and not restore.options.allow_gaps:
+        return BackupIncomplete.exit_code
+    return PlanError.exit_code if plan_set.blockers else 0
 
 
 def cmd_read(args: argparse.Namespace) -> int:
@@ -328,6 +340,14 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("--from-offset", help="PARTITION:OFFSET[,...] (or TOPIC:PARTITION:OFFSET): first offset")
     restore.add_argument("--until-offset", help="PARTITION:OFFSET[,...]: stop before this offset")
     restore.add_argument("--no-progress", action="store_true", help="no progress bar")
+    restore.add_argument(
+        "--allow-gaps",
+        action="store_true",
+        help="restore what the bucket holds when objects are missing or damaged (each skipped range is listed)",
+    )
+    restore.add_argument(
+        "--verify-deep", action="store_true", help="decode every object before producing anything (reads it all twice)"
+    )
     restore.set_defaults(func=cmd_restore)
 
     read = sub.add_parser(

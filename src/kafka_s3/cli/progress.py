@@ -8,6 +8,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -197,7 +198,9 @@ def print_restore_summary(summary: RestoreSummary) -> None:
     for problem in summary.problems:
         console.print(f"[yellow]skipped[/yellow] {problem.key} at {problem.position}: {problem.message}")
     for gap in summary.gaps:
-        console.print(f"[yellow]missing[/yellow] {gap}")
+        console.print(f"[yellow]missing[/yellow] {escape(str(gap))}", highlight=False)
+    for finding in summary.skipped:
+        console.print(f"[yellow]skipped (--allow-gaps)[/yellow] {escape(str(finding))}", highlight=False)
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
 
 

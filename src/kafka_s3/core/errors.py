@@ -6,6 +6,7 @@ acted on without a traceback; the CLI prints ``str(error)`` on one line and exit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -128,3 +129,14 @@ class RestoreFailed(KafkaS3Error):
     def __init__(self, message: str, summary: Any = None):
         super().__init__(message)
         self.summary = summary
+
+
+class BackupIncomplete(KafkaS3Error):
+    """The bucket does not hold the whole backup (a missing, truncated or overlapping object): nothing was produced.
+    ``findings`` lists each problem (``--allow-gaps`` restores what is there instead)."""
+
+    exit_code = 7
+
+    def __init__(self, message: str, findings: Sequence[object] = ()):
+        super().__init__(message)
+        self.findings = list(findings)

@@ -12,12 +12,18 @@ extension keeps them invisible to format readers (Confluent's source ignores oth
 deterministic JSON (no wall-clock values), so a re-run writes identical bytes. Next to them,
 ``<topic>/partition-count/<n>.json`` records each partition count the backup saw, so a restore into a new cluster
 creates the topic with the source's partition count even when its last partitions hold no records.
+
+After the backup commits its consumer group past a chunk, it leaves an empty ``<startOffset>.tail`` mark next to the
+chunk's manifest: the partition's committed end, as the bucket knows it. A restore that finds a mark without its
+manifest knows the tail of the partition was deleted, and a manifest beyond the newest mark may belong to a chunk
+still being uploaded (manifest first, files next) rather than to a damaged one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,6 +31,7 @@ from kafka_s3.core.errors import FormatError, ObjectExistsError
 from kafka_s3.core.store import Store
 
 EXTENSION = ".chunk"
+TAIL = ".tail"
 PAD = 20
 MANIFEST_DIR = "_kafka-s3"
 PARTITION_COUNT_DIR = "partition-count"
@@ -92,6 +99,17 @@ class Manifest:
 
 
 @dataclass(frozen=True)
+class PartitionManifests:
+    """What the bucket says about one partition: its chunks in offset order and its committed end."""
+
+    topic: str
+    partition: int
+    chunks: tuple[Manifest, ...] = ()
+    committed_start: int | None = None  # start offset of the newest chunk marked committed (``.tail``)
+    marked_starts: tuple[int, ...] = ()  # every chunk start with a committed mark
+
+
+@dataclass(frozen=True)
 class ManifestStore:
     """Where manifests of one backup live, and how to read and create them."""
 
@@ -130,6 +148,47 @@ class ManifestStore:
                 if best is None or start > best:
                     best = start
         return None if best is None else self.get(topic, partition, best)
+
+    def mark_committed(self, topic: str, partition: int, start: int) -> None:
+        """Leave the partition's committed-end mark at chunk ``start`` (idempotent, one empty object per mark)."""
+        key = f"{self.prefix(topic, partition)}{start:0{PAD}d}{TAIL}"
+        with contextlib.suppress(ObjectExistsError):
+            self.store.put(key, b"")
+
+    def load_topic(self, topic: str) -> dict[int, PartitionManifests]:
+        """Every partition's manifests and committed mark, from one listing of the topic's manifest tree (manifests
+        are fetched in parallel). Partitions without manifests are absent."""
+        base = f"{self.root}{self.delim}{topic}{self.delim}"
+        chunk_keys: dict[int, list[str]] = {}
+        marks: dict[int, list[int]] = {}
+        for info in self.store.list(base):
+            parts = info.key[len(base) :].split(self.delim)
+            if len(parts) != 2 or not parts[0].isdigit():
+                continue  # partition-count records and anything else
+            partition, name = int(parts[0]), parts[1]
+            stem, dot, extension = name.partition(".")
+            if not stem.isdigit():
+                continue
+            if "." + extension == EXTENSION:
+                chunk_keys.setdefault(partition, []).append(info.key)
+            elif "." + extension == TAIL:
+                marks.setdefault(partition, []).append(int(stem))
+        keys = [k for ks in chunk_keys.values() for k in ks]
+        with ThreadPoolExecutor(max_workers=min(16, max(1, len(keys)))) as pool:
+            loaded = list(pool.map(lambda k: Manifest.from_bytes(self.store.get(k), k), keys))
+        by_partition: dict[int, list[Manifest]] = {}
+        for manifest in loaded:
+            by_partition.setdefault(manifest.partition, []).append(manifest)
+        return {
+            p: PartitionManifests(
+                topic,
+                p,
+                tuple(sorted(by_partition.get(p, []), key=lambda m: m.start)),
+                max(marks[p]) if marks.get(p) else None,
+                tuple(sorted(marks.get(p, []))),
+            )
+            for p in sorted(set(by_partition) | set(marks))
+        }
 
     def _count_prefix(self, topic: str) -> str:
         return f"{self.root}{self.delim}{topic}{self.delim}{PARTITION_COUNT_DIR}{self.delim}"

@@ -269,6 +269,11 @@ class Backup:
                     state.open_since, state.open_start = self._cycle_wall_start, open_chunk.start
             else:
                 state.open_records, state.open_since, state.open_start = 0, None, None
+        # The bucket's own record of each partition's committed end (restores detect a deleted tail with it): every
+        # file of these chunks is complete; marked before the group commit, so a crash in between only re-marks.
+        for result in results:
+            if result.chunks:
+                self.manifests.mark_committed(result.topic, result.partition, result.chunks[-1].start)
         if commits:
             self.admin.commit_group_offsets(self.group, commits, metadata)
             for (topic, partition), offset in sorted(commits.items()):

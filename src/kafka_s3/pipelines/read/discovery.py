@@ -33,6 +33,7 @@ class BackupObject:
     keys_key: str | None = None
     headers_key: str | None = None
     index_key: str | None = None  # block index of an indexed format (block_gzip)
+    records: int | None = None  # as its chunk manifest recorded (None: objects of another tool)
 
     @property
     def key(self) -> str:
@@ -74,9 +75,10 @@ def discover(
     topics: Iterable[str] | None = None,
     on_error: str = "fail",
     problems: list[Problem] | None = None,
+    sizes: dict[str, int] | None = None,
 ) -> dict[TP, SourcePartition]:
     """Every source partition's objects, sorted by start offset. Listing runs in parallel, one prefix per topic (all
-    topics under ``topics.dir`` when none are named)."""
+    topics under ``topics.dir`` when none are named). ``sizes``, when given, receives every listed key's size."""
     layout = plugins.layout
     manifest_prefix = layout.topic_prefix(MANIFEST_DIR)
     if not topics:
@@ -90,6 +92,8 @@ def discover(
     for info in (i for listing in listings for i in listing):
         if info.key.startswith(manifest_prefix):
             continue
+        if sizes is not None:
+            sizes[info.key] = info.size
         try:
             name = layout.parse(info.key, extensions)  # type: ignore[arg-type]
         except LayoutError as exc:

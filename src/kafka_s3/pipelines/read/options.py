@@ -92,6 +92,8 @@ class RestoreOptions:
     until_timestamp: int | None = None
     from_offsets: dict[tuple[str | None, int], int] = field(default_factory=dict)  # as parse_offsets gives them
     until_offsets: dict[tuple[str | None, int], int] = field(default_factory=dict)
+    allow_gaps: bool = False  # restore what the bucket holds when objects are missing (each skip is listed)
+    verify_deep: bool = False  # decode every object before producing anything
 
     def bounds(self, tp: TP) -> Bounds:
         def pick(table: dict[tuple[str | None, int], int]) -> int | None:

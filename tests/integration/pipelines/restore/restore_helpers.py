@@ -139,6 +139,20 @@ def replace_object(s3_client, bucket: str, key: str, body: bytes) -> None:
     s3_client.put_object(Bucket=bucket, Key=key, Body=body)
 
 
+def same_size_garbage(good: bytes) -> bytes:
+    """Bytes that do not decode but have the good object's size: the manifest's size check passes, decoding fails
+    (what a restore meets mid-way when an object was damaged in place)."""
+    return (b"garbage" * (len(good) // 7 + 1))[: len(good)]
+
+
+def forget_manifests(s3_client, bucket: str) -> None:
+    """Delete the bucket's chunk manifests and marks: it then reads as another tool's bucket, checked only as far as
+    object names allow (so a damaged object is met while restoring, not refused up front)."""
+    pages = s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="topics/_kafka-s3/")
+    for key in [item["Key"] for page in pages for item in page.get("Contents", [])]:
+        s3_client.delete_object(Bucket=bucket, Key=key)
+
+
 def write_properties(path: Path, raw: dict[str, str]) -> Path:
     path.write_text("".join(f"{k}={v}\n" for k, v in raw.items()))
     return path

@@ -14,6 +14,7 @@ from restore_helpers import (
     records,
     replace_object,
     restore_progress,
+    same_size_garbage,
 )
 
 from kafka_s3.core.errors import PlanError, RestoreFailed
@@ -82,7 +83,7 @@ def test_an_interrupted_restore_into_the_source_topic_resumes(
     # The first attempt stops at a damaged object, after the records before it.
     damaged = f"topics/{topic}/partition=0/{topic}+0+0000000003.avro"
     good = get_object(s3_client, fresh_bucket, damaged)
-    replace_object(s3_client, fresh_bucket, damaged, good[: len(good) // 2])
+    replace_object(s3_client, fresh_bucket, damaged, same_size_garbage(good))
     with pytest.raises(RestoreFailed):
         restorer(fresh_bucket, topic, ENVELOPE).run()
     assert len(read_topic(kafka_bootstrap, topic)[0]) == 3

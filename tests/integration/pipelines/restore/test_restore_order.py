@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 from integration_helpers import list_keys
-from restore_helpers import fidelity, get_object, read_topic, replace_object
+from restore_helpers import fidelity, get_object, read_topic, replace_object, same_size_garbage
 
 from kafka_s3.core.errors import RestoreFailed
 
@@ -63,7 +63,7 @@ def damage(s3_client, bucket, topic, which: int) -> tuple[str, bytes]:
     """Replace the ``which``-th object of directory kind=b of partition 0 with garbage; → (key, its good bytes)."""
     key = directories(s3_client, bucket, topic, 0)["kind=b"][which]
     good = get_object(s3_client, bucket, key)
-    replace_object(s3_client, bucket, key, b"garbage" * 20)
+    replace_object(s3_client, bucket, key, same_size_garbage(good))
     return key, good
 
 

@@ -195,6 +195,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         until_offsets=parse_offsets(args.until_offset, "--until-offset"),
         allow_gaps=args.allow_gaps,
         verify_deep=args.verify_deep,
+        restart=args.restart,
     )
     if len(configs) > 1:
         return _restore_statements(args, configs, options)
@@ -344,6 +345,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-gaps",
         action="store_true",
         help="restore what the bucket holds when objects are missing or damaged (each skipped range is listed)",
+    )
+    restore.add_argument(
+        "--restart",
+        action="store_true",
+        help="restore from the start where the target holds progress of another restore (other bucket, bounds, "
+        "or a re-created target topic)",
     )
     restore.add_argument(
         "--verify-deep", action="store_true", help="decode every object before producing anything (reads it all twice)"

@@ -66,6 +66,31 @@ class Admin:
             if not name.startswith("__") and topic.error is None
         }
 
+    def cluster_id(self) -> str:
+        """The cluster's id ("" when the broker gives none)."""
+        try:
+            return self.client.list_topics(timeout=self.timeout).cluster_id or ""
+        except Exception as exc:
+            raise _error(f"metadata request to {self.settings.get('bootstrap.servers')}", exc) from None
+
+    def topic_ids(self, names: Iterable[str]) -> dict[str, str]:
+        """Each topic's id, which changes when a topic is deleted and re-created ("" where the broker has no ids)."""
+        from confluent_kafka import TopicCollection
+
+        names = sorted(set(names))
+        if not names:
+            return {}
+        out = dict.fromkeys(names, "")
+        try:
+            futures = self.client.describe_topics(TopicCollection(names), request_timeout=self.timeout)
+            for name, future in futures.items():
+                topic_id = future.result().topic_id
+                text = str(topic_id) if topic_id is not None else ""
+                out[name] = "" if set(text) <= {"A", "=", "0", "-"} else text  # all-zero id: the broker has none
+        except Exception as exc:
+            logging.getLogger(__name__).debug("topic ids unavailable: %s", exc)
+        return out
+
     def select_topics(self, names: Iterable[str] = (), regex: str = "") -> dict[str, int]:
         """Topics named explicitly (which must exist) or matching ``regex`` (full match, as Connect's topics.regex)."""
         existing = self.topics()

@@ -94,6 +94,7 @@ class RestoreOptions:
     until_offsets: dict[tuple[str | None, int], int] = field(default_factory=dict)
     allow_gaps: bool = False  # restore what the bucket holds when objects are missing (each skip is listed)
     verify_deep: bool = False  # decode every object before producing anything
+    restart: bool = False  # restore from the start even where progress of another restore exists
 
     def bounds(self, tp: TP) -> Bounds:
         def pick(table: dict[tuple[str | None, int], int]) -> int | None:

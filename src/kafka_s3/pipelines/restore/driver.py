@@ -7,6 +7,7 @@ Every check that can fail is done before the first record is produced: target to
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -32,6 +33,7 @@ from kafka_s3.pipelines.read.integrity import (
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import Gap, order_warning
+from kafka_s3.pipelines.restore.progress import ProgressIdentity, Start, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
 
@@ -281,6 +283,7 @@ class Restore:
         plan_set = plan_set or self.plan()
         self.check_whole(plan_set)
         self.check_targets(plan_set)
+        plan_set.plans = self._decide_starts(plan_set.plans)
         self.current_plan = plan_set
         summary = RestoreSummary(problems=list(plan_set.problems), skipped=plan_set.blocking)
         for finding in summary.skipped:
@@ -316,6 +319,48 @@ class Restore:
         if errors:
             raise RestoreFailed("; ".join(errors), summary)
         return summary
+
+    def _decide_starts(self, plans: list[RestorePlan]) -> list[RestorePlan]:
+        """Stamp each plan with the restore's identity and decide, before anything is produced, whether its committed
+        progress is its own (resume), not its own on an empty target (fresh), or not its own on a target holding
+        records (refused, unless ``--restart``)."""
+        if not plans:
+            return plans
+        cluster = self.admin.cluster_id()
+        topic_ids = self.admin.topic_ids({p.target_topic for p in plans})
+        targets = [(p.target_topic, p.target_partition) for p in plans]
+        ends = self.admin.end_offsets(targets, read_committed=False)
+        committed: dict[tuple[str, TP], tuple[int | None, str]] = {}
+        for group in sorted({p.progress_group for p in plans}):
+            tps = [(p.target_topic, p.target_partition) for p in plans if p.progress_group == group]
+            for tp, value in self.admin.group_offsets_with_metadata(group, tps).items():
+                committed[(group, tp)] = value
+        source = f"{self.store.url}/{self.plugins.layout.topics_dir}"
+        decided, refusals = [], []
+        for plan in plans:
+            tp = (plan.target_topic, plan.target_partition)
+            identity = ProgressIdentity(
+                source,
+                plan.source_topic,
+                plan.source_partition,
+                cluster,
+                plan.target_topic,
+                topic_ids.get(plan.target_topic, ""),
+                plan.target_partition,
+                str(plan.bounds),
+            )
+            offset, metadata = committed.get((plan.progress_group, tp), (None, ""))
+            decision = decide(identity, offset, metadata, ends.get(tp, 0), self.options.restart)
+            if decision.refused:
+                refusals.append(decision.reason)
+            elif decision.reason:
+                log.warning("%s", decision.reason)
+            decided.append(
+                dataclasses.replace(plan, identity=identity.to_metadata(), fresh=decision.start is Start.FRESH)
+            )
+        if refusals:
+            raise PlanError("nothing was produced: " + "; ".join(refusals))
+        return decided
 
     def _run_job(self, plans: list[RestorePlan]) -> list[RestoreResult]:
         cap = self.config["tasks.max"]

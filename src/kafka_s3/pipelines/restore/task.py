@@ -45,6 +45,8 @@ class RestorePlan:
     exactly_once: bool
     transactional_id: str
     progress_group: str
+    identity: str = ""  # stamped in the progress's metadata (see pipelines/restore/progress.py)
+    fresh: bool = False  # ignore committed progress: it is not this restore's (the driver decided why)
 
     @property
     def target_partition(self) -> int:
@@ -159,18 +161,18 @@ def run_restore_partition(
         if plan.exactly_once:
             producer.init_transactions(60)  # fences a zombie of a killed run before progress is read
         committed = consumer.committed([target], timeout=30)[0].offset
-        resume = committed if committed is not None and committed >= 0 else None
+        resume = committed if committed is not None and committed >= 0 and not plan.fresh else None
         part = SourcePartition(plan.source_topic, plan.source_partition, list(plan.objects))
         in_txn = False
         pending = 0
         next_offset = resume
         progress = resume  # as committed
 
-        def commit_progress() -> None:
+        def commit_progress(force: bool = False) -> None:
             nonlocal in_txn, pending, progress
-            if next_offset is None or (pending == 0 and not in_txn):
+            if next_offset is None or (pending == 0 and not in_txn and not force):
                 return
-            offsets = [TopicPartition(plan.target_topic, plan.target_partition, next_offset)]
+            offsets = [TopicPartition(plan.target_topic, plan.target_partition, next_offset, metadata=plan.identity)]
             if plan.exactly_once:
                 if not in_txn:
                     producer.begin_transaction()
@@ -189,6 +191,13 @@ def run_restore_partition(
                 raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
             pending = 0
             progress = next_offset
+
+        if plan.fresh and committed is not None and committed >= 0 and plan.objects:
+            # Progress of another restore is replaced before anything is produced: a crash from here on resumes
+            # this restore, not that one.
+            next_offset = min(o.start for o in plan.objects)
+            commit_progress(force=True)
+            resume = None
 
         # Without stored offsets, the offsets of a partition spread over several directories are derived per object
         # (start + row) and overlap across objects: progress then counts whole objects, read in start order, and is

@@ -168,3 +168,19 @@ def run_cli(args: list[str], timeout: float = 300) -> subprocess.CompletedProces
         env=dict(os.environ),
         check=False,
     )
+
+
+def recreate_empty(bootstrap: str, topic: str, partitions: int) -> None:
+    """Delete the topic and create it again, empty (the disaster a restore repairs)."""
+    admin = Admin({"bootstrap.servers": bootstrap})
+    admin.delete_topic(topic)
+    deadline = time.monotonic() + 60
+    while True:  # deletion is asynchronous on Apache Kafka
+        try:
+            if topic not in admin.topics():
+                admin.create_topic(topic, partitions, config={"retention.ms": "-1"})
+                return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.5)

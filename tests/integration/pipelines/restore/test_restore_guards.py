@@ -4,7 +4,6 @@ the delivery modes: ``exactly.once.support`` disabled (at-least-once), requested
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from restore_helpers import (
@@ -12,6 +11,7 @@ from restore_helpers import (
     get_object,
     read_topic,
     records,
+    recreate_empty,
     replace_object,
     restore_progress,
     same_size_garbage,
@@ -32,22 +32,6 @@ ENVELOPE = {"format.class": "avro", "store.envelope": "true"}
 
 def values(bootstrap, topic) -> dict[int, list[bytes]]:
     return {p: [r["value"] for r in rows] for p, rows in read_topic(bootstrap, topic).items()}
-
-
-def recreate_empty(bootstrap: str, topic: str, partitions: int) -> None:
-    """Delete the topic and create it again, empty (the disaster a restore repairs)."""
-    admin = Admin({"bootstrap.servers": bootstrap})
-    admin.delete_topic(topic)
-    deadline = time.monotonic() + 60
-    while True:  # deletion is asynchronous on Apache Kafka
-        try:
-            if topic not in admin.topics():
-                admin.create_topic(topic, partitions, config={"retention.ms": "-1"})
-                return
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-        time.sleep(0.5)
 
 
 def test_restoring_into_the_non_empty_source_topic_is_refused_unless_allowed(

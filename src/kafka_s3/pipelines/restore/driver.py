@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import ConfigError, PlanError, RestoreFailed
+from kafka_s3.core.errors import ConfigError, KafkaError, PlanError, RestoreFailed
 from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
@@ -99,24 +99,31 @@ class Restore:
 
     # ------------------------------------------------------------------------------------------------ planning
     def exactly_once(self) -> bool:
-        """Whether to use transactions: required / requested (probe the broker) / disabled."""
+        """Whether to use transactions: required / requested (probe the broker) / disabled. The log says which."""
         if self._exactly_once is None:
             mode = self.config["exactly.once.support"]
             if mode == "disabled":
                 self._exactly_once = False
+                log.info("restoring at least once (exactly.once.support=disabled)")
             else:
                 self.admin.topics()  # an unreachable cluster is a KafkaError naming it, not "no transactions"
-                supported, reason = self._probe_transactions()
+                supported, reason = self._probe_transactions(mode)
                 if not supported and mode == "required":
                     raise PlanError(
                         f"exactly.once.support=required but the Kafka cluster refused transactions: {reason}"
                     )
-                if not supported:
+                if supported:
+                    log.info("restoring exactly once (transactions; exactly.once.support=%s)", mode)
+                else:
                     log.warning("the Kafka cluster does not support transactions (%s): restoring at least once", reason)
                 self._exactly_once = supported
         return self._exactly_once
 
-    def _probe_transactions(self) -> tuple[bool, str]:
+    def _probe_transactions(self, mode: str) -> tuple[bool, str]:
+        """``(True, "")`` when the cluster gives a transactional producer id; ``(False, why)`` only when the cluster
+        says it has no transactions. Any other failure (timeout, authorization, a bad producer setting) is an error:
+        a restore must not quietly fall back to at-least-once because the probe itself went wrong."""
+        from confluent_kafka import KafkaError as RdKafkaError
         from confluent_kafka import KafkaException, Producer
 
         producer = Producer({**self.producer_settings, "transactional.id": f"{self.progress_base}-probe"})
@@ -124,7 +131,15 @@ class Restore:
             producer.init_transactions(30)
             return True, ""
         except KafkaException as exc:
-            return False, str(exc.args[0] if exc.args else exc)
+            error = exc.args[0] if exc.args else None
+            code = error.code() if isinstance(error, RdKafkaError) else None
+            text = error.str() if isinstance(error, RdKafkaError) else str(exc)
+            if code in (RdKafkaError._UNSUPPORTED_FEATURE, RdKafkaError.UNSUPPORTED_VERSION):
+                return False, text
+            raise KafkaError(
+                f"exactly.once.support={mode}: probing the Kafka cluster for transactions failed ({text}); fix the "
+                "cause, or set exactly.once.support=disabled to restore at least once"
+            ) from None
 
     def plan(self, only_new_after: dict[TP, int] | None = None) -> RestorePlanSet:
         by_time = self.options.from_timestamp is not None or self.options.until_timestamp is not None

@@ -50,6 +50,8 @@ def read_object(
     keys = _read_all(plugins.keys_format, store, obj.keys_key, ctx) if obj.keys_key else None
     headers = _read_all(plugins.headers_format, store, obj.headers_key, ctx) if obj.headers_key else None
     fmt = plugins.value_format
+    if keys is not None or headers is not None:
+        _check_sidecar_counts(store, fmt, obj, ctx, keys, headers)
     whole = True  # every record of the object is read (sidecar counts can be checked)
     if obj.index_key and isinstance(fmt, IndexedFormat):
         blocks = load_blocks(store, fmt, obj)
@@ -79,6 +81,25 @@ def read_object(
     for table, key in ((keys, obj.keys_key), (headers, obj.headers_key)):
         if whole and table is not None and table.num_rows != row:
             raise FormatError(f"sidecar has {table.num_rows} records but the data object has {row}", object_key=key)
+
+
+def _check_sidecar_counts(
+    store: Store, fmt: Format, obj: BackupObject, ctx: FileContext, keys: pa.Table | None, headers: pa.Table | None
+) -> None:
+    """Sidecars must hold as many records as their data object, checked before a record of it is produced: the count
+    comes from the chunk manifest, or (objects of another tool) from a first pass over the data object."""
+    expected = obj.records
+    if expected is None:
+        if obj.index_key:
+            return  # an indexed object read in part: checked at its end (read_object)
+        expected = sum(batch.num_rows for batch, _, _ in _whole_object(store, fmt, ctx))
+    for table, key in ((keys, obj.keys_key), (headers, obj.headers_key)):
+        if table is not None and table.num_rows != expected:
+            raise FormatError(
+                f"sidecar has {table.num_rows} records but its data object {obj.key} has {expected}: nothing of it "
+                "was produced",
+                object_key=key,
+            )
 
 
 def _whole_object(store: Store, fmt: Format, ctx: FileContext) -> Iterator[tuple[pa.RecordBatch, int, int]]:

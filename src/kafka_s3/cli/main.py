@@ -252,6 +252,28 @@ def _dry_run(restore: Restore) -> int:
     return PlanError.exit_code if plan_set.blockers else 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from kafka_s3.cli.progress import render_verify_report
+    from kafka_s3.core.config.source import SOURCE
+    from kafka_s3.pipelines.verify import verify
+
+    topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None
+    problems = 0
+    reports = []
+    for config in load_configs(args.config, SOURCE, args.set):
+        engine = _engine(args, config, "kafka-s3 verify") if args.deep else None
+        report = verify(config, engine, topics, deep=args.deep)
+        problems += len(report.problems)
+        reports.append(report)
+    if args.json:
+        docs = [r.to_dict() for r in reports]
+        print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
+    else:
+        for report in reports:
+            print(render_verify_report(report))
+    return BackupIncomplete.exit_code if problems else 0
+
+
 def cmd_read(args: argparse.Namespace) -> int:
     import base64
 
@@ -366,6 +388,15 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--topic", help="the topic (default: the configuration's or the bucket's only topic)")
     read.add_argument("--base64", action="store_true", help="print values as base64 (binary values)")
     read.set_defaults(func=cmd_read)
+
+    check = sub.add_parser(
+        "verify", help="check that the bucket holds the whole backup (coverage, overlaps, sizes, sidecar counts)"
+    )
+    common(check, master=True)
+    check.add_argument("--topics", help="only these topics (comma-separated)")
+    check.add_argument("--deep", action="store_true", help="also decode every record (Spark tasks), check counts")
+    check.add_argument("--json", action="store_true", help="machine-readable report")
+    check.set_defaults(func=cmd_verify)
 
     status = sub.add_parser("status", help="per partition: committed offset, end offset, lag, last object")
     common(status)

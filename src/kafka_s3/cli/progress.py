@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kafka_s3.pipelines.backup.driver import Backup, BackupSummary, CycleReport
     from kafka_s3.pipelines.backup.result import PartitionResult
     from kafka_s3.pipelines.restore.driver import Restore, RestoreSummary
+    from kafka_s3.pipelines.verify import VerifyReport
 
 Key = tuple[str, int]
 
@@ -198,9 +199,11 @@ def print_restore_summary(summary: RestoreSummary) -> None:
     for problem in summary.problems:
         console.print(f"[yellow]skipped[/yellow] {problem.key} at {problem.position}: {problem.message}")
     for gap in summary.gaps:
-        console.print(f"[yellow]missing[/yellow] {escape(str(gap))}", highlight=False)
+        console.print(f"[yellow]missing[/yellow] {escape(str(gap))}", highlight=False, soft_wrap=True)
     for finding in summary.skipped:
-        console.print(f"[yellow]skipped (--allow-gaps)[/yellow] {escape(str(finding))}", highlight=False)
+        console.print(
+            f"[yellow]skipped (--allow-gaps)[/yellow] {escape(str(finding))}", highlight=False, soft_wrap=True
+        )
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
 
 
@@ -226,3 +229,31 @@ def render_status(rows: list[dict[str, Any]]) -> str:
     out = StringIO()
     Console(file=out, width=200).print(table)
     return out.getvalue()
+
+
+def render_verify_report(report: VerifyReport) -> str:
+    """Per source partition: objects, records, offsets and problems; then every finding, one per line."""
+    from io import StringIO
+
+    table = Table(title="backup verify" + (" (deep)" if report.deep else ""))
+    for column in ("topic", "partition", "objects", "records", "offsets", "manifests", "problems"):
+        table.add_column(column)
+    for check in report.checks.values():
+        table.add_row(
+            check.topic,
+            str(check.partition),
+            str(check.objects),
+            "?" if check.records is None else str(check.records),
+            f"{'?' if check.first is None else check.first}..{'?' if check.last is None else check.last}",
+            "yes" if check.verified else "no",
+            str(len(check.blocking)) if check.blocking else "-",
+        )
+    out = StringIO()
+    console = Console(file=out, width=160, highlight=False)
+    console.print(table)
+    for check in report.checks.values():
+        for finding in check.findings:
+            console.print(f"{'PROBLEM' if finding.blocking else 'note'}: {escape(str(finding))}", soft_wrap=True)
+    problems = len(report.problems)
+    console.print(f"{problems} problem{'' if problems == 1 else 's'}" if problems else "the backup is whole")
+    return out.getvalue().rstrip("\n")

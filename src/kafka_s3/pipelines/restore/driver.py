@@ -36,6 +36,7 @@ from kafka_s3.pipelines.read.reader import Gap, order_warning
 from kafka_s3.pipelines.restore.progress import ProgressIdentity, Start, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
+from kafka_s3.pipelines.verify import deep_check
 
 log = logging.getLogger("kafka_s3.restore")
 
@@ -158,6 +159,11 @@ class Restore:
         manifests = {t: manifest_store.load_topic(t) for t in sorted({tp[0] for tp in partitions} | set(topics or []))}
         with_records(partitions, [pm for by_partition in manifests.values() for pm in by_partition.values()])
         checks = check_backup(partitions, manifests, sizes)
+        if self.options.verify_deep:
+            readable = {tp: without_excluded(part, checks.get(tp)) for tp, part in partitions.items()}
+            for tp, findings in deep_check(self.engine, self.config, readable).items():
+                checks[tp].findings.extend(findings)
+                checks[tp].excluded |= {key for f in findings if f.blocking for key in f.keys}
         for check in checks.values():
             for finding in check.findings:
                 log.log(logging.ERROR if finding.blocking else logging.WARNING, "%s", finding)

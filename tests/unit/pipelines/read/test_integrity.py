@@ -1,0 +1,116 @@
+"""The integrity checks on listings and manifests alone (no store): every way a bucket can lack part of a backup."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafka_s3.core.layout import ObjectName
+from kafka_s3.core.manifest import FileEntry, Manifest, PartitionManifests
+from kafka_s3.pipelines.read.discovery import BackupObject, SourcePartition
+from kafka_s3.pipelines.read.integrity import Kind, check_partition
+
+T = "orders"
+
+
+def key(start: int, suffix: str = ".json") -> str:
+    return f"topics/{T}/partition=0/{T}+0+{start:010d}{suffix}"
+
+
+def chunk(start: int, end: int, sidecar: bool = False) -> Manifest:
+    files = [FileEntry(key(start), "data", end - start + 1, start, end, 100)]
+    if sidecar:
+        files.append(FileEntry(key(start, ".keys.json"), "keys", end - start + 1, start, end, 10))
+    return Manifest(T, 0, start, end, tuple(files))
+
+
+def listing(manifests: list[Manifest]) -> tuple[SourcePartition, dict[str, int]]:
+    sizes = {f.key: f.bytes for m in manifests for f in m.files}
+    objects = [
+        BackupObject(ObjectName(f.key, T, 0, f.first_offset, f"{T}/partition=0", ".json"), f.bytes)
+        for m in manifests
+        for f in m.files
+        if f.kind == "data"
+    ]
+    return SourcePartition(T, 0, objects), sizes
+
+
+def run(chunks: list[Manifest], sizes: dict[str, int], part: SourcePartition, marks: tuple[int, ...] = ()):
+    marks = marks or ((chunks[-1].start,) if chunks else ())
+    return check_partition(T, 0, part, PartitionManifests(T, 0, tuple(chunks), max(marks), marks), sizes)
+
+
+def test_a_whole_backup_has_no_findings_and_knows_its_records():
+    chunks = [chunk(0, 2, True), chunk(3, 5, True), chunk(6, 8, True)]
+    part, sizes = listing(chunks)
+    check = run(chunks, sizes, part)
+    assert check.findings == [] and (check.records, check.first, check.last, check.verified) == (9, 0, 8, True)
+
+
+@given(st.integers(0, 2), st.sampled_from(["data", "keys"]))
+def test_any_deleted_file_is_missing_with_its_range_and_key(which, kind):
+    chunks = [chunk(0, 2, True), chunk(3, 5, True), chunk(6, 8, True)]
+    part, sizes = listing(chunks)
+    lost = next(f.key for f in chunks[which].files if f.kind == kind)
+    del sizes[lost]
+    part.objects = [o for o in part.objects if o.key != lost]
+    check = run(chunks, sizes, part)
+    [finding] = check.blocking
+    assert (finding.kind, finding.first, finding.last, finding.keys) == (
+        Kind.MISSING,
+        3 * which,
+        3 * which + 2,
+        (lost,),
+    )
+    assert key(3 * which) in check.excluded
+
+
+def test_a_resized_file_is_truncated():
+    chunks = [chunk(0, 2), chunk(3, 5)]
+    part, sizes = listing(chunks)
+    sizes[key(3)] = 40
+    [finding] = run(chunks, sizes, part).blocking
+    assert finding.kind is Kind.TRUNCATED and "holds 40 bytes, the manifest recorded 100" in finding.message
+
+
+def test_overlapping_chunks_and_stray_objects_inside_a_chunk():
+    chunks = [chunk(0, 4), chunk(3, 5)]
+    part, sizes = listing(chunks)
+    assert [f.kind for f in run(chunks, sizes, part).blocking] == [Kind.OVERLAP]
+    chunks = [chunk(0, 2), chunk(3, 5)]
+    part, sizes = listing(chunks)
+    part.objects.append(BackupObject(ObjectName(key(4), T, 0, 4, f"{T}/partition=0", ".json"), 5))
+    [finding] = run(chunks, sizes, part).blocking
+    assert (finding.kind, finding.first, finding.last) == (Kind.OVERLAP, 4, 5)
+
+
+def test_a_committed_chunk_without_manifest_is_a_deleted_tail():
+    chunks = [chunk(0, 2), chunk(3, 5)]
+    part, sizes = listing(chunks)
+    [finding] = run(chunks, sizes, part, marks=(3, 6)).blocking
+    assert (finding.kind, finding.first, finding.last) == (Kind.MISSING, 6, None)
+
+
+def test_an_incomplete_chunk_beyond_the_committed_mark_is_in_progress_not_an_error():
+    chunks = [chunk(0, 2), chunk(3, 5)]
+    part, sizes = listing(chunks)
+    del sizes[key(3)]
+    check = run(chunks, sizes, part, marks=(0,))
+    assert check.blocking == [] and [f.kind for f in check.findings] == [Kind.IN_PROGRESS]
+    assert (check.records, check.last) == (3, 2)
+
+
+def test_sidecar_count_disagreeing_with_its_data_object():
+    bad = Manifest(
+        T, 0, 0, 2, (FileEntry(key(0), "data", 3, 0, 2, 100), FileEntry(key(0, ".keys.json"), "keys", 2, 0, 2, 9))
+    )
+    part, sizes = listing([bad])
+    [finding] = run([bad], sizes, part).blocking
+    assert finding.kind is Kind.COUNTS and "keys sidecar holds 2 records, its data object 3" in finding.message
+
+
+def test_no_manifests_is_a_note_not_an_error():
+    part, _ = listing([chunk(0, 2)])
+    check = check_partition(T, 0, part, None, {})
+    assert check.blocking == [] and [f.kind for f in check.findings] == [Kind.UNVERIFIABLE]
+    assert "continuity cannot be verified" in check.findings[0].message

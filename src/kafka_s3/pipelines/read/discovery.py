@@ -34,6 +34,7 @@ class BackupObject:
     headers_key: str | None = None
     index_key: str | None = None  # block index of an indexed format (block_gzip)
     records: int | None = None  # as its chunk manifest recorded (None: objects of another tool)
+    last_offset: int | None = None  # likewise
 
     @property
     def key(self) -> str:

@@ -271,11 +271,16 @@ def check_backup(
 
 
 def with_records(partitions: dict[tuple[str, int], SourcePartition], manifests: Iterable[PartitionManifests]) -> None:
-    """Give each listed data object the record count its manifest recorded (sidecar counts are checked against it
-    before a record of the object is produced)."""
-    counts = {f.key: f.records for pm in manifests for m in pm.chunks for f in m.files if f.kind == "data"}
+    """Give each listed data object the record count and last offset its manifest recorded (sidecar counts are
+    checked against them before a record of the object is produced; offset bounds of plain formats need them)."""
+    known = {f.key: f for pm in manifests for m in pm.chunks for f in m.files if f.kind == "data"}
     for part in partitions.values():
-        part.objects = [dataclasses.replace(o, records=counts[o.key]) if o.key in counts else o for o in part.objects]
+        part.objects = [
+            dataclasses.replace(o, records=known[o.key].records, last_offset=known[o.key].last_offset)
+            if o.key in known
+            else o
+            for o in part.objects
+        ]
 
 
 def without_excluded(part: SourcePartition, check: PartitionCheck | None) -> list[BackupObject]:

@@ -102,6 +102,11 @@ def _check_sidecar_counts(
             )
 
 
+def _count(store: Store, plugins: ReadPlugins, obj: BackupObject) -> int:
+    ctx = FileContext(obj.name.topic, obj.name.partition, obj.start, obj.key)
+    return sum(batch.num_rows for batch, _, _ in _whole_object(store, plugins.value_format, ctx))
+
+
 def _whole_object(store: Store, fmt: Format, ctx: FileContext) -> Iterator[tuple[pa.RecordBatch, int, int]]:
     """``(batch, first row index, first offset)`` of an object read whole, offsets counted from its start offset."""
     row = 0
@@ -118,6 +123,39 @@ def _aligned(table: pa.Table, column: str, row: int, n: int, key: str | None) ->
 
 
 _UNBOUNDED = Bounds()
+
+
+def unprovable_bound(
+    objects: list[BackupObject], bounds: Bounds, count: Callable[[BackupObject], int] | None = None
+) -> str | None:
+    """Why an offset bound cannot be honoured on objects without stored offsets, or ``None``.
+
+    Offsets of such objects are derived (start + row), which is exact only when the object's offsets have no gaps
+    (compaction and transaction markers leave some): ``last - start + 1 == records``. A bound at an object's start is
+    always exact; one inside an object is exact only when that holds. ``count`` counts an object's records when no
+    manifest says (objects of another tool); without it such objects are left to be checked later (``None``).
+    """
+    for option, bound in (("--from-offset", bounds.from_offset), ("--until-offset", bounds.until_offset)):
+        if bound is None:
+            continue
+        for i, obj in enumerate(objects):
+            following = objects[i + 1].start if i + 1 < len(objects) else None
+            last = obj.last_offset if obj.last_offset is not None else (None if following is None else following - 1)
+            if bound <= obj.start or (last is not None and bound > last):
+                continue
+            records = obj.records if obj.records is not None else (count(obj) if count is not None else None)
+            if records is None:
+                continue
+            if last is not None and last - obj.start + 1 == records:
+                continue  # no gap inside: derived offsets are the source's
+            held = f"offsets {obj.start}..{'?' if last is None else last}"
+            return (
+                f"{option} {obj.name.topic}:{obj.name.partition}:{bound} cannot be honoured: it falls inside {obj.key} "
+                f"({held}, {records} records), whose offsets are not stored and have gaps (compaction or transaction "
+                f"markers) or cannot be proven gap-free; use a bound at an object start ({obj.start}"
+                f"{'' if following is None else f' or {following}'}), or back up with store.envelope=true"
+            )
+    return None
 
 
 def read_partition(
@@ -142,6 +180,10 @@ def read_partition(
     objects = part.objects
     if len(part.directories) <= 1:
         # Objects of one directory never overlap: object i holds offsets [start_i, start_i+1).
+        if not plugins.envelope and (bounds.from_offset is not None or bounds.until_offset is not None):
+            reason = unprovable_bound(objects, bounds, lambda o: _count(store, plugins, o))
+            if reason:
+                raise FormatError(reason)
         nexts = [o.start for o in objects[1:]] + [None]
         selected = [o for o, nxt in zip(objects, nexts, strict=False) if nxt is None or nxt > lower]
         if bounds.until_offset is not None:

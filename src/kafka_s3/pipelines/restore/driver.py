@@ -32,7 +32,7 @@ from kafka_s3.pipelines.read.integrity import (
 )
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
-from kafka_s3.pipelines.read.reader import Gap, order_warning
+from kafka_s3.pipelines.read.reader import Gap, order_warning, unprovable_bound
 from kafka_s3.pipelines.restore.progress import ProgressIdentity, Start, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
@@ -178,8 +178,13 @@ class Restore:
         targets = {tp[0]: self.route(tp[0]) for tp in partitions}
         exactly_once = self.exactly_once() if partitions else False
         plans = []
+        unprovable = []
         for tp, part in partitions.items():
             objects = without_excluded(part, checks.get(tp))
+            if not self.plugins.envelope and len(part.directories) <= 1:
+                reason = unprovable_bound(objects, self.options.bounds(tp))
+                if reason:
+                    unprovable.append(reason)
             if only_new_after is not None and tp in only_new_after:
                 objects = [o for o in objects if o.start >= only_new_after[tp]]
                 if not objects:
@@ -196,6 +201,8 @@ class Restore:
                     progress_group=f"{self.progress_base}-{tp[0]}",
                 )
             )
+        if unprovable:
+            raise PlanError("; ".join(unprovable))
         return RestorePlanSet(partitions, targets, plans, problems, checks=checks)
 
     def check_whole(self, plan_set: RestorePlanSet) -> None:

@@ -139,20 +139,22 @@ def unprovable_bound(
         if bound is None:
             continue
         for i, obj in enumerate(objects):
+            if obj.index_key:
+                continue  # a block index holds the source's offsets
             following = objects[i + 1].start if i + 1 < len(objects) else None
             last = obj.last_offset if obj.last_offset is not None else (None if following is None else following - 1)
-            if bound <= obj.start or (last is not None and bound > last):
+            if bound <= obj.start or last is None or bound > last:
+                # (last unknown: the newest object of another tool's partition, derived as Confluent's source does;
+                # nothing tells its offsets — the plan's continuity note says so)
                 continue
             records = obj.records if obj.records is not None else (count(obj) if count is not None else None)
-            if records is None:
-                continue
-            if last is not None and last - obj.start + 1 == records:
-                continue  # no gap inside: derived offsets are the source's
-            held = f"offsets {obj.start}..{'?' if last is None else last}"
+            if records is None or last - obj.start + 1 == records:
+                continue  # counted later, or no gap inside: derived offsets are the source's
+            held = f"offsets {obj.start}..{last}"
             return (
                 f"{option} {obj.name.topic}:{obj.name.partition}:{bound} cannot be honoured: it falls inside {obj.key} "
                 f"({held}, {records} records), whose offsets are not stored and have gaps (compaction or transaction "
-                f"markers) or cannot be proven gap-free; use a bound at an object start ({obj.start}"
+                f"markers); use a bound at an object start ({obj.start}"
                 f"{'' if following is None else f' or {following}'}), or back up with store.envelope=true"
             )
     return None

@@ -130,16 +130,30 @@ class Backup:
             if offset is not None:
                 state = PartitionState(offset, last_object=_metadata_object(metadata))
             else:
-                manifest = self.manifests.latest(*tp)
-                if manifest is not None:
-                    log.info(
-                        "%s[%d]: no committed offset in group %s; resuming from the bucket's last chunk %d..%d",
-                        tp[0],
-                        tp[1],
-                        self.group,
-                        manifest.start,
-                        manifest.end,
-                    )
+                point = self.manifests.resume_point(*tp)
+                if point is not None:
+                    manifest, missing = point
+                    if missing:
+                        log.warning(
+                            "%s[%d]: no committed offset in group %s; the bucket's chunk %d..%d misses %d file(s) "
+                            "(e.g. %s: its upload never completed); resuming from it",
+                            tp[0],
+                            tp[1],
+                            self.group,
+                            manifest.start,
+                            manifest.end,
+                            len(missing),
+                            missing[0],
+                        )
+                    else:
+                        log.info(
+                            "%s[%d]: no committed offset in group %s; resuming from the bucket's last chunk %d..%d",
+                            tp[0],
+                            tp[1],
+                            self.group,
+                            manifest.start,
+                            manifest.end,
+                        )
                     state = PartitionState(manifest.start, forced_end=manifest.end)
                 else:
                     state = PartitionState(latest.get(tp, log_start[tp]))

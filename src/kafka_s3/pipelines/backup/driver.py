@@ -16,12 +16,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import BackupFailed, ConfigError, KafkaS3Error
+from kafka_s3.core.errors import BackupFailed, ConfigError, KafkaS3Error, PlanError
 from kafka_s3.core.manifest import ManifestStore
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
 from kafka_s3.pipelines.backup.result import PartitionResult
+from kafka_s3.pipelines.backup.resume import (
+    LogRange,
+    Resume,
+    after_retention,
+    check_log_end,
+    committed_by_us,
+    from_bucket,
+    from_group,
+)
 from kafka_s3.pipelines.backup.task import PartitionPlan, backup_task
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
@@ -116,47 +125,27 @@ class Backup:
         return topics
 
     def _resume(self, tps: list[TP]) -> None:
-        """Initial positions for partitions seen for the first time."""
+        """Initial positions for partitions seen for the first time (:mod:`.resume`)."""
         new = [tp for tp in tps if tp not in self.states]
         if not new:
             return
         committed = self.admin.group_offsets_with_metadata(self.group, new)
         log_start = self.admin.start_offsets(new)
+        log_end = self.admin.end_offsets(new, read_committed=False)
         reset_latest = self.config.originals.get("consumer.override.auto.offset.reset", "earliest") == "latest"
-        latest = self.admin.end_offsets(new) if reset_latest else {}
         for tp in new:
             offset, metadata = committed.get(tp, (None, ""))
-            state = None
+            log_range = LogRange(log_start[tp], log_end[tp])
+            resume: Resume | None
             if offset is not None:
-                state = PartitionState(offset, last_object=_metadata_object(metadata))
+                resume = from_group(self.manifests, tp, self.group, offset, committed_by_us(metadata), log_range)
             else:
-                point = self.manifests.resume_point(*tp)
-                if point is not None:
-                    manifest, missing = point
-                    if missing:
-                        log.warning(
-                            "%s[%d]: no committed offset in group %s; the bucket's chunk %d..%d misses %d file(s) "
-                            "(e.g. %s: its upload never completed); resuming from it",
-                            tp[0],
-                            tp[1],
-                            self.group,
-                            manifest.start,
-                            manifest.end,
-                            len(missing),
-                            missing[0],
-                        )
-                    else:
-                        log.info(
-                            "%s[%d]: no committed offset in group %s; resuming from the bucket's last chunk %d..%d",
-                            tp[0],
-                            tp[1],
-                            self.group,
-                            manifest.start,
-                            manifest.end,
-                        )
-                    state = PartitionState(manifest.start, forced_end=manifest.end)
-                else:
-                    state = PartitionState(latest.get(tp, log_start[tp]))
+                resume = from_bucket(self.manifests, tp, self.group, self.store.url, log_range)
+            if resume is None:
+                resume = Resume(log_end[tp] if reset_latest else log_start[tp])
+            state = PartitionState(
+                resume.next_offset, forced_end=resume.forced_end, last_object=_metadata_object(metadata)
+            )
             if state.next_offset < log_start[tp]:
                 log.warning(
                     "%s[%d]: offsets %d..%d were deleted from Kafka before being backed up (retention); continuing "
@@ -167,7 +156,8 @@ class Backup:
                     log_start[tp] - 1,
                     log_start[tp],
                 )
-                state = PartitionState(log_start[tp])
+                resume = after_retention(self.manifests, tp, log_start[tp])
+                state = PartitionState(resume.next_offset)
             self.states[tp] = state
 
     # ------------------------------------------------------------------------------------------------ cycles
@@ -176,6 +166,7 @@ class Backup:
         plans = []
         for tp, end in sorted(ends.items()):
             state = self.states[tp]
+            check_log_end(tp, state.next_offset, end, self.group)
             if state.next_offset >= end and state.forced_end is None:
                 continue
             if not flush_open and not self._worth_scanning(tp, end):
@@ -322,8 +313,8 @@ class Backup:
                 ends = self.admin.end_offsets(tps, read_committed=read_committed)
                 self.run_cycle(self.plan(ends, flush_open=False))
                 failures = 0
-            except (BackupFailed, ConfigError):
-                raise  # the records or the configuration are wrong: retrying cannot help
+            except (BackupFailed, ConfigError, PlanError):
+                raise  # the records, the configuration or the log are wrong: retrying cannot help
             except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
                 failures += 1
                 wait = min(300.0, interval * 2 ** min(failures, 8))

@@ -47,6 +47,8 @@ class PartitionState:
     open_since: float | None = None  # wall time the open chunk was first seen (start of that cycle)
     open_start: int | None = None  # first offset of the open chunk
     last_object: str = ""
+    failures: int = 0  # retryable task failures in a row
+    retry_at: float = 0.0  # monotonic time before which a failing partition is not planned again
 
 
 @dataclass
@@ -59,6 +61,7 @@ class CycleReport:
     replayed: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    retrying: list[str] = field(default_factory=list)  # partitions that failed and are retried with backoff
 
 
 @dataclass
@@ -171,6 +174,8 @@ class Backup:
                 continue
             if not flush_open and not self._worth_scanning(tp, end):
                 continue
+            if state.retry_at > time.monotonic():
+                continue  # failing: its backoff has not elapsed (the other partitions go on)
             target = end if targets is None else targets[tp]
             reopened = state.open_since is not None and state.open_start == state.next_offset
             plans.append(
@@ -232,6 +237,12 @@ class Backup:
             raise BackupFailed("; ".join(report.errors))
         return report
 
+    def _run_once_cycle(self, plans: list[PartitionPlan]) -> CycleReport:
+        report = self.run_cycle(plans)
+        if report.retrying:  # --once ends: what the other partitions committed is durable and committed
+            raise BackupFailed("; ".join(report.retrying))
+        return report
+
     def _apply(self, results: list[PartitionResult], plans: list[PartitionPlan], report: CycleReport) -> None:
         plans_by_tp = {(p.topic, p.partition): p for p in plans}
         commits: dict[TP, int] = {}
@@ -256,8 +267,12 @@ class Backup:
                         f.bytes,
                     )
             report.replayed += result.replayed_files
-            if result.error:
+            if result.error and result.retryable:
+                self._retry_later(tp, state, result.error, report)
+            elif result.error:
                 report.errors.append(f"{tp[0]}[{tp[1]}]: {result.error}")
+            else:
+                state.failures, state.retry_at = 0, 0.0
             committed = result.committed_offset
             if committed > state.next_offset or (committed == state.next_offset and result.chunks):
                 commits[tp] = committed
@@ -279,6 +294,23 @@ class Backup:
             for (topic, partition), offset in sorted(commits.items()):
                 log.debug("group %s: %s[%d] committed at %d", self.group, topic, partition, offset)
 
+    def _retry_later(self, tp: TP, state: PartitionState, error: str, report: CycleReport) -> None:
+        """A partition whose task failed in a way another attempt may cure: retried with exponential backoff,
+        reported in the cycle's report and the log; the other partitions keep moving."""
+        state.failures += 1
+        wait = _backoff(self.config["cycle.interval.ms"] / 1000, state.failures)
+        state.retry_at = time.monotonic() + wait
+        first_line = error.strip().splitlines()[0][:500] if error.strip() else "failed"
+        report.retrying.append(f"{tp[0]}[{tp[1]}]: {first_line}")
+        log.error(
+            "%s[%d]: backup failed (%d in a row), retrying this partition in %.1fs (the others go on): %s",
+            tp[0],
+            tp[1],
+            state.failures,
+            wait,
+            first_line,
+        )
+
     # ------------------------------------------------------------------------------------------------ modes
     def run_once(self) -> BackupSummary:
         """Back up every record below the high watermarks seen now, flush what is open, and return."""
@@ -293,7 +325,7 @@ class Backup:
             plans = self.plan(targets, flush_open=True, targets=targets)
             if not plans:
                 break
-            summary.cycles.append(self.run_cycle(plans))
+            summary.cycles.append(self._run_once_cycle(plans))
         summary.committed = {tp: s.next_offset for tp, s in self.states.items()}
         return summary
 
@@ -317,7 +349,7 @@ class Backup:
                 raise  # the records, the configuration or the log are wrong: retrying cannot help
             except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
                 failures += 1
-                wait = min(300.0, interval * 2 ** min(failures, 8))
+                wait = _backoff(interval, failures)
                 log.error(
                     "cycle failed (%d in a row), retrying in %.0fs: %s",
                     failures,
@@ -327,6 +359,11 @@ class Backup:
                 stop.wait(wait)
                 continue
             stop.wait(max(0.0, interval - (time.monotonic() - started)))
+
+
+def _backoff(interval: float, failures: int) -> float:
+    """Seconds to wait after ``failures`` failures in a row: doubling from the cycle interval, at most 5 minutes."""
+    return float(min(300.0, interval * 2 ** min(failures, 8)))
 
 
 def _metadata_object(metadata: str) -> str:

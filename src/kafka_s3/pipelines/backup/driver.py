@@ -83,6 +83,9 @@ class BackupSummary:
         return sum(c.bytes for c in self.cycles)
 
 
+ONCE_ATTEMPTS = 4  # run_once: tries of a failing partition (as Spark's task retries) before it gives up
+ONCE_RETRY_BASE_SECONDS = 0.5
+
 OnCycle = Callable[[CycleReport, list[PartitionResult]], None]
 """Called after each cycle's commit with its report and the tasks' results (progress bars, tests)."""
 
@@ -114,6 +117,7 @@ class Backup:
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
         self.targets: dict[TP, int] = {}  # run_once: the offsets it backs up to
+        self._retry_base = config["cycle.interval.ms"] / 1000  # a failing partition's first backoff (doubling)
         self.raw_config = {k: str(v) if not isinstance(v, str) else v for k, v in config.originals.items()}
 
     # ------------------------------------------------------------------------------------------------ setup
@@ -238,9 +242,11 @@ class Backup:
         return report
 
     def _run_once_cycle(self, plans: list[PartitionPlan]) -> CycleReport:
+        """A cycle of ``run_once``: a partition failing ``ONCE_ATTEMPTS`` times in a row ends it (what the other
+        partitions committed is durable and committed)."""
         report = self.run_cycle(plans)
-        if report.retrying:  # --once ends: what the other partitions committed is durable and committed
-            raise BackupFailed("; ".join(report.retrying))
+        if any(s.failures >= ONCE_ATTEMPTS for s in self.states.values()):
+            raise BackupFailed(f"gave up after {ONCE_ATTEMPTS} attempts: " + "; ".join(report.retrying))
         return report
 
     def _apply(self, results: list[PartitionResult], plans: list[PartitionPlan], report: CycleReport) -> None:
@@ -298,7 +304,7 @@ class Backup:
         """A partition whose task failed in a way another attempt may cure: retried with exponential backoff,
         reported in the cycle's report and the log; the other partitions keep moving."""
         state.failures += 1
-        wait = _backoff(self.config["cycle.interval.ms"] / 1000, state.failures)
+        wait = _backoff(self._retry_base, state.failures)
         state.retry_at = time.monotonic() + wait
         first_line = error.strip().splitlines()[0][:500] if error.strip() else "failed"
         report.retrying.append(f"{tp[0]}[{tp[1]}]: {first_line}")
@@ -321,10 +327,15 @@ class Backup:
         targets = self.admin.end_offsets(tps, read_committed=self.config["isolation.level"] == "read_committed")
         self.targets = dict(targets)
         summary = BackupSummary(targets=dict(targets))
+        self._retry_base = ONCE_RETRY_BASE_SECONDS
         while True:
             plans = self.plan(targets, flush_open=True, targets=targets)
             if not plans:
-                break
+                waiting = [s.retry_at for s in self.states.values() if s.failures]
+                if not waiting:
+                    break
+                time.sleep(max(0.0, min(waiting) - time.monotonic()))  # only failing partitions are left
+                continue
             summary.cycles.append(self._run_once_cycle(plans))
         summary.committed = {tp: s.next_offset for tp, s in self.states.items()}
         return summary

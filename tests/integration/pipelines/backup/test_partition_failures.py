@@ -9,6 +9,7 @@ import pytest
 from bk_helpers import data_keys, group_offsets, wait_until
 from faultproxy import FaultProxy
 
+from kafka_s3.core.errors import BackupFailed
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.backup.driver import Backup, CycleReport, group_id
@@ -96,3 +97,25 @@ def test_item10_a_failing_partition_does_not_stall_the_others_in_follow_mode(
             follower.join(timeout=120)
     assert not follower.is_alive()
     assert len(data_keys(s3_client, fresh_bucket, topic)) == 4
+
+
+def test_item10_once_retries_a_failing_partition_then_gives_up_naming_it(
+    engine, make_config, fresh_bucket, fresh_topic, produce, s3_env, kafka_bootstrap
+):
+    topic = fresh_topic(2)
+    produce(topic, [{"partition": p, "value": f"v{p}-{i}".encode()} for p in (0, 1) for i in range(10)])
+    with FaultProxy(s3_env["endpoint_url"]) as proxy:
+        _, config = _config(
+            make_config, fresh_bucket, topic, **{"store.url": proxy.url, "s3.part.retries": "0", "flush.size": "5"}
+        )
+        proxy.fail(503, times=100_000, method="PUT", path=r"partition(=|%3D)1/")
+        with pytest.raises(BackupFailed) as failure:
+            Backup(config, engine=engine).run_once()
+        assert f"{topic}[1]" in str(failure.value) and "503" in str(failure.value)
+        assert f"{topic}[0]" not in str(failure.value)
+        assert group_offsets(kafka_bootstrap, group_id(config), topic, 2) == {0: 10, 1: None}
+
+        proxy.clear()
+        proxy.fail(503, times=1, method="PUT", path=r"partition(=|%3D)1/")  # a passing fault: retried, then done
+        Backup(config, engine=engine).run_once()
+        assert group_offsets(kafka_bootstrap, group_id(config), topic, 2) == {0: 10, 1: 10}

@@ -256,6 +256,17 @@ SINK.define(
         origin="kafka-s3",
     ),
     Prop(
+        "store.allow.unconditional.puts",
+        Type.BOOLEAN,
+        "false",
+        "Back up to a store that ignores conditional puts (If-None-Match: *), which each backup checks once before "
+        "writing. By default such a store is an error: re-runs or concurrent backups could replace stored objects "
+        "and chunk manifests, so exactly-once does not hold. true: warn and back up anyway.",
+        L,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
         "parquet.row.group.bytes",
         Type.LONG,
         str(16 * MiB),

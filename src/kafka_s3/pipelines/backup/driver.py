@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import BackupFailed, ConfigError, KafkaS3Error, PlanError
-from kafka_s3.core.manifest import ManifestStore
+from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
+from kafka_s3.io.stores.conformance import check_conditional_put
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
 from kafka_s3.pipelines.backup.result import PartitionResult
 from kafka_s3.pipelines.backup.resume import (
@@ -117,6 +118,7 @@ class Backup:
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
         self.targets: dict[TP, int] = {}  # run_once: the offsets it backs up to
+        self._conditional_checked = False
         self._retry_base = config["cycle.interval.ms"] / 1000  # a failing partition's first backoff (doubling)
         self.raw_config = {k: str(v) if not isinstance(v, str) else v for k, v in config.originals.items()}
 
@@ -318,9 +320,19 @@ class Backup:
         )
 
     # ------------------------------------------------------------------------------------------------ modes
+    def check_store(self) -> None:
+        """The bucket exists and is reachable, and (once per backup) the store refuses a conditional put on an
+        existing key: exactly-once rests on it (:mod:`kafka_s3.io.stores.conformance`)."""
+        self.store.check()
+        if self._conditional_checked:
+            return
+        prefix = f"{self.manifests.root.rsplit(MANIFEST_DIR, 1)[0]}{MANIFEST_DIR}{self.manifests.delim}"
+        check_conditional_put(self.store, prefix, self.config["store.allow.unconditional.puts"])
+        self._conditional_checked = True
+
     def run_once(self) -> BackupSummary:
         """Back up every record below the high watermarks seen now, flush what is open, and return."""
-        self.store.check()
+        self.check_store()
         topics = self.topics()
         tps = [(t, p) for t, n in topics.items() for p in range(n)]
         self._resume(tps)
@@ -342,7 +354,7 @@ class Backup:
 
     def follow(self, stop: threading.Event | None = None) -> None:
         """Run cycles forever (or until ``stop`` is set), every ``cycle.interval.ms``."""
-        self.store.check()
+        self.check_store()
         stop = stop or threading.Event()
         interval = self.config["cycle.interval.ms"] / 1000
         read_committed = self.config["isolation.level"] == "read_committed"

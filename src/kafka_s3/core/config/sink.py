@@ -62,6 +62,14 @@ def _check_sink(config: Config) -> None:
             f"partitioner.class={partitioner} needs locale (e.g. locale=en-US), as Confluent's partitioner does",
             key="locale",
         )
+    if partitioner in ("time_based", "daily", "hourly") and config["timestamp.extractor"] == "Wallclock":
+        rotation = " and rotate.interval.ms cuts" if config["rotate.interval.ms"] > 0 else ""
+        config.warnings.append(
+            f"timestamp.extractor=Wallclock with partitioner.class={partitioner} is not exactly-once: directories"
+            f"{rotation} follow the time of the backup, not the records, so a re-run after a failure can write the "
+            "same records again under other object names (Confluent documents the same). Use timestamp.extractor="
+            "Record or RecordField for an exactly-once backup"
+        )
 
 
 SINK = ConfigDef(

@@ -7,7 +7,7 @@ import time
 import uuid
 
 import pytest
-from bk_helpers import data_keys, get, group_offsets
+from bk_helpers import cli, data_keys, get, group_offsets, write_properties
 
 from kafka_s3.core.errors import PlanError
 from kafka_s3.io.kafka.admin import Admin
@@ -89,7 +89,7 @@ def _recreate(kafka_bootstrap, topic: str, partitions: int = 1) -> None:
 
 
 def test_item9_group_offset_beyond_a_recreated_log_is_an_error(
-    engine, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap
+    engine, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, tmp_path
 ):
     topic = fresh_topic(1)
     produce(topic, _values(6))
@@ -107,6 +107,12 @@ def test_item9_group_offset_beyond_a_recreated_log_is_an_error(
     assert f"group {group_id(config)}" in message and "offset 6" in message  # bucket/group state
     assert "log offsets 0..1" in message  # log state
     assert group_offsets(kafka_bootstrap, group_id(config), topic, 1) == {0: 6}
+
+    # The command ends with the same message and a non-zero exit code.
+    raw = make_config(fresh_bucket, topic, format__class="bytearray", flush__size="3")[0]
+    result = cli("backup", "--once", "--no-progress", "--config", str(write_properties(tmp_path / "b.properties", raw)))
+    assert result.returncode == PlanError.exit_code, result.stderr[-2000:]
+    assert f"{topic}[0]" in result.stderr and "log offsets 0..1" in result.stderr
 
 
 @pytest.mark.timeout(300)

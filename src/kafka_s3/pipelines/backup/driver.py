@@ -175,7 +175,8 @@ class Backup:
         plans = []
         for tp, end in sorted(ends.items()):
             state = self.states[tp]
-            check_log_end(tp, state.next_offset, end, self.group)
+            if end < state.next_offset:  # below a read_committed end is an open transaction; below the log's is not
+                check_log_end(tp, state.next_offset, self.admin.end_offsets([tp], read_committed=False)[tp], self.group)
             if state.next_offset >= end and state.forced_end is None:
                 continue
             if not flush_open and not self._worth_scanning(tp, end):
@@ -343,7 +344,7 @@ class Backup:
         while True:
             plans = self.plan(targets, flush_open=True, targets=targets)
             if not plans:
-                waiting = [s.retry_at for s in self.states.values() if s.failures]
+                waiting = [s.retry_at for s in self.states.values() if s.failures and s.retry_at > time.monotonic()]
                 if not waiting:
                     break
                 time.sleep(max(0.0, min(waiting) - time.monotonic()))  # only failing partitions are left

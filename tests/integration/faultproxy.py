@@ -1,9 +1,10 @@
 """A scriptable HTTP reverse proxy in front of the S3 server, to inject faults and see what the client sent.
 
 Rules match requests by method, path regular expression and a substring of the query (e.g. ``uploadId``) and, for
-the next ``times`` matches, answer an S3 XML error, reset the connection, or delay before forwarding. Every request
-is recorded (method, path, query, headers, start and end times). The Host header is forwarded unchanged, so SigV4
-signatures made for the proxy's address stay valid upstream.
+the next ``times`` matches, answer an S3 XML error, reset the connection, delay before forwarding, or turn the
+server's 412 (a refused conditional write) into a 200, as a store that ignores ``If-None-Match`` would answer. Every
+request is recorded (method, path, query, headers, start and end times). The Host header is forwarded unchanged, so
+SigV4 signatures made for the proxy's address stay valid upstream.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ DEFAULT_CODES = {403: "AccessDenied", 500: "InternalError", 503: "SlowDown"}
 
 @dataclass
 class Rule:
-    action: str  # "status", "reset" or "delay"
+    action: str  # "status", "reset", "delay" or "ignore_condition"
     times: int
     method: str | None = None
     path: str | None = None  # regular expression searched in the path
@@ -96,6 +97,11 @@ class FaultProxy:
         """Hold the next ``times`` matching requests for ``seconds`` before forwarding them."""
         self._add(Rule("delay", times, seconds=seconds, **match))
 
+    def ignore_condition(self, times: int, **match: str) -> None:
+        """Forward the next ``times`` matching requests; where the server refuses one with 412 (a conditional write
+        on an existing key), answer 200 instead, as a store that ignores ``If-None-Match: *`` does."""
+        self._add(Rule("ignore_condition", times, **match))
+
     def clear(self) -> None:
         """Drop every pending fault: from now on requests pass through."""
         with self._lock:
@@ -159,12 +165,18 @@ class _Handler(BaseHTTPRequestHandler):
         rule = proxy._take_rule(self.command, path, query)
         if rule is not None and rule.action == "delay":
             time.sleep(rule.seconds)
-        answer = None if rule is not None and rule.action != "delay" else self._ask_upstream(body)
+        forwarded = rule is None or rule.action in ("delay", "ignore_condition")
+        answer = self._ask_upstream(body) if forwarded else None
         # recorded before answering, so a client that got its answer always finds its request recorded
         headers = {name.lower(): value for name, value in self.headers.items()}
         fault = rule.action if rule is not None else None
         proxy._record(SeenRequest(self.command, path, query, headers, started, time.monotonic(), fault))
-        if answer is not None:
+        if answer is not None and rule is not None and rule.action == "ignore_condition" and answer[0].status == 412:
+            self.send_response(200)
+            self.send_header("ETag", '"ignored-condition"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif answer is not None:
             self._relay(*answer)
         elif rule is not None and rule.action == "reset":
             self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

@@ -109,7 +109,7 @@ class DataError(KafkaS3Error):
 
 
 class BackupFailed(KafkaS3Error):
-    """One or more partitions hit a record the configuration cannot back up."""
+    """One or more partitions hit a record the configuration cannot back up, or (``--once``) failed otherwise."""
 
     exit_code = 5
 

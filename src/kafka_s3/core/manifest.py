@@ -208,3 +208,44 @@ class ManifestStore:
         ]
         numbers = [int(c) for c in counts if c.isdigit()]
         return max(numbers) if numbers else None
+
+    # ---------------------------------------------------------------------------------------- resume checks
+    def starts(self, topic: str, partition: int) -> list[int]:
+        """Start offsets of the partition's manifests, ascending (one listing)."""
+        found = []
+        for info in self.store.list(self.prefix(topic, partition)):
+            name = info.key.rsplit(self.delim, 1)[-1]
+            if name.endswith(EXTENSION) and name[: -len(EXTENSION)].isdigit():
+                found.append(int(name[: -len(EXTENSION)]))
+        return sorted(found)
+
+    def missing_files(self, manifest: Manifest, existing: dict[str, set[str]] | None = None) -> list[str]:
+        """Keys of ``manifest``'s files that are not in the store. ``existing`` caches one listing per directory of
+        files (directory prefix -> keys), so checking many manifests of one partition lists each directory once."""
+        existing = {} if existing is None else existing
+        missing = []
+        for entry in manifest.files:
+            directory = entry.key.rsplit(self.delim, 1)[0] + self.delim if self.delim in entry.key else ""
+            if directory not in existing:
+                existing[directory] = {info.key for info in self.store.list(directory)}
+            if entry.key not in existing[directory]:
+                missing.append(entry.key)
+        return missing
+
+    def resume_point(self, topic: str, partition: int) -> tuple[Manifest, list[str]] | None:
+        """Where a backup without committed offsets resumes: the newest manifest whose predecessors are all
+        complete (every file they name exists), with the files it misses itself. Chunk files complete in the
+        background after their manifest is created, so after a crash the newest manifests may stand on chunks
+        whose files never arrived; resuming from the first incomplete chunk re-creates them (the chunks after it
+        are replayed from their manifests). Reads every manifest of the partition: it runs only when the consumer
+        group has no offsets. ``None`` when the partition has no manifest."""
+        starts = self.starts(topic, partition)
+        existing: dict[str, set[str]] = {}
+        for start in starts:
+            manifest = self.get(topic, partition, start)
+            if manifest is None:  # deleted while we looked: the listing is stale
+                continue
+            missing = self.missing_files(manifest, existing)
+            if missing or start == starts[-1]:
+                return manifest, missing
+        return None

@@ -46,6 +46,7 @@ partition_results = st.builds(
     replayed_files=offsets,
     read_bytes=offsets,
     error=st.none() | text,
+    retryable=st.booleans(),
 )
 restore_results = st.builds(
     RestoreResult,

@@ -62,6 +62,14 @@ def _check_sink(config: Config) -> None:
             f"partitioner.class={partitioner} needs locale (e.g. locale=en-US), as Confluent's partitioner does",
             key="locale",
         )
+    if partitioner in ("time_based", "daily", "hourly") and config["timestamp.extractor"] == "Wallclock":
+        rotation = " and rotate.interval.ms cuts" if config["rotate.interval.ms"] > 0 else ""
+        config.warnings.append(
+            f"timestamp.extractor=Wallclock with partitioner.class={partitioner} is not exactly-once: directories"
+            f"{rotation} follow the time of the backup, not the records, so a re-run after a failure can write the "
+            "same records again under other object names (Confluent documents the same). Use timestamp.extractor="
+            "Record or RecordField for an exactly-once backup"
+        )
 
 
 SINK = ConfigDef(
@@ -253,6 +261,17 @@ SINK.define(
         L,
         "kafka-s3",
         Range(0),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "store.allow.unconditional.puts",
+        Type.BOOLEAN,
+        "false",
+        "Back up to a store that ignores conditional puts (If-None-Match: *), which each backup checks once before "
+        "writing. By default such a store is an error: re-runs or concurrent backups could replace stored objects "
+        "and chunk manifests, so exactly-once does not hold. true: warn and back up anyway.",
+        L,
+        "kafka-s3",
         origin="kafka-s3",
     ),
     Prop(

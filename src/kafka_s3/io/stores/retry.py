@@ -4,7 +4,8 @@ botocore's own retries are disabled (``total_max_attempts=1``) so that ``s3.part
 ``s3.retry.backoff.ms`` mean exactly what they mean in Confluent's connector: retry ``n`` waits a random time in
 ``[0, s3.retry.backoff.ms * 2^(n-1)]`` (full jitter spreads out the retries of many tasks), capped at 24 hours.
 Only failures that a later attempt can cure are retried: 5xx, throttling, connection errors, resets and timeouts.
-A 4xx (403, 404, 412...) is an answer, not an accident, and is raised at once.
+A 4xx (403, 404, 412...) is an answer, not an accident, and is raised at once; the exceptions are throttling, request
+timeouts and 409 ``ConditionalRequestConflict`` (a conditional write that raced another request: retried).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ TRANSIENT_CODES = frozenset(
         "RequestLimitExceeded",
         "RequestThrottled",
         "RequestTimeout",  # 400: the store gave up waiting for our bytes; sending them again can succeed
+        # 409: a conditional write raced another operation on the key; S3 asks for a retry, whose answer is then
+        # the write or 412 (the other writer won)
+        "ConditionalRequestConflict",
     }
 )
 

@@ -47,7 +47,8 @@ DELETE_BATCH = 1000  # the DeleteObjects maximum
 ACCESS_DENIED_CODES = frozenset(
     {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "AllAccessDisabled"}
 )
-CONDITION_FAILED_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict"})
+# 412: the key exists. (409 ConditionalRequestConflict is a race to retry: see retry.TRANSIENT_CODES.)
+CONDITION_FAILED_CODES = frozenset({"PreconditionFailed"})
 
 
 # --------------------------------------------------------------------------------------------------------- store

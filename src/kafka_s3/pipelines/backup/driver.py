@@ -16,12 +16,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import BackupFailed, ConfigError, KafkaS3Error
-from kafka_s3.core.manifest import ManifestStore
+from kafka_s3.core.errors import BackupFailed, ConfigError, KafkaS3Error, PlanError
+from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
+from kafka_s3.io.stores.conformance import check_conditional_put
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
 from kafka_s3.pipelines.backup.result import PartitionResult
+from kafka_s3.pipelines.backup.resume import (
+    LogRange,
+    Resume,
+    after_retention,
+    check_log_end,
+    committed_by_us,
+    from_bucket,
+    from_group,
+)
 from kafka_s3.pipelines.backup.task import PartitionPlan, backup_task
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
@@ -38,6 +48,8 @@ class PartitionState:
     open_since: float | None = None  # wall time the open chunk was first seen (start of that cycle)
     open_start: int | None = None  # first offset of the open chunk
     last_object: str = ""
+    failures: int = 0  # retryable task failures in a row
+    retry_at: float = 0.0  # monotonic time before which a failing partition is not planned again
 
 
 @dataclass
@@ -50,6 +62,7 @@ class CycleReport:
     replayed: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    retrying: list[str] = field(default_factory=list)  # partitions that failed and are retried with backoff
 
 
 @dataclass
@@ -70,6 +83,9 @@ class BackupSummary:
     def bytes(self) -> int:
         return sum(c.bytes for c in self.cycles)
 
+
+ONCE_ATTEMPTS = 4  # run_once: tries of a failing partition (as Spark's task retries) before it gives up
+ONCE_RETRY_BASE_SECONDS = 0.5
 
 OnCycle = Callable[[CycleReport, list[PartitionResult]], None]
 """Called after each cycle's commit with its report and the tasks' results (progress bars, tests)."""
@@ -102,6 +118,8 @@ class Backup:
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
         self.targets: dict[TP, int] = {}  # run_once: the offsets it backs up to
+        self._conditional_checked = False
+        self._retry_base = config["cycle.interval.ms"] / 1000  # a failing partition's first backoff (doubling)
         self.raw_config = {k: str(v) if not isinstance(v, str) else v for k, v in config.originals.items()}
 
     # ------------------------------------------------------------------------------------------------ setup
@@ -116,33 +134,27 @@ class Backup:
         return topics
 
     def _resume(self, tps: list[TP]) -> None:
-        """Initial positions for partitions seen for the first time."""
+        """Initial positions for partitions seen for the first time (:mod:`.resume`)."""
         new = [tp for tp in tps if tp not in self.states]
         if not new:
             return
         committed = self.admin.group_offsets_with_metadata(self.group, new)
         log_start = self.admin.start_offsets(new)
+        log_end = self.admin.end_offsets(new, read_committed=False)
         reset_latest = self.config.originals.get("consumer.override.auto.offset.reset", "earliest") == "latest"
-        latest = self.admin.end_offsets(new) if reset_latest else {}
         for tp in new:
             offset, metadata = committed.get(tp, (None, ""))
-            state = None
+            log_range = LogRange(log_start[tp], log_end[tp])
+            resume: Resume | None
             if offset is not None:
-                state = PartitionState(offset, last_object=_metadata_object(metadata))
+                resume = from_group(self.manifests, tp, self.group, offset, committed_by_us(metadata), log_range)
             else:
-                manifest = self.manifests.latest(*tp)
-                if manifest is not None:
-                    log.info(
-                        "%s[%d]: no committed offset in group %s; resuming from the bucket's last chunk %d..%d",
-                        tp[0],
-                        tp[1],
-                        self.group,
-                        manifest.start,
-                        manifest.end,
-                    )
-                    state = PartitionState(manifest.start, forced_end=manifest.end)
-                else:
-                    state = PartitionState(latest.get(tp, log_start[tp]))
+                resume = from_bucket(self.manifests, tp, self.group, self.store.url, log_range)
+            if resume is None:
+                resume = Resume(log_end[tp] if reset_latest else log_start[tp])
+            state = PartitionState(
+                resume.next_offset, forced_end=resume.forced_end, last_object=_metadata_object(metadata)
+            )
             if state.next_offset < log_start[tp]:
                 log.warning(
                     "%s[%d]: offsets %d..%d were deleted from Kafka before being backed up (retention); continuing "
@@ -153,7 +165,8 @@ class Backup:
                     log_start[tp] - 1,
                     log_start[tp],
                 )
-                state = PartitionState(log_start[tp])
+                resume = after_retention(self.manifests, tp, log_start[tp])
+                state = PartitionState(resume.next_offset)
             self.states[tp] = state
 
     # ------------------------------------------------------------------------------------------------ cycles
@@ -162,10 +175,14 @@ class Backup:
         plans = []
         for tp, end in sorted(ends.items()):
             state = self.states[tp]
+            if end < state.next_offset:  # below a read_committed end is an open transaction; below the log's is not
+                check_log_end(tp, state.next_offset, self.admin.end_offsets([tp], read_committed=False)[tp], self.group)
             if state.next_offset >= end and state.forced_end is None:
                 continue
             if not flush_open and not self._worth_scanning(tp, end):
                 continue
+            if state.retry_at > time.monotonic():
+                continue  # failing: its backoff has not elapsed (the other partitions go on)
             target = end if targets is None else targets[tp]
             reopened = state.open_since is not None and state.open_start == state.next_offset
             plans.append(
@@ -227,6 +244,14 @@ class Backup:
             raise BackupFailed("; ".join(report.errors))
         return report
 
+    def _run_once_cycle(self, plans: list[PartitionPlan]) -> CycleReport:
+        """A cycle of ``run_once``: a partition failing ``ONCE_ATTEMPTS`` times in a row ends it (what the other
+        partitions committed is durable and committed)."""
+        report = self.run_cycle(plans)
+        if any(s.failures >= ONCE_ATTEMPTS for s in self.states.values()):
+            raise BackupFailed(f"gave up after {ONCE_ATTEMPTS} attempts: " + "; ".join(report.retrying))
+        return report
+
     def _apply(self, results: list[PartitionResult], plans: list[PartitionPlan], report: CycleReport) -> None:
         plans_by_tp = {(p.topic, p.partition): p for p in plans}
         commits: dict[TP, int] = {}
@@ -251,8 +276,12 @@ class Backup:
                         f.bytes,
                     )
             report.replayed += result.replayed_files
-            if result.error:
+            if result.error and result.retryable:
+                self._retry_later(tp, state, result.error, report)
+            elif result.error:
                 report.errors.append(f"{tp[0]}[{tp[1]}]: {result.error}")
+            else:
+                state.failures, state.retry_at = 0, 0.0
             committed = result.committed_offset
             if committed > state.next_offset or (committed == state.next_offset and result.chunks):
                 commits[tp] = committed
@@ -279,27 +308,59 @@ class Backup:
             for (topic, partition), offset in sorted(commits.items()):
                 log.debug("group %s: %s[%d] committed at %d", self.group, topic, partition, offset)
 
+    def _retry_later(self, tp: TP, state: PartitionState, error: str, report: CycleReport) -> None:
+        """A partition whose task failed in a way another attempt may cure: retried with exponential backoff,
+        reported in the cycle's report and the log; the other partitions keep moving."""
+        state.failures += 1
+        wait = _backoff(self._retry_base, state.failures)
+        state.retry_at = time.monotonic() + wait
+        first_line = error.strip().splitlines()[0][:500] if error.strip() else "failed"
+        report.retrying.append(f"{tp[0]}[{tp[1]}]: {first_line}")
+        log.error(
+            "%s[%d]: backup failed (%d in a row), retrying this partition in %.1fs (the others go on): %s",
+            tp[0],
+            tp[1],
+            state.failures,
+            wait,
+            first_line,
+        )
+
     # ------------------------------------------------------------------------------------------------ modes
+    def check_store(self) -> None:
+        """The bucket exists and is reachable, and (once per backup) the store refuses a conditional put on an
+        existing key: exactly-once rests on it (:mod:`kafka_s3.io.stores.conformance`)."""
+        self.store.check()
+        if self._conditional_checked:
+            return
+        prefix = f"{self.manifests.root.rsplit(MANIFEST_DIR, 1)[0]}{MANIFEST_DIR}{self.manifests.delim}"
+        check_conditional_put(self.store, prefix, self.config["store.allow.unconditional.puts"])
+        self._conditional_checked = True
+
     def run_once(self) -> BackupSummary:
         """Back up every record below the high watermarks seen now, flush what is open, and return."""
-        self.store.check()
+        self.check_store()
         topics = self.topics()
         tps = [(t, p) for t, n in topics.items() for p in range(n)]
         self._resume(tps)
         targets = self.admin.end_offsets(tps, read_committed=self.config["isolation.level"] == "read_committed")
         self.targets = dict(targets)
         summary = BackupSummary(targets=dict(targets))
+        self._retry_base = ONCE_RETRY_BASE_SECONDS
         while True:
             plans = self.plan(targets, flush_open=True, targets=targets)
             if not plans:
-                break
-            summary.cycles.append(self.run_cycle(plans))
+                waiting = [s.retry_at for s in self.states.values() if s.failures and s.retry_at > time.monotonic()]
+                if not waiting:
+                    break
+                time.sleep(max(0.0, min(waiting) - time.monotonic()))  # only failing partitions are left
+                continue
+            summary.cycles.append(self._run_once_cycle(plans))
         summary.committed = {tp: s.next_offset for tp, s in self.states.items()}
         return summary
 
     def follow(self, stop: threading.Event | None = None) -> None:
         """Run cycles forever (or until ``stop`` is set), every ``cycle.interval.ms``."""
-        self.store.check()
+        self.check_store()
         stop = stop or threading.Event()
         interval = self.config["cycle.interval.ms"] / 1000
         read_committed = self.config["isolation.level"] == "read_committed"
@@ -313,11 +374,11 @@ class Backup:
                 ends = self.admin.end_offsets(tps, read_committed=read_committed)
                 self.run_cycle(self.plan(ends, flush_open=False))
                 failures = 0
-            except (BackupFailed, ConfigError):
-                raise  # the records or the configuration are wrong: retrying cannot help
+            except (BackupFailed, ConfigError, PlanError):
+                raise  # the records, the configuration or the log are wrong: retrying cannot help
             except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
                 failures += 1
-                wait = min(300.0, interval * 2 ** min(failures, 8))
+                wait = _backoff(interval, failures)
                 log.error(
                     "cycle failed (%d in a row), retrying in %.0fs: %s",
                     failures,
@@ -327,6 +388,11 @@ class Backup:
                 stop.wait(wait)
                 continue
             stop.wait(max(0.0, interval - (time.monotonic() - started)))
+
+
+def _backoff(interval: float, failures: int) -> float:
+    """Seconds to wait after ``failures`` failures in a row: doubling from the cycle interval, at most 5 minutes."""
+    return float(min(300.0, interval * 2 ** min(failures, 8)))
 
 
 def _metadata_object(metadata: str) -> str:

@@ -513,7 +513,18 @@ class PartitionBackup:
             f.abort()
         self.open = {}
         for future in self._pending:
-            future.exception()  # wait; a failure surfaces in finish(), or the task is failing already
+            future.exception()  # wait; a failure surfaces in finish() or settle(), or the task is failing already
+
+    def settle(self) -> None:
+        """Wait for the chunks completing in the background and raise the first failure: a chunk whose files did
+        not complete is not durable, so nothing after it may be reported as committed."""
+        try:
+            self._reap_commits()
+        finally:
+            self._pending.clear()
+            if self._committer is not None:
+                self._committer.shutdown()
+                self._committer = None
 
     def finish(
         self, read_until: int, flush_open: bool, start: int | None = None, read_bytes: int = 0, error: str | None = None
@@ -530,10 +541,7 @@ class PartitionBackup:
             open_records = 0
         else:
             self.abort_open()
-        self._reap_commits()
-        if self._committer is not None:
-            self._committer.shutdown()
-            self._committer = None
+        self.settle()
         return PartitionResult(
             topic=self.topic,
             partition=self.partition,

@@ -34,7 +34,8 @@ class PartitionResult:
     records_in: int = 0
     replayed_files: int = 0  # files of re-created chunks that were already stored
     read_bytes: int = 0  # key and value bytes read from Kafka
-    error: str | None = None  # a record the configuration cannot back up (deterministic, not retried)
+    error: str | None = None  # a record the configuration cannot back up (deterministic, not retried), or ...
+    retryable: bool = False  # ... a failure another attempt may cure (store, Kafka): the driver retries the partition
 
     @property
     def files(self) -> list[FileEntry]:
@@ -53,6 +54,7 @@ class PartitionResult:
             "replayed_files": self.replayed_files,
             "read_bytes": self.read_bytes,
             "error": self.error,
+            "retryable": self.retryable,
         }
 
     @classmethod
@@ -69,6 +71,7 @@ class PartitionResult:
             replayed_files=doc["replayed_files"],
             read_bytes=doc["read_bytes"],
             error=doc["error"],
+            retryable=doc.get("retryable", False),
         )
 
     def to_json(self) -> str:

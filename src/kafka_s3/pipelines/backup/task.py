@@ -8,6 +8,7 @@ Imports stay lean: this module is loaded by every Python worker.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Iterator
@@ -49,6 +50,31 @@ class PartitionPlan:
 
 
 def run_partition(
+    plan: PartitionPlan,
+    config_raw: dict[str, str],
+    store_spec: StoreSpec,
+    kafka_settings: dict[str, str],
+    live: tuple[str, int, int] | None = None,
+) -> PartitionResult:
+    """Back up ``plan``. A failure another attempt may cure (the store or Kafka failing for this partition) is
+    returned as a retryable error with nothing committed, rather than failing the whole job: the driver retries
+    this partition with backoff while the others go on."""
+    try:
+        return _run_partition(plan, config_raw, store_spec, kafka_settings, live)
+    except Exception as exc:
+        log.warning("%s[%d]: backup task failed: %s", plan.topic, plan.partition, exc, exc_info=True)
+        return PartitionResult(
+            topic=plan.topic,
+            partition=plan.partition,
+            start=plan.start,
+            read_until=plan.start,
+            committed_offset=plan.start,
+            error=f"{type(exc).__name__}: {exc}",
+            retryable=True,
+        )
+
+
+def _run_partition(
     plan: PartitionPlan,
     config_raw: dict[str, str],
     store_spec: StoreSpec,
@@ -128,6 +154,9 @@ def run_partition(
                 position = plan.hard_end
         except ChunkConflict as conflict:
             writer.abort_open()
+            # The chunks this writer committed before the conflict must be durable before the restart reads past
+            # them: a failed background upload is raised here, not forgotten with the writer.
+            writer.settle()
             log.warning("%s", conflict)
             start, forced_end = conflict.existing.start, conflict.existing.end
             open_since_ms = open_until = None
@@ -139,6 +168,8 @@ def run_partition(
             return writer.finish(last, flush_open=False, start=plan.start, error=f"{type(exc).__name__}: {exc}")
         except BaseException:
             writer.abort_open()
+            with contextlib.suppress(Exception):  # the task fails with the first error; stop the commit threads
+                writer.settle()
             raise
         exhausted = position >= plan.hard_end
         result = writer.finish(

@@ -166,16 +166,34 @@ def test_a_part_that_keeps_failing_aborts_the_multipart_upload(open_s3, s3_clien
     assert store.head("doomed.bin") is None
 
 
-def test_a_conflict_at_completion_is_object_exists_and_aborts(open_s3, s3_client, fresh_bucket, fault_proxy):
-    store = open_s3(SMALL_PART, endpoint=fault_proxy.url)
+def test_item15_a_409_conflict_at_completion_is_retried(open_s3, s3_client, fresh_bucket, fault_proxy):
+    """409 ConditionalRequestConflict is a race with another request on the key, not "exists": S3 asks for a retry,
+    which completes the object (or answers 412 when the other writer won)."""
+    store = open_s3({**SMALL_PART, "s3.part.retries": "2"}, endpoint=fault_proxy.url)
     fault_proxy.fail(409, times=1, code="ConditionalRequestConflict", method="POST", query="uploadId")
     upload = store.create("conflict.bin")
-    write_in_chunks(upload, random_bytes(PART + 1))
+    data = random_bytes(PART + 1)
+    write_in_chunks(upload, data)
 
-    with pytest.raises(ObjectExistsError):
-        upload.commit()
+    upload.commit()
 
+    assert store.get("conflict.bin") == data
+    assert len(fault_proxy.requests("POST", query="uploadId")) == 2
     assert pending_uploads(s3_client, fresh_bucket) == []
+
+
+def test_item15_a_409_conflict_on_put_is_retried_and_a_lasting_one_is_not_exists(open_s3, fault_proxy):
+    store = open_s3({"s3.part.retries": "2"}, endpoint=fault_proxy.url)
+    fault_proxy.fail(409, times=1, code="ConditionalRequestConflict", method="PUT", path="raced.bin")
+    store.put("raced.bin", b"x")
+    assert store.get("raced.bin") == b"x"
+
+    fault_proxy.fail(409, times=100, code="ConditionalRequestConflict", method="PUT", path="contended.bin")
+    with pytest.raises(StoreError) as caught:
+        store.put("contended.bin", b"y")
+    assert not isinstance(caught.value, ObjectExistsError)
+    assert "409" in str(caught.value) and "contended.bin" in str(caught.value)
+    assert store.head("contended.bin") is None
 
 
 def test_a_30_mib_upload_holds_at_most_the_memory_threshold_plus_one_part(open_s3):

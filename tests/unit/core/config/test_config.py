@@ -180,3 +180,31 @@ def test_properties_parsing_escapes_and_continuations(tmp_path):
     path = tmp_path / "c.properties"
     path.write_text("# comment\n! also comment\nkey1 = a\\\n   b\nkey2:value2\nkey3 value3\nsep=\\\\n\nuni=\\u00e9\n")
     assert read_raw(path) == {"key1": "ab", "key2": "value2", "key3": "value3", "sep": "\\n", "uni": "é"}
+
+
+TIME_BASED = {
+    "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+    "partition.duration.ms": "3600000",
+    "path.format": "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH",
+    "locale": "en-US",
+    "timezone": "UTC",
+}
+
+
+@pytest.mark.parametrize(
+    "extractor",
+    [None, "Wallclock", "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$WallclockTimestampExtractor"],
+)
+def test_item11_wallclock_extractor_warns_that_the_backup_is_not_exactly_once(extractor):
+    settings = {**BASE, **TIME_BASED, "rotate.interval.ms": "600000"}
+    if extractor is not None:  # the default extractor is Wallclock, as Confluent's
+        settings["timestamp.extractor"] = extractor
+    warnings = [w for w in SINK.parse(settings).warnings if "Wallclock" in w]
+    assert len(warnings) == 1
+    assert "not exactly-once" in warnings[0] and "rotate.interval.ms" in warnings[0]
+    assert "timestamp.extractor=Record" in warnings[0]
+
+
+def test_item11_record_time_and_default_partitioning_do_not_warn():
+    for settings in ({**BASE, **TIME_BASED, "timestamp.extractor": "Record"}, {**BASE}):
+        assert not [w for w in SINK.parse(settings).warnings if "Wallclock" in w]

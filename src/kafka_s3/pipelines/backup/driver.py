@@ -28,6 +28,7 @@ from kafka_s3.pipelines.backup.resume import (
     Resume,
     after_retention,
     check_log_end,
+    check_topic_id,
     committed_by_us,
     from_bucket,
     from_group,
@@ -115,6 +116,7 @@ class Backup:
         self.plugins = BackupPlugins.from_config(config)  # also validates every plugin setting before a job starts
         self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
         self._noted_counts: dict[str, int] = {}
+        self.topic_ids: dict[str, str] = {}  # topic -> id ("" where the broker has none), recorded with commits
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
         self.targets: dict[TP, int] = {}  # run_once: the offsets it backs up to
@@ -139,6 +141,7 @@ class Backup:
         if not new:
             return
         committed = self.admin.group_offsets_with_metadata(self.group, new)
+        self.topic_ids.update(self.admin.topic_ids({tp[0] for tp in new}))
         log_start = self.admin.start_offsets(new)
         log_end = self.admin.end_offsets(new, read_committed=False)
         reset_latest = self.config.originals.get("consumer.override.auto.offset.reset", "earliest") == "latest"
@@ -147,6 +150,7 @@ class Backup:
             log_range = LogRange(log_start[tp], log_end[tp])
             resume: Resume | None
             if offset is not None:
+                check_topic_id(tp, self.group, metadata, self.topic_ids.get(tp[0], ""))
                 resume = from_group(self.manifests, tp, self.group, offset, committed_by_us(metadata), log_range)
             else:
                 resume = from_bucket(self.manifests, tp, self.group, self.store.url, log_range)
@@ -285,7 +289,13 @@ class Backup:
             committed = result.committed_offset
             if committed > state.next_offset or (committed == state.next_offset and result.chunks):
                 commits[tp] = committed
-                metadata[tp] = json.dumps({"object": state.last_object, "at": int(time.time() * 1000)})
+                metadata[tp] = json.dumps(
+                    {
+                        "object": state.last_object,
+                        "at": int(time.time() * 1000),
+                        "topic_id": self.topic_ids.get(tp[0], ""),
+                    }
+                )
             state.next_offset = max(state.next_offset, committed)
             if state.forced_end is not None and (result.chunks or committed > plan.start):
                 state.forced_end = None

@@ -173,3 +173,21 @@ def check_log_end(where: tuple[str, int], next_offset: int, end: int, group: str
             f"ends at offset {end - 1} (the topic was deleted and re-created?): backing up from there would skip "
             "records. Delete the group's offsets or set group.id to a new group to back up this log"
         )
+
+
+def check_topic_id(where: tuple[str, int], group: str, metadata: str, current: str) -> None:
+    """The group offset was committed for another incarnation of the topic (its id, recorded with each commit,
+    differs: the topic was deleted and re-created, or this is another cluster's topic of the same name). Brokers
+    without topic ids give "" and are not compared."""
+    try:
+        doc = json.loads(metadata) if metadata else {}
+    except ValueError:
+        return
+    stored = doc.get("topic_id", "") if isinstance(doc, dict) else ""
+    if stored and current and stored != current:
+        raise PlanError(
+            f"{where[0]}[{where[1]}]: group {group} committed its offsets for topic id {stored}, but the topic now has "
+            f"id {current} (deleted and re-created, or another cluster): resuming would skip or mix records. Delete "
+            f"the group's offsets (kafka-consumer-groups --delete-offsets --group {group}) or set group.id to a new "
+            "group to back up this log"
+        )

@@ -3,6 +3,8 @@ incomplete chunk, and a log that cannot be the one backed up."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kafka_s3.core.errors import PlanError
@@ -70,3 +72,16 @@ def test_offsets_committed_by_the_backup_are_recognised():
     assert not committed_by_us("")
     assert not committed_by_us("not json")
     assert not committed_by_us('["at"]')
+
+
+def test_item9_a_group_offset_of_another_topic_id_is_an_error():
+    from kafka_s3.pipelines.backup.resume import check_topic_id
+
+    stamped = json.dumps({"object": "k", "at": 1, "topic_id": "id-old"})
+    with pytest.raises(
+        PlanError, match=r"orders\[2\]: group g committed its offsets for topic id id-old, but .* id-new"
+    ):
+        check_topic_id(("orders", 2), "g", stamped, "id-new")
+    check_topic_id(("orders", 2), "g", stamped, "id-old")  # the same topic
+    check_topic_id(("orders", 2), "g", stamped, "")  # a broker without topic ids: nothing to compare
+    check_topic_id(("orders", 2), "g", json.dumps({"object": "k", "at": 1}), "id-new")  # committed before ids

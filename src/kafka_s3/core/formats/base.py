@@ -10,10 +10,12 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import pyarrow as pa
+
+from kafka_s3.core.errors import FormatError
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
@@ -30,10 +32,40 @@ class FileContext:
     partition: int
     start_offset: int
     object_key: str = ""
+    #: Where a reader notes the records it skips (``behavior.on.error=ignore|log``); ``None``: bad bytes are errors.
+    skips: list[Skipped] | None = field(default=None, compare=False, repr=False)
+
+    def skip(self, error: FormatError, records: int | None) -> None:
+        """Skip ``records`` bad records (``None``: every record left in the object, their number unknown), or raise
+        ``error`` when bad records are errors (``behavior.on.error=fail``).
+
+        A reader calls it right where the bad records are: after yielding every record before them, before yielding
+        any after them, so the caller numbers the records that follow (and derives their offsets) correctly.
+        """
+        if self.skips is None:
+            raise error
+        self.skips.append(Skipped(records, error.position or "object", bare_message(error)))
 
     def sync_marker(self) -> bytes:
         """A 16-byte Avro sync marker derived from the object's identity (not random: see module docstring)."""
         return hashlib.sha256(f"{self.topic}\x00{self.partition}\x00{self.start_offset}".encode()).digest()[:16]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Records a reader skipped: how many (``None``: the rest of the object), where, and why."""
+
+    records: int | None
+    position: str
+    message: str
+
+
+def bare_message(error: FormatError) -> str:
+    """The error's message without the ``in <key> at <position>`` its ``str`` adds."""
+    text = str(error)
+    if error.object_key:
+        text = text.removesuffix(f" in {error.object_key}" + (f" at {error.position}" if error.position else ""))
+    return text
 
 
 @dataclass(frozen=True)

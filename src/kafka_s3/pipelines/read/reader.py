@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kafka_s3.core.errors import FormatError
-from kafka_s3.core.formats.base import FileContext, Format, IndexedFormat
+from kafka_s3.core.formats.base import FileContext, Format, IndexedFormat, Skipped, bare_message
 from kafka_s3.core.records import RECORD_SCHEMA
 from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.blocks import load_blocks, read_blocks, select
@@ -36,7 +36,11 @@ def _read_all(fmt: Format, store: Store, key: str, ctx: FileContext) -> pa.Table
 
 
 def read_object(
-    store: Store, plugins: ReadPlugins, obj: BackupObject, bounds: Bounds | None = None
+    store: Store,
+    plugins: ReadPlugins,
+    obj: BackupObject,
+    bounds: Bounds | None = None,
+    skipped: list[Problem] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """One object's records, with topic/partition, offsets (stored, or derived from the start offset), and keys and
     headers from sidecars when present.
@@ -44,21 +48,28 @@ def read_object(
     An object with a block index (block_gzip) is read block by block with ranged GETs, only the blocks overlapping
     the offsets of ``bounds``; its offsets come from the index (see :mod:`kafka_s3.pipelines.read.blocks`). The caller
     still filters records to ``bounds``.
+
+    ``skipped``: bad records are skipped, not errors (``behavior.on.error=ignore|log``): the format skips as few as it
+    can tell apart (one JSON line, one Parquet row group, one Avro block) and each skip is noted there with its
+    position and, when offsets are derived, the offsets it held; the records after it keep their own offsets and
+    sidecar rows.
     """
     name = obj.name
-    ctx = FileContext(name.topic, name.partition, name.start_offset, name.key)
-    keys = _read_all(plugins.keys_format, store, obj.keys_key, ctx) if obj.keys_key else None
-    headers = _read_all(plugins.headers_format, store, obj.headers_key, ctx) if obj.headers_key else None
+    skips = _Skips(obj, plugins.envelope, bounds, skipped)
+    ctx = FileContext(name.topic, name.partition, name.start_offset, name.key, skips.found)
+    sidecar_ctx = FileContext(name.topic, name.partition, name.start_offset, name.key)
+    keys = _read_all(plugins.keys_format, store, obj.keys_key, sidecar_ctx) if obj.keys_key else None
+    headers = _read_all(plugins.headers_format, store, obj.headers_key, sidecar_ctx) if obj.headers_key else None
     fmt = plugins.value_format
     whole = True  # every record of the object is read (sidecar counts can be checked)
     if obj.index_key and isinstance(fmt, IndexedFormat):
         blocks = load_blocks(store, fmt, obj)
         chosen = select(blocks, bounds.from_offset, bounds.until_offset) if bounds is not None else blocks
         whole = len(chosen) == len(blocks)
-        pieces = read_blocks(store, fmt, name.key, chosen, ctx)
+        pieces = read_blocks(store, fmt, name.key, chosen, ctx, skips.note)
     else:
-        pieces = _whole_object(store, fmt, ctx)
-    row = 0  # records read
+        pieces = _whole_object(store, fmt, ctx, skips)
+    row = 0  # records read or skipped
     for batch, first_row, first_offset in pieces:
         n = batch.num_rows
         if n == 0:
@@ -74,18 +85,67 @@ def read_object(
                 columns["headers"] = _aligned(headers, "headers", first_row, n, obj.headers_key)
             if pc.all(pc.is_null(columns["timestampType"])).as_py():
                 columns["timestampType"] = pa.array(np.full(n, -1, dtype=np.int32))
-        row += n
+        row = first_row + n
         yield pa.RecordBatch.from_arrays([columns[c] for c in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
+    if obj.index_key and isinstance(fmt, IndexedFormat):
+        row = blocks[-1].row + blocks[-1].records if whole and blocks else row  # every block checked its count
+    else:
+        row = skips.note(row)  # skips after the last record
+    whole = whole and not skips.rest
     for table, key in ((keys, obj.keys_key), (headers, obj.headers_key)):
         if whole and table is not None and table.num_rows != row:
             raise FormatError(f"sidecar has {table.num_rows} records but the data object has {row}", object_key=key)
 
 
-def _whole_object(store: Store, fmt: Format, ctx: FileContext) -> Iterator[tuple[pa.RecordBatch, int, int]]:
-    """``(batch, first row index, first offset)`` of an object read whole, offsets counted from its start offset."""
+class _Skips:
+    """The records a format skipped in one object, as problems at their positions and offsets.
+
+    The format appends to :attr:`found` right where it skips (see :meth:`FileContext.skip`); :meth:`note` is called
+    with the row the reader has reached before each batch, and returns it moved past the skipped records.
+    """
+
+    def __init__(self, obj: BackupObject, envelope: bool, bounds: Bounds | None, problems: list[Problem] | None):
+        self.obj = obj
+        self.envelope = envelope
+        self.bounds = bounds
+        self.problems = problems
+        self.found: list[Skipped] | None = None if problems is None else []
+        self.noted = 0
+        self.rest = False  # the rest of the object was skipped (its number of records unknown)
+
+    def note(self, row: int) -> int:
+        while self.found is not None and self.noted < len(self.found):
+            skip = self.found[self.noted]
+            self.noted += 1
+            first = None if self.envelope else self.obj.start + row
+            if skip.records is None:
+                self.rest = True
+            elif first is not None and not self._in_bounds(first, first + skip.records):
+                row += skip.records
+                continue  # below a resume point or outside the bounds: not this read's records
+            assert self.problems is not None  # found is a list only when problems is one
+            self.problems.append(Problem(self.obj.key, skip.position, skip.message, skip.records, first))
+            row += skip.records or 0
+        return row
+
+    def _in_bounds(self, first: int, end: int) -> bool:
+        bounds = self.bounds
+        if bounds is None:
+            return True
+        return (bounds.from_offset is None or end > bounds.from_offset) and (
+            bounds.until_offset is None or first < bounds.until_offset
+        )
+
+
+def _whole_object(
+    store: Store, fmt: Format, ctx: FileContext, skips: _Skips
+) -> Iterator[tuple[pa.RecordBatch, int, int]]:
+    """``(batch, first row index, first offset)`` of an object read whole, offsets counted from its start offset
+    (records the format skipped count too)."""
     row = 0
     with store.open(ctx.object_key) as source:
         for batch in fmt.read(source, ctx):
+            row = skips.note(row)
             yield batch, row, ctx.start_offset + row
             row += batch.num_rows
 
@@ -192,17 +252,27 @@ def _guarded(
     if on_object is not None:
         on_object(obj)
     first = last = None
+    next_offset = None if plugins.envelope else obj.start  # of the record after the last one read
+    skipped: list[Problem] | None = None if on_error == "fail" else []
     try:
-        for batch in read_object(store, plugins, obj, bounds):
-            if on_span is not None:
-                low, high = pc.min_max(batch.column("offset")).values()
-                first = low.as_py() if first is None else min(first, low.as_py())
-                last = high.as_py() if last is None else max(last, high.as_py())
-            yield batch
+        try:
+            for batch in read_object(store, plugins, obj, bounds, skipped):
+                if next_offset is not None:
+                    next_offset = batch.column("offset")[-1].as_py() + 1
+                if on_span is not None:
+                    low, high = pc.min_max(batch.column("offset")).values()
+                    first = low.as_py() if first is None else min(first, low.as_py())
+                    last = high.as_py() if last is None else max(last, high.as_py())
+                yield batch
+        finally:
+            for problem in skipped or ():
+                _note(problems, on_error, problem)
     except FormatError as exc:
         if on_error == "fail":
             raise
-        _note(problems, on_error, Problem(obj.key, exc.position or "object", str(exc)))
+        # What the format could not skip record by record (a broken header or footer, a sidecar, a format that
+        # does not skip): the object from there on.
+        _note(problems, on_error, Problem(obj.key, exc.position or "object", bare_message(exc), None, next_offset))
         if on_span is not None:
             on_span(obj, None, None)
         return

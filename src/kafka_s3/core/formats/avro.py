@@ -6,8 +6,9 @@ depend only on its records. Reading uses fastavro, so files written by Confluent
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import fastavro
 import orjson
@@ -69,20 +70,66 @@ class AvroFormat(Format):
         return _AvroWriter(self, sink, ctx)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
+        """The container's records, block after block. Blocks are framed here (record count, byte size, data, sync
+        marker) and decoded by fastavro, so a block that does not decode is skipped alone: its header says how many
+        records it held (they cannot be told apart), and reading goes on with the next block."""
         try:
-            reader = fastavro.block_reader(source)
+            header, sync = _header(source)
+            reader = fastavro.block_reader(_Feed.of(header, iter(())))
             schema = orjson.loads(reader.metadata["avro.schema"])
         except Exception as exc:  # fastavro raises assorted types (ValueError, EOFError, KeyError...) on bad headers
             raise FormatError(f"not a readable Avro container ({exc})", ctx.object_key, "header") from None
         to_batch = self._batch_builder(schema, ctx, _tag_union_branches(reader, schema))
+        framer = _Framer(source, sync)
         datums: list[Any] = []
-        for datum_batch in _datums(reader, ctx):
-            datums.extend(datum_batch)
-            if len(datums) >= READ_BATCH_RECORDS:
-                yield to_batch(datums)
-                datums = []
+        records_read = 0  # records decoded or skipped, for positions
+        while True:
+            reader = fastavro.block_reader(_Feed.of(header, framer.frames()))
+            _tag_union_branches(reader, schema)
+            blocks = iter(reader)
+            restart = False
+            while not restart:
+                number = framer.consumed + 1
+                try:
+                    block = next(blocks)
+                except StopIteration:
+                    break
+                except Exception as exc:  # corrupt codec data: fastavro raises assorted types
+                    if datums:
+                        yield to_batch(datums)
+                        datums = []
+                    count = framer.counts[framer.consumed]
+                    framer.consumed += 1
+                    records_read += count
+                    message = f"corrupt Avro data ({exc}); the block's {count} records cannot be told apart"
+                    ctx.skip(FormatError(message, ctx.object_key, f"block {number}"), count)
+                    restart = True  # fastavro's reader ends at an error: a new one reads the next block on
+                    continue
+                framer.consumed += 1
+                decoded = 0
+                try:
+                    for datum in block:
+                        datums.append(datum)
+                        decoded += 1
+                except Exception as exc:  # a datum that does not decode with the file's schema
+                    if datums:
+                        yield to_batch(datums)
+                        datums = []
+                    left = block.num_records - decoded
+                    message = (
+                        f"corrupt Avro record ({exc}); the last {left} records of block {number} cannot be told apart"
+                    )
+                    ctx.skip(FormatError(message, ctx.object_key, f"record {records_read + decoded + 1}"), left)
+                records_read += block.num_records
+                if len(datums) >= READ_BATCH_RECORDS:
+                    yield to_batch(datums)
+                    datums = []
+            if not restart:
+                break
         if datums:
             yield to_batch(datums)
+        if framer.error is not None:
+            ctx.skip(FormatError(framer.error, ctx.object_key, f"block {framer.consumed + 1}"), framer.error_records)
 
     def _batch_builder(
         self, schema: Any, ctx: FileContext, named_tuples: bool = False
@@ -135,26 +182,153 @@ def _expect_schema(schema: Any, full_name: str, what: str, ctx: FileContext) -> 
         raise FormatError(f"not {what}: its Avro schema is not {full_name}", ctx.object_key, "header")
 
 
-def _datums(reader: Any, ctx: FileContext) -> Iterator[list[Any]]:
-    """Each block's decoded datums, errors located at the block (framing, codec) or the record (decoding)."""
-    blocks = iter(reader)
-    block_number = records_read = 0
+def _header(source: BinaryIO) -> tuple[bytes, bytes]:
+    """The container's header bytes (magic, metadata map, sync marker) as read from ``source``, and its sync marker."""
+    raw = bytearray()
+
+    def take(n: int) -> bytes:
+        data = _read_exactly(source, n)
+        if len(data) < n:
+            raise EOFError("the header is cut short")
+        raw.extend(data)
+        return data
+
+    if take(4) != MAGIC:
+        raise ValueError("no Avro magic bytes")
     while True:
-        block_number += 1
-        try:
-            block = next(blocks)
-        except StopIteration:
-            return
-        except Exception as exc:  # corrupt framing or codec data: fastavro raises assorted types
-            raise FormatError(f"corrupt Avro data ({exc})", ctx.object_key, f"block {block_number}") from None
-        datums = []
-        try:
-            for datum in block:
-                datums.append(datum)
-                records_read += 1
-        except Exception as exc:  # a datum that does not decode with the file's schema
-            raise FormatError(f"corrupt Avro record ({exc})", ctx.object_key, f"record {records_read + 1}") from None
-        yield datums
+        count = _long(source, raw)
+        if count is None:
+            raise EOFError("the header is cut short")
+        if count == 0:
+            break
+        if count < 0:  # a map block with its byte size
+            count = -count
+            _long(source, raw)
+        for _ in range(2 * count):  # keys and values: both length-prefixed
+            length = _long(source, raw)
+            if length is None or length < 0:
+                raise ValueError("bad metadata length")
+            take(length)
+    sync = take(16)
+    return bytes(raw), sync
+
+
+def _read_exactly(source: BinaryIO, n: int) -> bytes:
+    pieces = []
+    while n > 0:
+        piece = source.read(n)
+        if not piece:
+            break
+        pieces.append(piece)
+        n -= len(piece)
+    return b"".join(pieces)
+
+
+def _long(source: BinaryIO, raw: bytearray) -> int | None:
+    """An Avro long (zigzag varint) read byte by byte, appended to ``raw``; ``None`` at the end of the stream."""
+    shift = result = 0
+    while True:
+        byte = source.read(1)
+        if not byte:
+            if shift:
+                raise EOFError("a number is cut short")
+            return None
+        raw.extend(byte)
+        result |= (byte[0] & 0x7F) << shift
+        if not byte[0] & 0x80:
+            return (result >> 1) ^ -(result & 1)
+        shift += 7
+        if shift > 63:
+            raise ValueError("a number is longer than a long")
+
+
+class _Framer:
+    """Cuts the blocks after the header out of the stream: record count, byte size, data and sync marker each.
+
+    A block whose sync marker is not where its size says it ends (or that is cut short) ends the framing: the
+    number of records after it cannot be known (:attr:`error`, :attr:`error_records`).
+    """
+
+    def __init__(self, source: BinaryIO, sync: bytes):
+        self._source = source
+        self._sync = sync
+        self.counts: list[int] = []  # records of each block framed, in order
+        self.consumed = 0  # blocks decoded or skipped
+        self.error: str | None = None
+        self.error_records: int | None = None  # records the broken block and the rest of the object held, if known
+
+    def frames(self) -> Iterator[bytes]:
+        while self.error is None:
+            raw = bytearray()
+            try:
+                count = _long(self._source, raw)
+                if count is None:
+                    return
+                size = _long(self._source, raw)
+            except (EOFError, ValueError) as exc:
+                self.error = f"corrupt Avro data ({exc}); the rest of the object cannot be read"
+                return
+            if size is None or size < 0 or count < 0:
+                self.error = "corrupt Avro data (a block without a valid size); the rest of the object cannot be read"
+                return
+            data = _read_exactly(self._source, size)
+            marker = _read_exactly(self._source, 16)
+            if len(data) < size or len(marker) < 16:
+                self.error = f"corrupt Avro data (the object is cut short in a block of {count} records)"
+                self.error_records = count  # the last block: nothing follows it
+                return
+            if marker != self._sync:
+                self.error = (
+                    "corrupt Avro data (the block's sync marker is not where its size says it ends); how many records "
+                    "the rest of the object holds cannot be told"
+                )
+                return
+            self.counts.append(count)
+            yield bytes(raw) + data + marker
+
+
+class _Feed(io.RawIOBase):
+    """What fastavro reads: the header, then the framed blocks, pulled one at a time as it reads."""
+
+    def __init__(self, header: bytes, frames: Iterator[bytes]):
+        super().__init__()
+        self._buffer = memoryview(header)
+        self._frames = frames
+        self._position = 0
+
+    @classmethod
+    def of(cls, header: bytes, frames: Iterator[bytes]) -> BinaryIO:
+        return cast(BinaryIO, cls(header, frames))  # a binary file, though not a typing.BinaryIO
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def read(self, size: int | None = -1) -> bytes:
+        pieces = []
+        wanted = -1 if size is None or size < 0 else size
+        while wanted != 0:
+            if not self._buffer:
+                frame = next(self._frames, None)
+                if frame is None:
+                    break
+                self._buffer = memoryview(frame)
+            piece = self._buffer if wanted < 0 else self._buffer[:wanted]
+            self._buffer = self._buffer[len(piece) :]
+            pieces.append(piece)
+            if wanted > 0:
+                wanted -= len(piece)
+        data = b"".join(pieces)
+        self._position += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
 
 
 class _AvroWriter(FormatWriter):

@@ -256,7 +256,7 @@ class Restore:
             for problem in result.problems:
                 summary.problems.append(problem)
                 if logged:  # the task's own log line stays in its Spark worker
-                    log.warning("skipped %s at %s: %s", problem.key, problem.position, problem.message)
+                    log.warning("%s", problem)
             for gap in result.gaps:
                 summary.gaps.append(gap)
                 log.warning("%s", gap)

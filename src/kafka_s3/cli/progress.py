@@ -203,6 +203,8 @@ def print_restore_summary(summary: RestoreSummary) -> None:
         console.print(total, style="yellow", markup=False, highlight=False)
     for gap in summary.gaps:
         console.print(f"[yellow]missing[/yellow] {gap}")
+    if summary.timestamps:
+        console.print(summary.timestamps, markup=False, highlight=False, soft_wrap=True)
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
 
 

@@ -45,6 +45,7 @@ class FileEntry:
     last_offset: int
     bytes: int
     directory: str = ""
+    ambiguous: int = 0  # records a reader cannot give back one by one (ByteArray: separator in a value, tombstones)
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,12 @@ class FormatWriter(ABC):
     def close(self) -> None:
         """Write trailing structures (footers, final blocks, compression trailers). Does not close the sink."""
 
+    def ambiguous(self) -> int:
+        """After :meth:`close`: how many of the object's records a reader cannot give back one by one (0, the
+        default, for formats that frame every record). The backup records it in the chunk manifest; a restore
+        refuses an object with any."""
+        return 0
+
     def index(self) -> bytes | None:
         """After :meth:`close`: the bytes of the object's index sidecar, or ``None`` (the default: no index).
 
@@ -116,6 +122,9 @@ class Format(ABC):
     #: for formats without an index. Formats with one are :class:`IndexedFormat` (their writers implement
     #: :meth:`FormatWriter.index`).
     index_extension: str | None = None
+    #: whether a reader gives back every record as written; ``False`` (ByteArray) when some records cannot be told
+    #: apart, which writers count (:meth:`FormatWriter.ambiguous`) and restores check
+    frames_records: bool = True
 
     def __init__(
         self,

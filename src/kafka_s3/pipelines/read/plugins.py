@@ -43,6 +43,13 @@ class ReadPlugins:
             envelope=envelope,
         )
 
+    @property
+    def timestamps(self) -> str:
+        """Where restored records' timestamps come from, as the plan and the summary say it."""
+        if self.envelope:
+            return "timestamps: as backed up (store.envelope=true)"
+        return "timestamps: time of restore (store.envelope=false: objects keep no record timestamps)"
+
     def manifests(self, store: Store) -> ManifestStore:
         root = manifest_root(self.layout.topics_dir, self.value_format.extension, self.layout.directory_delim)
         return ManifestStore(store, root, self.layout.directory_delim)

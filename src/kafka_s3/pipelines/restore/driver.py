@@ -20,6 +20,7 @@ from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
+from kafka_s3.pipelines.read.ambiguity import refuse_ambiguous
 from kafka_s3.pipelines.read.discovery import Problem, SourcePartition, discover
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
@@ -40,6 +41,7 @@ class RestorePlanSet:
     target_partitions: dict[str, int | None] = field(default_factory=dict)
     creation_partitions: dict[str, int] = field(default_factory=dict)  # missing targets: partitions they get
     blockers: list[str] = field(default_factory=list)  # what would stop the restore (dry runs)
+    timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
 
 
 @dataclass
@@ -48,6 +50,7 @@ class RestoreSummary:
     problems: list[Problem] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)  # offsets of the source partitions that no object holds
     seconds: float = 0.0
+    timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
 
     @property
     def records(self) -> int:
@@ -116,6 +119,7 @@ class Restore:
         problems: list[Problem] = []
         topics = self.options.topics or self.config["topics"] or None
         partitions = discover(self.store, self.plugins, topics, self.config["behavior.on.error"], problems)
+        refuse_ambiguous(self.store, self.plugins, partitions)  # ByteArray records that cannot be told apart
         if topics:
             missing = [t for t in topics if not any(tp[0] == t for tp in partitions)]
             if missing:
@@ -145,7 +149,7 @@ class Restore:
                     progress_group=f"{self.progress_base}-{tp[0]}",
                 )
             )
-        return RestorePlanSet(partitions, targets, plans, problems)
+        return RestorePlanSet(partitions, targets, plans, problems, timestamps=self.plugins.timestamps)
 
     def check_targets(self, plan_set: RestorePlanSet, create: bool = True) -> None:
         """Every target topic exists with enough partitions (or is created), and no non-empty source topic is restored
@@ -247,7 +251,7 @@ class Restore:
         plan_set = plan_set or self.plan()
         self.check_targets(plan_set)
         self.current_plan = plan_set
-        summary = RestoreSummary(problems=list(plan_set.problems))
+        summary = RestoreSummary(problems=list(plan_set.problems), timestamps=plan_set.timestamps)
         plans = plan_set.plans
         if plans:
             summary.results = self._run_job(plans)

@@ -189,3 +189,35 @@ def test_item4_bad_avro_block_skips_only_that_block(tmp_path, envelope):
     rows, _, error = read(tmp_path, store, "fail", **settings)
     assert rows == expected(range(per_block), size=5000)
     assert error is not None and error.position == "block 2"
+
+
+# ---------------------------------------------------------------------------------------------------- sidecars
+def test_item4_bad_line_in_a_keys_sidecar_skips_only_its_record(tmp_path):
+    settings = {**JSON, "keys__format__class": "json"}
+    config = SINK.parse(raw_config(tmp_path, store__kafka__keys="true", **settings))
+    store = StoreSpec.from_config(config).open()
+    store.create_bucket()
+    writer = PartitionBackup(BackupPlugins.from_config(config), store, TOPIC, 0)
+    writer.write(
+        make_batch([{"offset": o, "topic": TOPIC, "key": b"k%d" % o, "value": value(o, 20)} for o in range(9)])
+    )
+    writer.finish(9, flush_open=True)
+    sidecar = KEY + ".keys.json"
+    replace_line(store, sidecar, 3, b"{broken")
+
+    plugins = ReadPlugins.from_config(SOURCE.parse(raw_config(tmp_path, store__kafka__keys="true", **settings)))
+    part = discover(store, plugins)[(TOPIC, 0)]
+    problems: list[Problem] = []
+    rows = [
+        (r["offset"], r["key"], r["value"])
+        for batch in read_partition(store, plugins, part, on_error="ignore", problems=problems)
+        for r in batch.to_pylist()
+    ]
+    # The record whose key cannot be read is skipped (never restored with a wrong or missing key); the others keep
+    # their own keys.
+    assert rows == expected([0, 1, 3, 4, 5, 6, 7, 8])
+    assert [(p.key, p.position, p.records, p.first_offset) for p in problems] == [(sidecar, "line 3", 1, 2)]
+
+    with pytest.raises(FormatError) as error:
+        list(read_partition(store, plugins, part))
+    assert error.value.object_key == sidecar and error.value.position == "line 3"

@@ -30,9 +30,54 @@ from kafka_s3.pipelines.read.plugins import ReadPlugins
 log = logging.getLogger(__name__)
 
 
-def _read_all(fmt: Format, store: Store, key: str, ctx: FileContext) -> pa.Table:
+@dataclass
+class _Sidecar:
+    """A keys or headers sidecar read whole: its role's column, one row per record of the data object (a null where
+    a bad record was skipped), and which rows those are."""
+
+    key: str
+    column: pa.ChunkedArray
+    bad: np.ndarray | None  # True at skipped rows; None when none was
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.column)
+
+
+def _read_sidecar(fmt: Format, store: Store, key: str, obj: BackupObject, column: str, skips: _Skips) -> _Sidecar:
+    """A sidecar's records. When bad records are skipped, each skip is noted as a problem at its record's offset, and
+    the data records at those rows are dropped by :meth:`_Sidecar.drop` (never restored without their key)."""
+    found: list[Skipped] | None = None if skips.found is None else []
+    ctx = FileContext(obj.name.topic, obj.name.partition, obj.start, key, found)
+    pieces: list[pa.Array] = []
+    bad: list[tuple[int, int]] = []  # (row, records) skipped
+    row = 0
+    noted = 0
+
+    def note() -> None:
+        nonlocal row, noted
+        while found is not None and noted < len(found):
+            skip = found[noted]
+            noted += 1
+            if skip.records is None:  # the rest unknown: rows cannot be aligned
+                raise FormatError(skip.message, key, skip.position)
+            skips.note_problem(Problem(key, skip.position, skip.message, skip.records, obj.start + row))
+            bad.append((row, skip.records))
+            pieces.append(pa.nulls(skip.records, RECORD_SCHEMA.field(column).type))
+            row += skip.records
+
     with store.open(key) as source:
-        return pa.Table.from_batches(list(fmt.read(source, ctx)), schema=RECORD_SCHEMA)
+        for batch in fmt.read(source, ctx):
+            note()
+            pieces.append(batch.column(column))
+            row += batch.num_rows
+    note()
+    mask = None
+    if bad:
+        mask = np.zeros(row, dtype=bool)
+        for start, count in bad:
+            mask[start : start + count] = True
+    return _Sidecar(key, pa.chunked_array(pieces, RECORD_SCHEMA.field(column).type), mask)
 
 
 def read_object(
@@ -57,9 +102,12 @@ def read_object(
     name = obj.name
     skips = _Skips(obj, plugins.envelope, bounds, skipped)
     ctx = FileContext(name.topic, name.partition, name.start_offset, name.key, skips.found)
-    sidecar_ctx = FileContext(name.topic, name.partition, name.start_offset, name.key)
-    keys = _read_all(plugins.keys_format, store, obj.keys_key, sidecar_ctx) if obj.keys_key else None
-    headers = _read_all(plugins.headers_format, store, obj.headers_key, sidecar_ctx) if obj.headers_key else None
+    keys = _read_sidecar(plugins.keys_format, store, obj.keys_key, obj, "key", skips) if obj.keys_key else None
+    headers = (
+        _read_sidecar(plugins.headers_format, store, obj.headers_key, obj, "headers", skips)
+        if obj.headers_key
+        else None
+    )
     fmt = plugins.value_format
     whole = True  # every record of the object is read (sidecar counts can be checked)
     if obj.index_key and isinstance(fmt, IndexedFormat):
@@ -74,27 +122,38 @@ def read_object(
         n = batch.num_rows
         if n == 0:
             continue
+        dropped = None  # rows whose key or headers a sidecar could not give
+        for sidecar in (keys, headers):
+            if sidecar is not None and sidecar.bad is not None and sidecar.num_rows >= first_row + n:
+                rows = sidecar.bad[first_row : first_row + n]
+                dropped = rows if dropped is None else dropped | rows
         columns = {c: batch.column(c) for c in RECORD_SCHEMA.names}
         columns["topic"] = pa.array([name.topic] * n, pa.string())
         columns["partition"] = pa.array(np.full(n, name.partition, dtype=np.int32))
         if not plugins.envelope:
             columns["offset"] = pa.array(np.arange(first_offset, first_offset + n))
             if keys is not None:
-                columns["key"] = _aligned(keys, "key", first_row, n, obj.keys_key)
+                columns["key"] = _aligned(keys, first_row, n)
             if headers is not None:
-                columns["headers"] = _aligned(headers, "headers", first_row, n, obj.headers_key)
+                columns["headers"] = _aligned(headers, first_row, n)
             if pc.all(pc.is_null(columns["timestampType"])).as_py():
                 columns["timestampType"] = pa.array(np.full(n, -1, dtype=np.int32))
         row = first_row + n
-        yield pa.RecordBatch.from_arrays([columns[c] for c in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
+        out = pa.RecordBatch.from_arrays([columns[c] for c in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
+        if dropped is not None and dropped.any():
+            out = out.filter(pa.array(~dropped))
+        if out.num_rows:
+            yield out
     if obj.index_key and isinstance(fmt, IndexedFormat):
         row = blocks[-1].row + blocks[-1].records if whole and blocks else row  # every block checked its count
     else:
         row = skips.note(row)  # skips after the last record
     whole = whole and not skips.rest
-    for table, key in ((keys, obj.keys_key), (headers, obj.headers_key)):
-        if whole and table is not None and table.num_rows != row:
-            raise FormatError(f"sidecar has {table.num_rows} records but the data object has {row}", object_key=key)
+    for sidecar in (keys, headers):
+        if whole and sidecar is not None and sidecar.num_rows != row:
+            raise FormatError(
+                f"sidecar has {sidecar.num_rows} records but the data object has {row}", object_key=sidecar.key
+            )
 
 
 class _Skips:
@@ -128,6 +187,12 @@ class _Skips:
             row += skip.records or 0
         return row
 
+    def note_problem(self, problem: Problem) -> None:
+        """A problem found outside the data object (a sidecar's skipped record), unless outside the bounds."""
+        assert self.problems is not None and problem.first_offset is not None and problem.records is not None
+        if self._in_bounds(problem.first_offset, problem.first_offset + problem.records):
+            self.problems.append(problem)
+
     def _in_bounds(self, first: int, end: int) -> bool:
         bounds = self.bounds
         if bounds is None:
@@ -150,10 +215,10 @@ def _whole_object(
             row += batch.num_rows
 
 
-def _aligned(table: pa.Table, column: str, row: int, n: int, key: str | None) -> pa.Array:
-    if row + n > table.num_rows:
-        raise FormatError(f"sidecar has {table.num_rows} records, fewer than its data object", object_key=key)
-    return table.column(column).slice(row, n).combine_chunks()
+def _aligned(sidecar: _Sidecar, row: int, n: int) -> pa.Array:
+    if row + n > sidecar.num_rows:
+        raise FormatError(f"sidecar has {sidecar.num_rows} records, fewer than its data object", object_key=sidecar.key)
+    return sidecar.column.slice(row, n).combine_chunks()
 
 
 _UNBOUNDED = Bounds()

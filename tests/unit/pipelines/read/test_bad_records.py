@@ -221,3 +221,24 @@ def test_item4_bad_line_in_a_keys_sidecar_skips_only_its_record(tmp_path):
     with pytest.raises(FormatError) as error:
         list(read_partition(store, plugins, part))
     assert error.value.object_key == sidecar and error.value.position == "line 3"
+
+
+# ---------------------------------------------------------------------------------------------------- block_gzip
+def test_item4_bad_block_gzip_block_skips_only_that_block(tmp_path):
+    import json
+
+    settings = {"format__class": "block_gzip", "compressed_block_size": "40"}  # 9-byte values + "\n": 4 per block
+    store = back_up(tmp_path, 20, size=9, **settings)
+    key = KEY + ".gz"
+    block = json.loads(store.get(KEY + ".index.json"))["chunks"][1]
+    assert (block["first_record_offset"], block["num_records"]) == (4, 4)
+    damage(store, key, block["byte_offset"] + 10, block["byte_length"] - 10)  # past the gzip header
+
+    rows, problems, error = read(tmp_path, store, "ignore", **settings)
+    assert error is None
+    assert rows == expected([o for o in range(20) if not 4 <= o < 8], size=9)
+    assert [(p.key, p.records, p.first_offset) for p in problems] == [(key, 4, 4)]
+    assert "cannot be told apart" in problems[0].message
+
+    rows, _, error = read(tmp_path, store, "fail", **settings)
+    assert rows == expected(range(4), size=9) and error is not None and error.object_key == key

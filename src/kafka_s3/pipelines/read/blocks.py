@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 import pyarrow as pa
@@ -155,8 +156,9 @@ def _read_block(
     fmt: Format, key: str, block: Block, source: _Slice, ctx: FileContext, note: Callable[[int], int] | None
 ) -> Iterator[tuple[pa.RecordBatch, int, int]]:
     done = 0
+    whole = replace(ctx, skips=None)  # a block decodes whole or is skipped whole: its records are counted by the index
     try:
-        for batch in fmt.read(cast(BinaryIO, source), ctx):  # a binary file, though not a typing.BinaryIO
+        for batch in fmt.read(cast(BinaryIO, source), whole):  # a binary file, though not a typing.BinaryIO
             if batch.num_rows:
                 yield batch, block.row + done, block.first_offset + done
                 done += batch.num_rows

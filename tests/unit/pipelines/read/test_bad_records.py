@@ -242,3 +242,32 @@ def test_item4_bad_block_gzip_block_skips_only_that_block(tmp_path):
 
     rows, _, error = read(tmp_path, store, "fail", **settings)
     assert rows == expected(range(4), size=9) and error is not None and error.object_key == key
+
+
+# ---------------------------------------------------------------------------------------------------- gaps
+def test_item4_a_skipped_last_record_is_a_skip_not_a_gap(tmp_path):
+    from kafka_s3.pipelines.read.reader import missing_offsets
+
+    store = back_up(tmp_path, 10, **JSON, flush__size="5")  # objects at offsets 0 and 5
+    replace_line(store, KEY + ".json", 5, b"not json at all")  # offset 4, the first object's last record
+    plugins = ReadPlugins.from_config(
+        SOURCE.parse(raw_config(tmp_path, store__kafka__keys="true", keys__format__class="bytearray", **JSON))
+    )
+    part = discover(store, plugins)[(TOPIC, 0)]
+    problems: list[Problem] = []
+    spans: list = []
+    rows = [
+        r["offset"]
+        for batch in read_partition(
+            store,
+            plugins,
+            part,
+            on_error="ignore",
+            problems=problems,
+            on_span=lambda obj, first, last: spans.append((obj.start if first is None else first, last, obj.key)),
+        )
+        for r in batch.to_pylist()
+    ]
+    assert rows == [0, 1, 2, 3, 5, 6, 7, 8, 9]
+    assert [(p.position, p.records, p.first_offset) for p in problems] == [("line 5", 1, 4)]
+    assert missing_offsets(TOPIC, 0, spans) == []  # reported once, as skipped, not also as missing

@@ -46,7 +46,7 @@ class _Sidecar:
 
 def _read_sidecar(fmt: Format, store: Store, key: str, obj: BackupObject, column: str, skips: _Skips) -> _Sidecar:
     """A sidecar's records. When bad records are skipped, each skip is noted as a problem at its record's offset, and
-    the data records at those rows are dropped by :meth:`_Sidecar.drop` (never restored without their key)."""
+    :func:`read_object` drops the data records at those rows (never restored without their key or headers)."""
     found: list[Skipped] | None = None if skips.found is None else []
     ctx = FileContext(obj.name.topic, obj.name.partition, obj.start, key, found)
     pieces: list[pa.Array] = []
@@ -341,8 +341,17 @@ def _guarded(
         if on_span is not None:
             on_span(obj, None, None)
         return
-    if on_span is not None and first is not None:
-        on_span(obj, first, last)
+    if on_span is not None:
+        # Skipped records are reported as skipped, not also as offsets missing from the backup.
+        for problem in skipped or ():
+            if problem.first_offset is not None and problem.records is not None:
+                first = problem.first_offset if first is None else min(first, problem.first_offset)
+                end = problem.first_offset + problem.records - 1
+                last = end if last is None else max(last, end)
+        if any(problem.records is None for problem in skipped or ()):
+            on_span(obj, first, None)  # the rest of the object was skipped: its extent is unknown
+        elif first is not None:
+            on_span(obj, first, last)
 
 
 def order_warning(part: SourcePartition, envelope: bool) -> str | None:

@@ -145,7 +145,8 @@ def test_invalid_json_line_fails_naming_object_and_line(
     with pytest.raises(RestoreFailed, match="invalid JSON line") as failure:
         restore.run()
     assert f"in {bad} at line 2" in str(failure.value)
-    assert_stopped_at_fault(kafka_bootstrap, source, target, restore.config, 0, 3, 5)
+    # Item 4: fail stops right before the bad record, after every record before it (offset 3, the object's first).
+    assert_stopped_at_fault(kafka_bootstrap, source, target, restore.config, 0, 4, 5)
 
 
 @pytest.mark.parametrize("mode", ["ignore", "log"])

@@ -34,7 +34,8 @@ def skipped_total(problems: Sequence[Problem]) -> str | None:
     if counted:
         parts.append(f"{_plural(records, 'record')} at {_plural(counted, 'position')}")
     if whole:
-        parts.append(f"{_plural(whole, 'object')} (or {'their rests' if whole != 1 else 'its rest'}) of unknown size")
+        them = "them" if whole != 1 else "it"
+        parts.append(f"{_plural(whole, 'object')} (or what was left of {them}) whose records could not be counted")
     return "skipped: " + " and ".join(parts) + " (behavior.on.error)"
 
 

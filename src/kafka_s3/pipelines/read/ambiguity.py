@@ -8,7 +8,6 @@ record (:attr:`Format.frames_records` false) are checked, so other backups read 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from kafka_s3.core.errors import PlanError
@@ -38,14 +37,16 @@ def ambiguous_objects(
         prefix = manifests.prefix(*tp)
         return [info.key for info in store.list(prefix) if info.key.endswith(EXTENSION)]
 
-    def entries(key: str) -> Iterable[tuple[str, int]]:
+    def entries(key: str) -> list[tuple[str, int]]:
         manifest = Manifest.from_bytes(store.get(key), key)
-        return [(f.key, f.ambiguous) for f in manifest.files if f.ambiguous and f.key in keys]
+        return [(f.key, f.ambiguous) for f in manifest.files if f.ambiguous]
 
+    seen = plugins.ambiguity_seen
     with ThreadPoolExecutor(max_workers=16) as pool:
         chunk_keys = [key for listing in pool.map(chunks, partitions) for key in listing]
-        found = [entry for listed in pool.map(entries, chunk_keys) for entry in listed]
-    return sorted(found)
+        new = [key for key in chunk_keys if key not in seen]
+        seen.update(zip(new, pool.map(entries, new), strict=True))
+    return sorted(entry for key in chunk_keys for entry in seen[key] if entry[0] in keys)
 
 
 def refuse_ambiguous(store: Store, plugins: ReadPlugins, partitions: dict[TP, SourcePartition]) -> None:

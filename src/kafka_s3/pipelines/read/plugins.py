@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.formats.base import Format
@@ -22,6 +22,9 @@ class ReadPlugins:
     keys_format: Format
     headers_format: Format
     envelope: bool
+    #: ambiguous files each chunk manifest read so far lists (manifests never change once created), so a following
+    #: restore reads each manifest once (:mod:`kafka_s3.pipelines.read.ambiguity`)
+    ambiguity_seen: dict[str, list[tuple[str, int]]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_config(cls, config: Config) -> ReadPlugins:

@@ -271,3 +271,24 @@ def test_item4_a_skipped_last_record_is_a_skip_not_a_gap(tmp_path):
     assert rows == [0, 1, 2, 3, 5, 6, 7, 8, 9]
     assert [(p.position, p.records, p.first_offset) for p in problems] == [("line 5", 1, 4)]
     assert missing_offsets(TOPIC, 0, spans) == []  # reported once, as skipped, not also as missing
+
+
+@pytest.mark.parametrize("envelope", [False, True], ids=["plain", "envelope"])
+def test_item4_avro_block_with_broken_framing_skips_to_the_next_sync_marker_when_offsets_are_stored(tmp_path, envelope):
+    settings = {**AVRO, "store__envelope": str(envelope).lower()}
+    store = back_up(tmp_path, 40, size=5000, **settings)
+    key = KEY + ".avro"
+    data = bytearray(store.get(key))
+    start, _ = avro_blocks(bytes(data), FileContext(TOPIC, 0, 0).sync_marker())[1]
+    data[start + 1] ^= 0x04  # block 2's byte size (after its one-byte record count): its end is no longer known
+    _replace(store, key, bytes(data))
+
+    rows, problems, error = read(tmp_path, store, "ignore", **settings)
+    assert error is None
+    per_block = 13
+    if envelope:  # offsets are stored: reading goes on after the next sync marker, at block 3
+        assert rows == expected([o for o in range(40) if not per_block <= o < 2 * per_block], size=5000)
+    else:  # offsets are derived: how many records were lost cannot be told, so nothing after can be numbered
+        assert rows == expected(range(per_block), size=5000)
+    assert [(p.key, p.position, p.records) for p in problems] == [(key, "block 2", None)]
+    assert "sync marker" in problems[0].message

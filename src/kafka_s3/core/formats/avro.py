@@ -80,7 +80,7 @@ class AvroFormat(Format):
         except Exception as exc:  # fastavro raises assorted types (ValueError, EOFError, KeyError...) on bad headers
             raise FormatError(f"not a readable Avro container ({exc})", ctx.object_key, "header") from None
         to_batch = self._batch_builder(schema, ctx, _tag_union_branches(reader, schema))
-        framer = _Framer(source, sync)
+        framer = _Framer(source.read, sync, resync=self.envelope)
         datums: list[Any] = []
         records_read = 0  # records decoded or skipped, for positions
         while True:
@@ -124,6 +124,16 @@ class AvroFormat(Format):
                 if len(datums) >= READ_BATCH_RECORDS:
                     yield to_batch(datums)
                     datums = []
+            if not restart and framer.error is not None and framer.resumed:
+                # Broken framing passed over up to the next sync marker (envelope objects: offsets are stored).
+                if datums:
+                    yield to_batch(datums)
+                    datums = []
+                ctx.skip(FormatError(framer.error, ctx.object_key, f"block {framer.consumed + 1}"), None)
+                framer.error, framer.resumed = None, False
+                framer.counts.append(-1)  # the blocks passed over, as one
+                framer.consumed += 1
+                restart = True
             if not restart:
                 break
         if datums:
@@ -187,7 +197,7 @@ def _header(source: BinaryIO) -> tuple[bytes, bytes]:
     raw = bytearray()
 
     def take(n: int) -> bytes:
-        data = _read_exactly(source, n)
+        data = _read_exactly(source.read, n)
         if len(data) < n:
             raise EOFError("the header is cut short")
         raw.extend(data)
@@ -196,16 +206,16 @@ def _header(source: BinaryIO) -> tuple[bytes, bytes]:
     if take(4) != MAGIC:
         raise ValueError("no Avro magic bytes")
     while True:
-        count = _long(source, raw)
+        count = _long(source.read, raw)
         if count is None:
             raise EOFError("the header is cut short")
         if count == 0:
             break
         if count < 0:  # a map block with its byte size
             count = -count
-            _long(source, raw)
+            _long(source.read, raw)
         for _ in range(2 * count):  # keys and values: both length-prefixed
-            length = _long(source, raw)
+            length = _long(source.read, raw)
             if length is None or length < 0:
                 raise ValueError("bad metadata length")
             take(length)
@@ -213,10 +223,10 @@ def _header(source: BinaryIO) -> tuple[bytes, bytes]:
     return bytes(raw), sync
 
 
-def _read_exactly(source: BinaryIO, n: int) -> bytes:
+def _read_exactly(read: Callable[[int], bytes], n: int) -> bytes:
     pieces = []
     while n > 0:
-        piece = source.read(n)
+        piece = read(n)
         if not piece:
             break
         pieces.append(piece)
@@ -224,11 +234,11 @@ def _read_exactly(source: BinaryIO, n: int) -> bytes:
     return b"".join(pieces)
 
 
-def _long(source: BinaryIO, raw: bytearray) -> int | None:
+def _long(read: Callable[[int], bytes], raw: bytearray) -> int | None:
     """An Avro long (zigzag varint) read byte by byte, appended to ``raw``; ``None`` at the end of the stream."""
     shift = result = 0
     while True:
-        byte = source.read(1)
+        byte = read(1)
         if not byte:
             if shift:
                 raise EOFError("a number is cut short")
@@ -245,46 +255,82 @@ def _long(source: BinaryIO, raw: bytearray) -> int | None:
 class _Framer:
     """Cuts the blocks after the header out of the stream: record count, byte size, data and sync marker each.
 
-    A block whose sync marker is not where its size says it ends (or that is cut short) ends the framing: the
-    number of records after it cannot be known (:attr:`error`, :attr:`error_records`).
+    A block whose sync marker is not where its size says it ends (or that is cut short) ends the framing
+    (:attr:`error`; :attr:`error_records`: how many records were lost, when known). With ``resync`` (objects whose
+    records carry their offsets) the stream is searched for the next sync marker and framing can go on from there
+    (:attr:`resumed`); how many records were passed over is unknown.
     """
 
-    def __init__(self, source: BinaryIO, sync: bytes):
-        self._source = source
+    def __init__(self, read: Callable[[int], bytes], sync: bytes, resync: bool = False):
+        self._source_read = read
         self._sync = sync
+        self._resync = resync
+        self._pushback = b""
         self.counts: list[int] = []  # records of each block framed, in order
         self.consumed = 0  # blocks decoded or skipped
         self.error: str | None = None
         self.error_records: int | None = None  # records the broken block and the rest of the object held, if known
+        self.resumed = False  # framing goes on after the broken block (at the next sync marker)
+
+    def _read(self, n: int) -> bytes:
+        if self._pushback:
+            data, self._pushback = self._pushback[:n], self._pushback[n:]
+            return data
+        return self._source_read(n)
 
     def frames(self) -> Iterator[bytes]:
         while self.error is None:
             raw = bytearray()
             try:
-                count = _long(self._source, raw)
+                count = _long(self._read, raw)
                 if count is None:
                     return
-                size = _long(self._source, raw)
+                size = _long(self._read, raw)
             except (EOFError, ValueError) as exc:
-                self.error = f"corrupt Avro data ({exc}); the rest of the object cannot be read"
+                self._broken(f"corrupt Avro data ({exc})", bytes(raw))
                 return
             if size is None or size < 0 or count < 0:
-                self.error = "corrupt Avro data (a block without a valid size); the rest of the object cannot be read"
+                self._broken("corrupt Avro data (a block without a valid record count or size)", bytes(raw))
                 return
-            data = _read_exactly(self._source, size)
-            marker = _read_exactly(self._source, 16)
+            data = _read_exactly(self._read, size)
+            marker = _read_exactly(self._read, 16)
             if len(data) < size or len(marker) < 16:
-                self.error = f"corrupt Avro data (the object is cut short in a block of {count} records)"
-                self.error_records = count  # the last block: nothing follows it
+                # The last block, cut short — unless its size is wrong and a sync marker follows in what was read.
+                message = f"corrupt Avro data (the object is cut short in a block of {count} records)"
+                self._broken(message, bytes(raw) + data + marker, last_block=count)
                 return
             if marker != self._sync:
-                self.error = (
-                    "corrupt Avro data (the block's sync marker is not where its size says it ends); how many records "
-                    "the rest of the object holds cannot be told"
+                self._broken(
+                    "corrupt Avro data (the block's sync marker is not where its size says it ends)",
+                    bytes(raw) + data + marker,
                 )
                 return
             self.counts.append(count)
             yield bytes(raw) + data + marker
+
+    def _broken(self, message: str, read: bytes, last_block: int | None = None) -> None:
+        """Framing failed after ``read`` was read from the block's start: find the next sync marker, or give up.
+
+        ``last_block``: the block's record count when the stream ended inside it (then, unless a sync marker is
+        found in what was read, it was the last block and that many records are lost)."""
+        self.error = message
+        # The marker may be inside what was read (a size too large), or further on (a size too small).
+        window = read[1:]  # not at the block's very start: a block begins with its record count
+        found = window.find(self._sync)
+        while found < 0 and self._resync:
+            more = self._read(65536)
+            if not more:
+                break
+            window = window[-15:] + more
+            found = window.find(self._sync)
+        if found >= 0 and self._resync:
+            self._pushback = window[found + 16 :] + self._pushback
+            self.resumed = True
+            self.error += "; records up to the next sync marker are skipped, how many cannot be told"
+        elif found < 0 and last_block is not None:
+            self.error_records = last_block
+        else:
+            self.error += "; how many records the rest of the object holds cannot be told"
 
 
 class _Feed(io.RawIOBase):

@@ -36,8 +36,11 @@ class FileContext:
     skips: list[Skipped] | None = field(default=None, compare=False, repr=False)
 
     def skip(self, error: FormatError, records: int | None) -> None:
-        """Skip ``records`` bad records (``None``: every record left in the object, their number unknown), or raise
-        ``error`` when bad records are errors (``behavior.on.error=fail``).
+        """Skip ``records`` bad records, or raise ``error`` when bad records are errors (``behavior.on.error=fail``).
+
+        ``None``: how many is unknown. Offsets derived from positions then cannot go on: the reader yields nothing
+        after it unless its records carry their own offsets (envelope objects), as Avro's does after resynchronising
+        on the next sync marker.
 
         A reader calls it right where the bad records are: after yielding every record before them, before yielding
         any after them, so the caller numbers the records that follow (and derives their offsets) correctly.
@@ -53,7 +56,7 @@ class FileContext:
 
 @dataclass(frozen=True)
 class Skipped:
-    """Records a reader skipped: how many (``None``: the rest of the object), where, and why."""
+    """Records a reader skipped: how many (``None``: unknown), where, and why."""
 
     records: int | None
     position: str

@@ -170,7 +170,7 @@ class _Skips:
         self.problems = problems
         self.found: list[Skipped] | None = None if problems is None else []
         self.noted = 0
-        self.rest = False  # the rest of the object was skipped (its number of records unknown)
+        self.rest = False  # records were skipped without a count: the rows after it are unknown
 
     def note(self, row: int) -> int:
         while self.found is not None and self.noted < len(self.found):
@@ -211,6 +211,10 @@ def _whole_object(
     with store.open(ctx.object_key) as source:
         for batch in fmt.read(source, ctx):
             row = skips.note(row)
+            if skips.rest and not skips.envelope:
+                raise FormatError(
+                    "records follow a skip of unknown size: their offsets cannot be derived", ctx.object_key
+                )
             yield batch, row, ctx.start_offset + row
             row += batch.num_rows
 

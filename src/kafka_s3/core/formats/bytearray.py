@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -19,7 +20,7 @@ from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
 from kafka_s3.core.formats.compression import SUFFIXES, StreamWriter, decompressed, stream_settings
 from kafka_s3.core.formats.envelope import role_batch
-from kafka_s3.core.formats.framing import joined, split_arrays
+from kafka_s3.core.formats.framing import LARGE_BINARY, binary_offsets, joined, split_arrays
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
@@ -80,13 +81,15 @@ class ByteArrayFormat(Format):
         """Records of ``records`` that cannot be read back as written: a value (or key) where the separator is found
         before its end, and a tombstone (an empty record reads back as an empty value, not a null one)."""
         raw = records.column(self.column)
+        nulls = raw.null_count if self.role == "value" else 0
+        if not self.separator or not _holds_byte(raw, self.separator[0]):
+            return nulls + (len(raw) - raw.null_count if not self.separator else 0)  # the common case, fast
         # "a-" followed by the separator "--" reads back as "a" then "-": look for the separator in the record
         # followed by all but the last byte of the separator.
         if len(self.separator) > 1:
             tail = pa.scalar(self.separator[:-1], raw.type)
             raw = pc.binary_join_element_wise(raw, tail, pa.scalar(b"", raw.type))
         found = pc.sum(pc.match_substring(raw, self.separator.decode())).as_py() or 0
-        nulls = records.column(self.column).null_count if self.role == "value" else 0
         return int(found) + nulls
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
@@ -116,3 +119,13 @@ class _ByteArrayWriter(StreamWriter):
 
     def ambiguous(self) -> int:
         return self._ambiguous
+
+
+def _holds_byte(raw: pa.Array, byte: int) -> bool:
+    """Whether any value of ``raw`` holds ``byte`` (one vectorised scan of the values' bytes)."""
+    rows = raw.cast(LARGE_BINARY)
+    if len(rows) == 0 or rows.buffers()[2] is None:
+        return False
+    offsets = binary_offsets(rows)
+    data = np.frombuffer(rows.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    return bool((data == byte).any())

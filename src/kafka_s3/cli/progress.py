@@ -194,16 +194,23 @@ def print_restore_summary(summary: RestoreSummary) -> None:
             f"{r.first_source_offset}..{r.last_source_offset}" if r.records else "-",
             f"{r.first_target_offset}..{r.last_target_offset}" if r.records else "-",
         )
+    from kafka_s3.pipelines.restore.report import skipped_total
+
     console = Console()
     console.print(table)
     for problem in summary.problems:
-        console.print(f"[yellow]skipped[/yellow] {problem.key} at {problem.position}: {problem.message}")
+        console.print(str(problem), style="yellow", markup=False, highlight=False, soft_wrap=True)
+    total = skipped_total(summary.problems)
+    if total:
+        console.print(total, style="yellow", markup=False, highlight=False)
     for gap in summary.gaps:
         console.print(f"[yellow]missing[/yellow] {escape(str(gap))}", highlight=False, soft_wrap=True)
     for finding in summary.skipped:
         console.print(
             f"[yellow]skipped (--allow-gaps)[/yellow] {escape(str(finding))}", highlight=False, soft_wrap=True
         )
+    if summary.timestamps:
+        console.print(summary.timestamps, markup=False, highlight=False, soft_wrap=True)
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
 
 

@@ -52,6 +52,7 @@ class FileEntry:
     last_offset: int
     bytes: int
     directory: str = ""
+    ambiguous: int = 0  # records a reader cannot give back one by one (ByteArray: separator in a value, tombstones)
 
 
 @dataclass(frozen=True)
@@ -155,9 +156,10 @@ class ManifestStore:
         with contextlib.suppress(ObjectExistsError):
             self.store.put(key, b"")
 
-    def load_topic(self, topic: str) -> dict[int, PartitionManifests]:
+    def load_topic(self, topic: str, cache: dict[str, Manifest] | None = None) -> dict[int, PartitionManifests]:
         """Every partition's manifests and committed mark, from one listing of the topic's manifest tree (manifests
-        are fetched in parallel). Partitions without manifests are absent."""
+        are fetched in parallel). Partitions without manifests are absent. ``cache``: manifests already read (they
+        never change: created once, conditionally), filled with the ones read now."""
         base = f"{self.root}{self.delim}{topic}{self.delim}"
         chunk_keys: dict[int, list[str]] = {}
         marks: dict[int, list[int]] = {}
@@ -173,9 +175,12 @@ class ManifestStore:
                 chunk_keys.setdefault(partition, []).append(info.key)
             elif "." + extension == TAIL:
                 marks.setdefault(partition, []).append(int(stem))
+        cache = {} if cache is None else cache
         keys = [k for ks in chunk_keys.values() for k in ks]
-        with ThreadPoolExecutor(max_workers=min(16, max(1, len(keys)))) as pool:
-            loaded = list(pool.map(lambda k: Manifest.from_bytes(self.store.get(k), k), keys))
+        new = [k for k in keys if k not in cache]
+        with ThreadPoolExecutor(max_workers=min(16, max(1, len(new)))) as pool:
+            cache.update(zip(new, pool.map(lambda k: Manifest.from_bytes(self.store.get(k), k), new), strict=True))
+        loaded = [cache[k] for k in keys]
         by_partition: dict[int, list[Manifest]] = {}
         for manifest in loaded:
             by_partition.setdefault(manifest.partition, []).append(manifest)

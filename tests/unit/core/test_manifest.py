@@ -30,3 +30,12 @@ def test_create_returns_existing_cut(tmp_path):
     assert manifests.latest("t", 0).start == 3
     assert manifests.latest("t", 1) is None
     assert manifests.get("t", 0, 3).end == 5
+
+
+def test_item5_file_entries_record_ambiguous_records_and_old_manifests_still_load():
+    entry = FileEntry("k", "data", 3, 0, 2, 10, ambiguous=2)
+    manifest = Manifest("t", 0, 0, 2, (entry,))
+    assert Manifest.from_bytes(manifest.to_bytes()).files[0].ambiguous == 2
+    old = b'{"end":2,"files":[{"bytes":10,"directory":"","first_offset":0,"key":"k","kind":"data","last_offset":2,'
+    old += b'"records":3}],"partition":0,"start":0,"topic":"t","version":1}'
+    assert Manifest.from_bytes(old).files[0].ambiguous == 0

@@ -92,8 +92,10 @@ SOURCE.define(
         "behavior.on.error",
         Type.STRING,
         "fail",
-        "On a bad object or record: fail (stop; nothing past the last good record is committed), ignore (skip it) "
-        "or log (skip it and report object key and position).",
+        "On a bad object or record: fail (stop right before it; every record before it is restored and committed), "
+        "ignore (skip it) or log (skip it and log it). Only what cannot be read is skipped: one JSON line, one "
+        "Parquet row group or one Avro block when its records cannot be told apart; the summary lists each skip "
+        "with its object key, position and offsets, and counts the skipped records.",
         M,
         "Connector",
         OneOf(("fail", "ignore", "log")),

@@ -17,6 +17,7 @@ from kafka_s3.core.converters.avro_data import datums_array, expand, has_named_b
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.converters.connect_schema import SchemaError, avro_full_name
 from kafka_s3.core.errors import ConversionError, FormatError
+from kafka_s3.core.formats.avro_container import MAGIC, Feed, Framer, read_header
 from kafka_s3.core.formats.avro_encoding import encode, varint
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
 from kafka_s3.core.formats.compression import avro_block_compressor
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
     from kafka_s3.core.converters.base import Converter
 
-MAGIC = b"Obj\x01"
 BLOCK_BYTES = 64000  # encoded bytes per block: Java's DataFileWriter default sync interval
 READ_BATCH_RECORDS = 65536
 
@@ -69,20 +69,76 @@ class AvroFormat(Format):
         return _AvroWriter(self, sink, ctx)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
+        """The container's records, block after block. Blocks are framed here (record count, byte size, data, sync
+        marker) and decoded by fastavro, so a block that does not decode is skipped alone: its header says how many
+        records it held (they cannot be told apart), and reading goes on with the next block."""
         try:
-            reader = fastavro.block_reader(source)
+            header, sync = read_header(source)
+            reader = fastavro.block_reader(Feed.of(header, iter(())))
             schema = orjson.loads(reader.metadata["avro.schema"])
         except Exception as exc:  # fastavro raises assorted types (ValueError, EOFError, KeyError...) on bad headers
             raise FormatError(f"not a readable Avro container ({exc})", ctx.object_key, "header") from None
         to_batch = self._batch_builder(schema, ctx, _tag_union_branches(reader, schema))
+        framer = Framer(source.read, sync, resync=self.envelope)
         datums: list[Any] = []
-        for datum_batch in _datums(reader, ctx):
-            datums.extend(datum_batch)
-            if len(datums) >= READ_BATCH_RECORDS:
-                yield to_batch(datums)
-                datums = []
+        records_read = 0  # records decoded or skipped, for positions
+        while True:
+            reader = fastavro.block_reader(Feed.of(header, framer.frames()))
+            _tag_union_branches(reader, schema)
+            blocks = iter(reader)
+            restart = False
+            while not restart:
+                number = framer.consumed + 1
+                try:
+                    block = next(blocks)
+                except StopIteration:
+                    break
+                except Exception as exc:  # corrupt codec data: fastavro raises assorted types
+                    if datums:
+                        yield to_batch(datums)
+                        datums = []
+                    count = framer.counts[framer.consumed]
+                    framer.consumed += 1
+                    records_read += count
+                    message = f"corrupt Avro data ({exc}); the block's {count} records cannot be told apart"
+                    ctx.skip(FormatError(message, ctx.object_key, f"block {number}"), count)
+                    restart = True  # fastavro's reader ends at an error: a new one reads the next block on
+                    continue
+                framer.consumed += 1
+                decoded = 0
+                try:
+                    for datum in block:
+                        datums.append(datum)
+                        decoded += 1
+                except Exception as exc:  # a datum that does not decode with the file's schema
+                    if datums:
+                        yield to_batch(datums)
+                        datums = []
+                    left = block.num_records - decoded
+                    message = (
+                        f"corrupt Avro record ({exc}); the last {left} records of block {number} cannot be told apart"
+                    )
+                    ctx.skip(FormatError(message, ctx.object_key, f"record {records_read + decoded + 1}"), left)
+                records_read += block.num_records
+                if len(datums) >= READ_BATCH_RECORDS:
+                    yield to_batch(datums)
+                    datums = []
+            if not restart and framer.error is not None and framer.resumed:
+                # Broken framing passed over up to the next sync marker (envelope objects: offsets are stored).
+                if datums:
+                    yield to_batch(datums)
+                    datums = []
+                ctx.skip(FormatError(framer.error, ctx.object_key, f"block {framer.consumed + 1}"), None)
+                framer.error, framer.resumed = None, False
+                framer.counts.append(-1)  # the blocks passed over, as one
+                framer.consumed += 1
+                restart = True
+            if not restart:
+                break
         if datums:
             yield to_batch(datums)
+        if framer.error is not None:
+            ctx.skip(FormatError(framer.error, ctx.object_key, f"block {framer.consumed + 1}"), framer.error_records)
 
     def _batch_builder(
         self, schema: Any, ctx: FileContext, named_tuples: bool = False
@@ -133,28 +189,6 @@ def _expect_schema(schema: Any, full_name: str, what: str, ctx: FileContext) -> 
     """Refuse an object of another kind (e.g. a headers sidecar read as an envelope) before decoding it."""
     if not (isinstance(schema, dict) and schema.get("type") == "record" and avro_full_name(schema) == full_name):
         raise FormatError(f"not {what}: its Avro schema is not {full_name}", ctx.object_key, "header")
-
-
-def _datums(reader: Any, ctx: FileContext) -> Iterator[list[Any]]:
-    """Each block's decoded datums, errors located at the block (framing, codec) or the record (decoding)."""
-    blocks = iter(reader)
-    block_number = records_read = 0
-    while True:
-        block_number += 1
-        try:
-            block = next(blocks)
-        except StopIteration:
-            return
-        except Exception as exc:  # corrupt framing or codec data: fastavro raises assorted types
-            raise FormatError(f"corrupt Avro data ({exc})", ctx.object_key, f"block {block_number}") from None
-        datums = []
-        try:
-            for datum in block:
-                datums.append(datum)
-                records_read += 1
-        except Exception as exc:  # a datum that does not decode with the file's schema
-            raise FormatError(f"corrupt Avro record ({exc})", ctx.object_key, f"record {records_read + 1}") from None
-        yield datums
 
 
 class _AvroWriter(FormatWriter):

@@ -10,10 +10,12 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
 import pyarrow as pa
+
+from kafka_s3.core.errors import FormatError
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
@@ -30,10 +32,43 @@ class FileContext:
     partition: int
     start_offset: int
     object_key: str = ""
+    #: Where a reader notes the records it skips (``behavior.on.error=ignore|log``); ``None``: bad bytes are errors.
+    skips: list[Skipped] | None = field(default=None, compare=False, repr=False)
+
+    def skip(self, error: FormatError, records: int | None) -> None:
+        """Skip ``records`` bad records, or raise ``error`` when bad records are errors (``behavior.on.error=fail``).
+
+        ``None``: how many is unknown. Offsets derived from positions then cannot go on: the reader yields nothing
+        after it unless its records carry their own offsets (envelope objects), as Avro's does after resynchronising
+        on the next sync marker.
+
+        A reader calls it right where the bad records are: after yielding every record before them, before yielding
+        any after them, so the caller numbers the records that follow (and derives their offsets) correctly.
+        """
+        if self.skips is None:
+            raise error
+        self.skips.append(Skipped(records, error.position or "object", bare_message(error)))
 
     def sync_marker(self) -> bytes:
         """A 16-byte Avro sync marker derived from the object's identity (not random: see module docstring)."""
         return hashlib.sha256(f"{self.topic}\x00{self.partition}\x00{self.start_offset}".encode()).digest()[:16]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Records a reader skipped: how many (``None``: unknown), where, and why."""
+
+    records: int | None
+    position: str
+    message: str
+
+
+def bare_message(error: FormatError) -> str:
+    """The error's message without the ``in <key> at <position>`` its ``str`` adds."""
+    text = str(error)
+    if error.object_key:
+        text = text.removesuffix(f" in {error.object_key}" + (f" at {error.position}" if error.position else ""))
+    return text
 
 
 @dataclass(frozen=True)
@@ -66,6 +101,12 @@ class FormatWriter(ABC):
     def close(self) -> None:
         """Write trailing structures (footers, final blocks, compression trailers). Does not close the sink."""
 
+    def ambiguous(self) -> int:
+        """After :meth:`close`: how many of the object's records a reader cannot give back one by one (0, the
+        default, for formats that frame every record). The backup records it in the chunk manifest; a restore
+        refuses an object with any."""
+        return 0
+
     def index(self) -> bytes | None:
         """After :meth:`close`: the bytes of the object's index sidecar, or ``None`` (the default: no index).
 
@@ -84,6 +125,9 @@ class Format(ABC):
     #: for formats without an index. Formats with one are :class:`IndexedFormat` (their writers implement
     #: :meth:`FormatWriter.index`).
     index_extension: str | None = None
+    #: whether a reader gives back every record as written; ``False`` (ByteArray) when some records cannot be told
+    #: apart, which writers count (:meth:`FormatWriter.ambiguous`) and restores check
+    frames_records: bool = True
 
     def __init__(
         self,

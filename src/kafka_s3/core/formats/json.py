@@ -62,19 +62,31 @@ class JsonFormat(Format):
         return _value_lines(values)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
+        """Every line is one record: a bad line is skipped alone (or is the error) after the lines before it."""
         parse, to_batch = self._line_reader(ctx)
         rows: list[Any] = []
-        first_line = 1
-        for number, line in enumerate(split(decompressed(source, self.compression, ctx.object_key), b"\n"), 1):
+        first_line = 1  # line number of rows[0]
+        lines = enumerate(split(decompressed(source, self.compression, ctx.object_key), b"\n"), 1)
+        while True:
+            try:
+                number, line = next(lines)
+            except StopIteration:
+                break
+            except FormatError as exc:  # the stream itself (compression) is broken: nothing after it can be read
+                yield from _batches(to_batch, rows, first_line, ctx)
+                ctx.skip(exc, None)
+                return
             try:
                 rows.append(parse(line))
             except (ValueError, TypeError, KeyError, AttributeError) as exc:  # JSON, base64 and shape errors
-                raise FormatError(f"invalid JSON line ({exc})", ctx.object_key, f"line {number}") from None
-            if len(rows) == READ_BATCH_LINES:
-                yield _batch(to_batch, rows, first_line, ctx)
+                yield from _batches(to_batch, rows, first_line, ctx)
                 rows, first_line = [], number + 1
-        if rows:
-            yield _batch(to_batch, rows, first_line, ctx)
+                ctx.skip(FormatError(f"invalid JSON line ({exc})", ctx.object_key, f"line {number}"), 1)
+                continue
+            if len(rows) == READ_BATCH_LINES:
+                yield from _batches(to_batch, rows, first_line, ctx)
+                rows, first_line = [], number + 1
+        yield from _batches(to_batch, rows, first_line, ctx)
 
     def _line_reader(self, ctx: FileContext) -> tuple[Callable[[bytes], Any], Callable[[list[Any]], pa.RecordBatch]]:
         """How one line parses, and how parsed lines become a ``RECORD_SCHEMA`` batch, for this role."""
@@ -183,14 +195,21 @@ def _envelope_row(line: bytes) -> dict[str, Any]:
     }
 
 
-def _batch(
+def _batches(
     to_batch: Callable[[list[Any]], pa.RecordBatch], rows: list[Any], first_line: int, ctx: FileContext
-) -> pa.RecordBatch:
-    """Build a batch; a field of the wrong type or a missing field is reported at its line."""
-    try:
-        return to_batch(rows)
-    except EnvelopeFieldMissing as exc:
-        raise FormatError(str(exc), ctx.object_key, f"line {first_line + exc.row}") from None
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-        line = first_line + first_unconvertible(rows, to_batch)
-        raise FormatError(f"invalid record ({exc})", ctx.object_key, f"line {line}") from None
+) -> Iterator[pa.RecordBatch]:
+    """Parsed lines as batches; a line with a field of the wrong type or a missing field is skipped alone (or is the
+    error, reported at its line) after the lines before it."""
+    while rows:
+        try:
+            yield to_batch(rows)
+            return
+        except EnvelopeFieldMissing as exc:
+            bad, error = exc.row, FormatError(str(exc), ctx.object_key, f"line {first_line + exc.row}")
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+            bad = first_unconvertible(rows, to_batch)
+            error = FormatError(f"invalid record ({exc})", ctx.object_key, f"line {first_line + bad}")
+        if bad:
+            yield to_batch(rows[:bad])
+        ctx.skip(error, 1)
+        rows, first_line = rows[bad + 1 :], first_line + bad + 1

@@ -98,7 +98,11 @@ class ParquetFormat(Format):
             try:
                 table = parquet.read_row_group(group)
             except (pa.ArrowException, OSError) as exc:
-                raise FormatError(f"corrupt Parquet data ({exc})", ctx.object_key, f"row group {group + 1}") from None
+                # A row group decodes whole or not at all: its records cannot be told apart.
+                records = parquet.metadata.row_group(group).num_rows
+                message = f"corrupt Parquet data ({exc}); the row group's {records} records cannot be told apart"
+                ctx.skip(FormatError(message, ctx.object_key, f"row group {group + 1}"), records)
+                continue
             for batch in table.to_batches():
                 yield self._records(batch, avro, ctx)
 

@@ -280,6 +280,9 @@ class Backup:
                         f.last_offset,
                         f.bytes,
                     )
+            ambiguous = sum(f.ambiguous for f in result.files)
+            if ambiguous:
+                log.warning("%s", ambiguous_warning(tp[0], tp[1], ambiguous))
             report.replayed += result.replayed_files
             if result.error and result.retryable:
                 self._retry_later(tp, state, result.error, report)
@@ -404,6 +407,15 @@ class Backup:
 def _backoff(interval: float, failures: int) -> float:
     """Seconds to wait after ``failures`` failures in a row: doubling from the cycle interval, at most 5 minutes."""
     return float(min(300.0, interval * 2 ** min(failures, 8)))
+
+
+def ambiguous_warning(topic: str, partition: int, records: int) -> str:
+    return (
+        f"{topic}[{partition}]: {records} record{'s' if records != 1 else ''} cannot be restored one by one: "
+        "ByteArrayFormat wrote values (or keys) holding format.bytearray.separator, or tombstones as empty records, "
+        "so reading the objects back cannot split them apart. Their chunk manifests count them and a restore refuses "
+        "those objects; use format.class=avro, parquet or json (or store.envelope=true) for such data"
+    )
 
 
 def _metadata_object(metadata: str) -> str:

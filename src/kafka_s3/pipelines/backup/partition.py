@@ -85,6 +85,12 @@ class OpenFile:
                     log.warning("could not abort the upload of %s", self.key, exc_info=True)
 
 
+def _ambiguous(writer: FormatWriter | None) -> int:
+    """Records of a closed object that cannot be read back one by one (none for an object replayed from the bucket,
+    whose chunk manifest is kept as it is)."""
+    return writer.ambiguous() if writer is not None else 0
+
+
 def _record_sizes(batch: pa.RecordBatch) -> np.ndarray:
     """Bytes of key + value + header keys/values per record (what rotate.size.bytes counts)."""
     sizes: np.ndarray = (
@@ -421,11 +427,22 @@ class PartitionBackup:
                     cast(FormatWriter, s.writer).close()
                 self._add_index(f)
             size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
-            entries.append(FileEntry(f.key, "data", f.records, f.first_offset, f.last_offset, size, f.directory))
+            entries.append(
+                FileEntry(
+                    f.key, "data", f.records, f.first_offset, f.last_offset, size, f.directory, _ambiguous(f.writer)
+                )
+            )
             for s in f.sidecars:
                 entries.append(
                     FileEntry(
-                        s.key, s.kind, f.records, f.first_offset, f.last_offset, s.upload.bytes_written, f.directory
+                        s.key,
+                        s.kind,
+                        f.records,
+                        f.first_offset,
+                        f.last_offset,
+                        s.upload.bytes_written,
+                        f.directory,
+                        _ambiguous(s.writer),
                     )
                 )
         manifest = Manifest(

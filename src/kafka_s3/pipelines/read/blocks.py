@@ -13,13 +13,14 @@ from the object name's start offset.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 import pyarrow as pa
 
 from kafka_s3.core.errors import FormatError
-from kafka_s3.core.formats.base import Block, FileContext, Format, IndexedFormat
+from kafka_s3.core.formats.base import Block, FileContext, Format, IndexedFormat, bare_message
 from kafka_s3.core.store import Store
 
 if TYPE_CHECKING:
@@ -118,19 +119,26 @@ def select(blocks: list[Block], from_offset: int | None, until_offset: int | Non
 
 
 def read_blocks(
-    store: Store, fmt: Format, key: str, blocks: list[Block], ctx: FileContext
+    store: Store,
+    fmt: Format,
+    key: str,
+    blocks: list[Block],
+    ctx: FileContext,
+    note: Callable[[int], int] | None = None,
 ) -> Iterator[tuple[pa.RecordBatch, int, int]]:
     """``(batch, first row index in the object, first offset)`` for every batch of the given blocks, in order.
 
     Adjacent blocks are fetched together (ranged GETs of at most :data:`WINDOW` bytes over their span), other blocks
     apart: no byte outside the given blocks is requested. A block that does not decode to the number of records its
-    index entry says raises FormatError at the block's byte position.
+    index entry says raises FormatError at the block's byte position. When ``ctx`` skips bad records
+    (``behavior.on.error=ignore|log``), a block that does not decode is skipped whole (its index says how many
+    records it holds) and ``note`` is told the object row where the skip is.
     """
     for run in _runs(blocks):
         start = run[0].byte_offset
         with RangeReader(store, key, start, run[-1].byte_offset + run[-1].byte_length - start) as source:
             for block in run:
-                yield from _read_block(fmt, key, block, _Slice(source, block.byte_length), ctx)
+                yield from _read_block(fmt, key, block, _Slice(source, block.byte_length), ctx, note)
 
 
 def _runs(blocks: list[Block]) -> list[list[Block]]:
@@ -145,16 +153,31 @@ def _runs(blocks: list[Block]) -> list[list[Block]]:
 
 
 def _read_block(
-    fmt: Format, key: str, block: Block, source: _Slice, ctx: FileContext
+    fmt: Format, key: str, block: Block, source: _Slice, ctx: FileContext, note: Callable[[int], int] | None
 ) -> Iterator[tuple[pa.RecordBatch, int, int]]:
     done = 0
+    whole = replace(ctx, skips=None)  # a block decodes whole or is skipped whole: its records are counted by the index
     try:
-        for batch in fmt.read(cast(BinaryIO, source), ctx):  # a binary file, though not a typing.BinaryIO
+        for batch in fmt.read(cast(BinaryIO, source), whole):  # a binary file, though not a typing.BinaryIO
             if batch.num_rows:
                 yield batch, block.row + done, block.first_offset + done
                 done += batch.num_rows
     except FormatError as exc:
-        raise FormatError(_bare(exc), key, _object_position(exc.position, block)) from None
+        error = FormatError(bare_message(exc), key, _object_position(exc.position, block))
+        if ctx.skips is None:
+            raise error from None
+        source.read()  # the next block starts where this one ends
+        ctx.skip(
+            FormatError(
+                f"{bare_message(error)}; the block's {block.records - done} remaining records cannot be told apart",
+                key,
+                error.position,
+            ),
+            block.records - done,
+        )
+        if note is not None:
+            note(block.row + done)
+        done = block.records
     if done != block.records:
         raise FormatError(
             f"the block holds {done} records but its index entry says {block.records}", key, f"byte {block.byte_offset}"
@@ -183,14 +206,6 @@ class _Slice(io.RawIOBase):
         data = self.read(len(view))
         view[: len(data)] = data
         return len(data)
-
-
-def _bare(exc: FormatError) -> str:
-    """The error's message without the ``in <key> at <position>`` its ``str`` adds."""
-    text = str(exc)
-    if exc.object_key:
-        text = text.removesuffix(f" in {exc.object_key}" + (f" at {exc.position}" if exc.position else ""))
-    return text
 
 
 def _object_position(position: str | None, block: Block) -> str:

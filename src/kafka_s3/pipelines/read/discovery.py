@@ -62,11 +62,30 @@ class SourcePartition:
 
 @dataclass
 class Problem:
-    """A skipped object or record (``behavior.on.error=ignore|log``), or a gap worth reporting."""
+    """A skipped object or record (``behavior.on.error=ignore|log``), or a gap worth reporting.
+
+    ``records``: how many records were skipped there (``None``: the object, or the rest of it, their number unknown);
+    ``first_offset``: the offset of the first of them, when the backup's offsets tell it.
+    """
 
     key: str
     position: str
     message: str
+    records: int | None = None
+    first_offset: int | None = None
+
+    def __str__(self) -> str:
+        if self.records is None:  # the object from this position on
+            where = f" from offset {self.first_offset}" if self.first_offset is not None else ""
+            return f"skipped {self.key}{where} at {self.position}: {self.message}"
+        else:
+            what = f"skipped {self.records} record{'s' if self.records != 1 else ''}"
+            if self.first_offset is not None:
+                last = self.first_offset + self.records - 1
+                what += f" (offset{'s' if self.records != 1 else ''} {self.first_offset}"
+                what += f"..{last})" if self.records != 1 else ")"
+            what += " of"
+        return f"{what} {self.key} at {self.position}: {self.message}"
 
 
 # ---------------------------------------------------------------------------------------------------- discovery
@@ -127,4 +146,4 @@ def _note(problems: list[Problem] | None, on_error: str, problem: Problem) -> No
     if problems is not None:
         problems.append(problem)
     if on_error == "log":
-        log.warning("skipped %s at %s: %s", problem.key, problem.position, problem.message)
+        log.warning("%s", problem)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.formats.base import Format
 from kafka_s3.core.layout import Layout
-from kafka_s3.core.manifest import ManifestStore, manifest_root
+from kafka_s3.core.manifest import Manifest, ManifestStore, manifest_root
 from kafka_s3.core.store import Store
 
 
@@ -22,6 +22,9 @@ class ReadPlugins:
     keys_format: Format
     headers_format: Format
     envelope: bool
+    #: ambiguous files each chunk manifest read so far lists (manifests never change once created), so a following
+    #: restore reads each manifest once (:mod:`kafka_s3.pipelines.read.ambiguity`)
+    manifest_cache: dict[str, Manifest] = field(default_factory=dict, repr=False, compare=False)  # they never change
 
     @classmethod
     def from_config(cls, config: Config) -> ReadPlugins:
@@ -42,6 +45,13 @@ class ReadPlugins:
             headers_format=formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers"),
             envelope=envelope,
         )
+
+    @property
+    def timestamps(self) -> str:
+        """Where restored records' timestamps come from, as the plan and the summary say it."""
+        if self.envelope:
+            return "timestamps: as backed up (store.envelope=true)"
+        return "timestamps: time of restore (store.envelope=false: objects keep no record timestamps)"
 
     def manifests(self, store: Store) -> ManifestStore:
         root = manifest_root(self.layout.topics_dir, self.value_format.extension, self.layout.directory_delim)

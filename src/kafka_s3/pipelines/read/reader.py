@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kafka_s3.core.errors import FormatError
-from kafka_s3.core.formats.base import FileContext, Format, IndexedFormat
+from kafka_s3.core.formats.base import FileContext, Format, IndexedFormat, Skipped, bare_message
 from kafka_s3.core.records import RECORD_SCHEMA
 from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.blocks import load_blocks, read_blocks, select
@@ -30,13 +30,62 @@ from kafka_s3.pipelines.read.plugins import ReadPlugins
 log = logging.getLogger(__name__)
 
 
-def _read_all(fmt: Format, store: Store, key: str, ctx: FileContext) -> pa.Table:
+@dataclass
+class _Sidecar:
+    """A keys or headers sidecar read whole: its role's column, one row per record of the data object (a null where
+    a bad record was skipped), and which rows those are."""
+
+    key: str
+    column: pa.ChunkedArray
+    bad: np.ndarray | None  # True at skipped rows; None when none was
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.column)
+
+
+def _read_sidecar(fmt: Format, store: Store, key: str, obj: BackupObject, column: str, skips: _Skips) -> _Sidecar:
+    """A sidecar's records. When bad records are skipped, each skip is noted as a problem at its record's offset, and
+    :func:`read_object` drops the data records at those rows (never restored without their key or headers)."""
+    found: list[Skipped] | None = None if skips.found is None else []
+    ctx = FileContext(obj.name.topic, obj.name.partition, obj.start, key, found)
+    pieces: list[pa.Array] = []
+    bad: list[tuple[int, int]] = []  # (row, records) skipped
+    row = 0
+    noted = 0
+
+    def note() -> None:
+        nonlocal row, noted
+        while found is not None and noted < len(found):
+            skip = found[noted]
+            noted += 1
+            if skip.records is None:  # the rest unknown: rows cannot be aligned
+                raise FormatError(skip.message, key, skip.position)
+            skips.note_problem(Problem(key, skip.position, skip.message, skip.records, obj.start + row))
+            bad.append((row, skip.records))
+            pieces.append(pa.nulls(skip.records, RECORD_SCHEMA.field(column).type))
+            row += skip.records
+
     with store.open(key) as source:
-        return pa.Table.from_batches(list(fmt.read(source, ctx)), schema=RECORD_SCHEMA)
+        for batch in fmt.read(source, ctx):
+            note()
+            pieces.append(batch.column(column))
+            row += batch.num_rows
+    note()
+    mask = None
+    if bad:
+        mask = np.zeros(row, dtype=bool)
+        for start, count in bad:
+            mask[start : start + count] = True
+    return _Sidecar(key, pa.chunked_array(pieces, RECORD_SCHEMA.field(column).type), mask)
 
 
 def read_object(
-    store: Store, plugins: ReadPlugins, obj: BackupObject, bounds: Bounds | None = None
+    store: Store,
+    plugins: ReadPlugins,
+    obj: BackupObject,
+    bounds: Bounds | None = None,
+    skipped: list[Problem] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """One object's records, with topic/partition, offsets (stored, or derived from the start offset), and keys and
     headers from sidecars when present.
@@ -44,89 +93,175 @@ def read_object(
     An object with a block index (block_gzip) is read block by block with ranged GETs, only the blocks overlapping
     the offsets of ``bounds``; its offsets come from the index (see :mod:`kafka_s3.pipelines.read.blocks`). The caller
     still filters records to ``bounds``.
+
+    ``skipped``: bad records are skipped, not errors (``behavior.on.error=ignore|log``): the format skips as few as it
+    can tell apart (one JSON line, one Parquet row group, one Avro block) and each skip is noted there with its
+    position and, when offsets are derived, the offsets it held; the records after it keep their own offsets and
+    sidecar rows.
     """
     name = obj.name
-    ctx = FileContext(name.topic, name.partition, name.start_offset, name.key)
-    keys = _read_all(plugins.keys_format, store, obj.keys_key, ctx) if obj.keys_key else None
-    headers = _read_all(plugins.headers_format, store, obj.headers_key, ctx) if obj.headers_key else None
+    skips = _Skips(obj, plugins.envelope, bounds, skipped)
+    ctx = FileContext(name.topic, name.partition, name.start_offset, name.key, skips.found)
+    keys = _read_sidecar(plugins.keys_format, store, obj.keys_key, obj, "key", skips) if obj.keys_key else None
+    headers = (
+        _read_sidecar(plugins.headers_format, store, obj.headers_key, obj, "headers", skips)
+        if obj.headers_key
+        else None
+    )
     fmt = plugins.value_format
     if keys is not None or headers is not None:
-        _check_sidecar_counts(store, fmt, obj, ctx, keys, headers)
+        _check_sidecar_counts(store, fmt, obj, [s for s in (keys, headers) if s is not None])
     whole = True  # every record of the object is read (sidecar counts can be checked)
     if obj.index_key and isinstance(fmt, IndexedFormat):
         blocks = load_blocks(store, fmt, obj)
         chosen = select(blocks, bounds.from_offset, bounds.until_offset) if bounds is not None else blocks
         whole = len(chosen) == len(blocks)
-        pieces = read_blocks(store, fmt, name.key, chosen, ctx)
+        pieces = read_blocks(store, fmt, name.key, chosen, ctx, skips.note)
     else:
-        pieces = _whole_object(store, fmt, ctx)
-    row = 0  # records read
+        pieces = _whole_object(store, fmt, ctx, skips)
+    row = 0  # records read or skipped
     for batch, first_row, first_offset in pieces:
         n = batch.num_rows
         if n == 0:
             continue
+        dropped = None  # rows whose key or headers a sidecar could not give
+        for sidecar in (keys, headers):
+            if sidecar is not None and sidecar.bad is not None and sidecar.num_rows >= first_row + n:
+                rows = sidecar.bad[first_row : first_row + n]
+                dropped = rows if dropped is None else dropped | rows
         columns = {c: batch.column(c) for c in RECORD_SCHEMA.names}
         columns["topic"] = pa.array([name.topic] * n, pa.string())
         columns["partition"] = pa.array(np.full(n, name.partition, dtype=np.int32))
         if not plugins.envelope:
             columns["offset"] = pa.array(np.arange(first_offset, first_offset + n))
             if keys is not None:
-                columns["key"] = _aligned(keys, "key", first_row, n, obj.keys_key)
+                columns["key"] = _aligned(keys, first_row, n)
             if headers is not None:
-                columns["headers"] = _aligned(headers, "headers", first_row, n, obj.headers_key)
+                columns["headers"] = _aligned(headers, first_row, n)
             if pc.all(pc.is_null(columns["timestampType"])).as_py():
                 columns["timestampType"] = pa.array(np.full(n, -1, dtype=np.int32))
-        row += n
-        yield pa.RecordBatch.from_arrays([columns[c] for c in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
-    for table, key in ((keys, obj.keys_key), (headers, obj.headers_key)):
-        if whole and table is not None and table.num_rows != row:
-            raise FormatError(f"sidecar has {table.num_rows} records but the data object has {row}", object_key=key)
+        row = first_row + n
+        out = pa.RecordBatch.from_arrays([columns[c] for c in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
+        if dropped is not None and dropped.any():
+            out = out.filter(pa.array(~dropped))
+        if out.num_rows:
+            yield out
+    if obj.index_key and isinstance(fmt, IndexedFormat):
+        row = blocks[-1].row + blocks[-1].records if whole and blocks else row  # every block checked its count
+    else:
+        row = skips.note(row)  # skips after the last record
+    whole = whole and not skips.rest
+    for sidecar in (keys, headers):
+        if whole and sidecar is not None and sidecar.num_rows != row:
+            raise FormatError(
+                f"sidecar has {sidecar.num_rows} records but the data object has {row}", object_key=sidecar.key
+            )
 
 
-def _check_sidecar_counts(
-    store: Store, fmt: Format, obj: BackupObject, ctx: FileContext, keys: pa.Table | None, headers: pa.Table | None
-) -> None:
+def _check_sidecar_counts(store: Store, fmt: Format, obj: BackupObject, sidecars: list[_Sidecar]) -> None:
     """Sidecars must hold as many records as their data object, checked before a record of it is produced: the count
     comes from the chunk manifest, or (objects of another tool) from a first pass over the data object."""
     expected = obj.records
     if expected is None:
         if obj.index_key:
             return  # an indexed object read in part: checked at its end (read_object)
-        expected = sum(batch.num_rows for batch, _, _ in _whole_object(store, fmt, ctx))
-    for table, key in ((keys, obj.keys_key), (headers, obj.headers_key)):
-        if table is not None and table.num_rows != expected:
+        expected = _count(store, fmt, obj)
+        if expected is None:
+            return  # records of unknown number skipped: checked at the object's end
+    for sidecar in sidecars:
+        if sidecar.num_rows != expected:
             raise FormatError(
-                f"sidecar has {table.num_rows} records but its data object {obj.key} has {expected}: nothing of it "
+                f"sidecar has {sidecar.num_rows} records but its data object {obj.key} has {expected}: nothing of it "
                 "was produced",
-                object_key=key,
+                object_key=sidecar.key,
             )
 
 
-def _count(store: Store, plugins: ReadPlugins, obj: BackupObject) -> int:
-    ctx = FileContext(obj.name.topic, obj.name.partition, obj.start, obj.key)
-    return sum(batch.num_rows for batch, _, _ in _whole_object(store, plugins.value_format, ctx))
+def _count(store: Store, fmt: Format, obj: BackupObject) -> int | None:
+    """The records (rows) of an object read whole, bad ones included; ``None`` when a skip's size is unknown."""
+    skips = _Skips(obj, True, None, [])
+    ctx = FileContext(obj.name.topic, obj.name.partition, obj.start, obj.key, skips.found)
+    row = 0
+    for batch, first_row, _ in _whole_object(store, fmt, ctx, skips):
+        row = first_row + batch.num_rows
+    row = skips.note(row)
+    return None if skips.rest else row
 
 
-def _whole_object(store: Store, fmt: Format, ctx: FileContext) -> Iterator[tuple[pa.RecordBatch, int, int]]:
-    """``(batch, first row index, first offset)`` of an object read whole, offsets counted from its start offset."""
+class _Skips:
+    """The records a format skipped in one object, as problems at their positions and offsets.
+
+    The format appends to :attr:`found` right where it skips (see :meth:`FileContext.skip`); :meth:`note` is called
+    with the row the reader has reached before each batch, and returns it moved past the skipped records.
+    """
+
+    def __init__(self, obj: BackupObject, envelope: bool, bounds: Bounds | None, problems: list[Problem] | None):
+        self.obj = obj
+        self.envelope = envelope
+        self.bounds = bounds
+        self.problems = problems
+        self.found: list[Skipped] | None = None if problems is None else []
+        self.noted = 0
+        self.rest = False  # records were skipped without a count: the rows after it are unknown
+
+    def note(self, row: int) -> int:
+        while self.found is not None and self.noted < len(self.found):
+            skip = self.found[self.noted]
+            self.noted += 1
+            first = None if self.envelope else self.obj.start + row
+            if skip.records is None:
+                self.rest = True
+            elif first is not None and not self._in_bounds(first, first + skip.records):
+                row += skip.records
+                continue  # below a resume point or outside the bounds: not this read's records
+            assert self.problems is not None  # found is a list only when problems is one
+            self.problems.append(Problem(self.obj.key, skip.position, skip.message, skip.records, first))
+            row += skip.records or 0
+        return row
+
+    def note_problem(self, problem: Problem) -> None:
+        """A problem found outside the data object (a sidecar's skipped record), unless outside the bounds."""
+        assert self.problems is not None and problem.first_offset is not None and problem.records is not None
+        if self._in_bounds(problem.first_offset, problem.first_offset + problem.records):
+            self.problems.append(problem)
+
+    def _in_bounds(self, first: int, end: int) -> bool:
+        bounds = self.bounds
+        if bounds is None:
+            return True
+        return (bounds.from_offset is None or end > bounds.from_offset) and (
+            bounds.until_offset is None or first < bounds.until_offset
+        )
+
+
+def _whole_object(
+    store: Store, fmt: Format, ctx: FileContext, skips: _Skips
+) -> Iterator[tuple[pa.RecordBatch, int, int]]:
+    """``(batch, first row index, first offset)`` of an object read whole, offsets counted from its start offset
+    (records the format skipped count too)."""
     row = 0
     with store.open(ctx.object_key) as source:
         for batch in fmt.read(source, ctx):
+            row = skips.note(row)
+            if skips.rest and not skips.envelope:
+                raise FormatError(
+                    "records follow a skip of unknown size: their offsets cannot be derived", ctx.object_key
+                )
             yield batch, row, ctx.start_offset + row
             row += batch.num_rows
 
 
-def _aligned(table: pa.Table, column: str, row: int, n: int, key: str | None) -> pa.Array:
-    if row + n > table.num_rows:
-        raise FormatError(f"sidecar has {table.num_rows} records, fewer than its data object", object_key=key)
-    return table.column(column).slice(row, n).combine_chunks()
+def _aligned(sidecar: _Sidecar, row: int, n: int) -> pa.Array:
+    if row + n > sidecar.num_rows:
+        raise FormatError(f"sidecar has {sidecar.num_rows} records, fewer than its data object", object_key=sidecar.key)
+    return sidecar.column.slice(row, n).combine_chunks()
 
 
 _UNBOUNDED = Bounds()
 
 
 def unprovable_bound(
-    objects: list[BackupObject], bounds: Bounds, count: Callable[[BackupObject], int] | None = None
+    objects: list[BackupObject], bounds: Bounds, count: Callable[[BackupObject], int | None] | None = None
 ) -> str | None:
     """Why an offset bound cannot be honoured on objects without stored offsets, or ``None``.
 
@@ -183,7 +318,7 @@ def read_partition(
     if len(part.directories) <= 1:
         # Objects of one directory never overlap: object i holds offsets [start_i, start_i+1).
         if not plugins.envelope and (bounds.from_offset is not None or bounds.until_offset is not None):
-            reason = unprovable_bound(objects, bounds, lambda o: _count(store, plugins, o))
+            reason = unprovable_bound(objects, bounds, lambda o: _count(store, plugins.value_format, o))
             if reason:
                 raise FormatError(reason)
         nexts = [o.start for o in objects[1:]] + [None]
@@ -257,22 +392,41 @@ def _guarded(
     if on_object is not None:
         on_object(obj)
     first = last = None
+    next_offset = None if plugins.envelope else obj.start  # of the record after the last one read
+    skipped: list[Problem] | None = None if on_error == "fail" else []
     try:
-        for batch in read_object(store, plugins, obj, bounds):
-            if on_span is not None:
-                low, high = pc.min_max(batch.column("offset")).values()
-                first = low.as_py() if first is None else min(first, low.as_py())
-                last = high.as_py() if last is None else max(last, high.as_py())
-            yield batch
+        try:
+            for batch in read_object(store, plugins, obj, bounds, skipped):
+                if next_offset is not None:
+                    next_offset = batch.column("offset")[-1].as_py() + 1
+                if on_span is not None:
+                    low, high = pc.min_max(batch.column("offset")).values()
+                    first = low.as_py() if first is None else min(first, low.as_py())
+                    last = high.as_py() if last is None else max(last, high.as_py())
+                yield batch
+        finally:
+            for problem in skipped or ():
+                _note(problems, on_error, problem)
     except FormatError as exc:
         if on_error == "fail":
             raise
-        _note(problems, on_error, Problem(obj.key, exc.position or "object", str(exc)))
+        # What the format could not skip record by record (a broken header or footer, a sidecar, a format that
+        # does not skip): the object from there on.
+        _note(problems, on_error, Problem(obj.key, exc.position or "object", bare_message(exc), None, next_offset))
         if on_span is not None:
             on_span(obj, None, None)
         return
-    if on_span is not None and first is not None:
-        on_span(obj, first, last)
+    if on_span is not None:
+        # Skipped records are reported as skipped, not also as offsets missing from the backup.
+        for problem in skipped or ():
+            if problem.first_offset is not None and problem.records is not None:
+                first = problem.first_offset if first is None else min(first, problem.first_offset)
+                end = problem.first_offset + problem.records - 1
+                last = end if last is None else max(last, end)
+        if any(problem.records is None for problem in skipped or ()):
+            on_span(obj, first, None)  # the rest of the object was skipped: its extent is unknown
+        elif first is not None:
+            on_span(obj, first, last)
 
 
 def order_warning(part: SourcePartition, envelope: bool) -> str | None:

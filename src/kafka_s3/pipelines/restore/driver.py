@@ -21,6 +21,7 @@ from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
+from kafka_s3.pipelines.read.ambiguity import refuse_ambiguous
 from kafka_s3.pipelines.read.discovery import Problem, SourcePartition, discover
 from kafka_s3.pipelines.read.integrity import (
     Finding,
@@ -52,6 +53,7 @@ class RestorePlanSet:
     creation_partitions: dict[str, int] = field(default_factory=dict)  # missing targets: partitions they get
     blockers: list[str] = field(default_factory=list)  # what would stop the restore (dry runs)
     checks: dict[TP, PartitionCheck] = field(default_factory=dict)  # is the backup whole (read/integrity)
+    timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
 
     @property
     def findings(self) -> list[Finding]:
@@ -71,6 +73,7 @@ class RestoreSummary:
         default_factory=list
     )  # --allow-gaps: what the bucket lacks, left out (integrity.Finding)
     seconds: float = 0.0
+    timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
 
     @property
     def records(self) -> int:
@@ -156,9 +159,14 @@ class Restore:
         sizes: dict[str, int] = {}
         partitions = discover(self.store, self.plugins, topics, self.config["behavior.on.error"], problems, sizes)
         manifest_store = self.plugins.manifests(self.store)
-        manifests = {t: manifest_store.load_topic(t) for t in sorted({tp[0] for tp in partitions} | set(topics or []))}
-        with_records(partitions, [pm for by_partition in manifests.values() for pm in by_partition.values()])
-        checks = check_backup(partitions, manifests, sizes)
+        cache = self.plugins.manifest_cache
+        names = sorted({tp[0] for tp in partitions} | set(topics or []))
+        manifests = [pm for t in names for pm in manifest_store.load_topic(t, cache).values()]
+        refuse_ambiguous(partitions, manifests)  # ByteArray records that cannot be told apart
+        with_records(partitions, manifests)
+        checks = check_backup(
+            partitions, {t: {pm.partition: pm for pm in manifests if pm.topic == t} for t in names}, sizes
+        )
         if self.options.verify_deep:
             readable = {tp: without_excluded(part, checks.get(tp)) for tp, part in partitions.items()}
             for tp, findings in deep_check(self.engine, self.config, readable).items():
@@ -203,7 +211,7 @@ class Restore:
             )
         if unprovable:
             raise PlanError("; ".join(unprovable))
-        return RestorePlanSet(partitions, targets, plans, problems, checks=checks)
+        return RestorePlanSet(partitions, targets, plans, problems, checks=checks, timestamps=self.plugins.timestamps)
 
     def check_whole(self, plan_set: RestorePlanSet) -> None:
         """Stop before producing anything when the bucket lacks part of the backup, unless ``--allow-gaps``."""
@@ -313,7 +321,9 @@ class Restore:
         self.check_targets(plan_set)
         plan_set.plans = self._decide_starts(plan_set.plans)
         self.current_plan = plan_set
-        summary = RestoreSummary(problems=list(plan_set.problems), skipped=plan_set.blocking)
+        summary = RestoreSummary(
+            problems=list(plan_set.problems), skipped=plan_set.blocking, timestamps=plan_set.timestamps
+        )
         for finding in summary.skipped:
             log.warning("skipped (--allow-gaps): %s", finding)
         plans = plan_set.plans
@@ -324,7 +334,7 @@ class Restore:
             for problem in result.problems:
                 summary.problems.append(problem)
                 if logged:  # the task's own log line stays in its Spark worker
-                    log.warning("skipped %s at %s: %s", problem.key, problem.position, problem.message)
+                    log.warning("%s", problem)
             for gap in result.gaps:
                 summary.gaps.append(gap)
                 log.warning("%s", gap)

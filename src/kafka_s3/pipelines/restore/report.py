@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from kafka_s3.pipelines.read.discovery import BackupObject
+from kafka_s3.pipelines.read.discovery import BackupObject, Problem
 from kafka_s3.pipelines.read.options import Bounds
 from kafka_s3.pipelines.restore.driver import RestorePlanSet
 
@@ -20,6 +20,23 @@ def estimate_records(objects: Sequence[BackupObject]) -> int | None:
     head_bytes = sum(o.size for o in objects[:-1])
     last = round(objects[-1].size * span / head_bytes) if span > 0 and head_bytes > 0 else 1
     return span + max(1, last)
+
+
+def skipped_total(problems: Sequence[Problem]) -> str | None:
+    """One line counting what ``behavior.on.error=ignore|log`` skipped: records (by position), and objects or rests
+    of objects whose number of records is unknown."""
+    if not problems:
+        return None
+    records = sum(p.records for p in problems if p.records is not None)
+    counted = sum(1 for p in problems if p.records is not None)
+    whole = len(problems) - counted
+    parts = []
+    if counted:
+        parts.append(f"{_plural(records, 'record')} at {_plural(counted, 'position')}")
+    if whole:
+        them = "them" if whole != 1 else "it"
+        parts.append(f"{_plural(whole, 'object')} (or what was left of {them}) whose records could not be counted")
+    return "skipped: " + " and ".join(parts) + " (behavior.on.error)"
 
 
 def _plural(n: int, noun: str) -> str:
@@ -74,8 +91,7 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
             unknown += 1
         else:
             total_records += records
-    for problem in plan_set.problems:
-        lines.append(f"skipped {problem.key} at {problem.position}: {problem.message}")
+    lines.extend(str(problem) for problem in plan_set.problems)
     for finding in plan_set.findings:
         lines.append(f"{'PROBLEM' if finding.blocking else 'note'}: {finding}")
     if not plan_set.plans:
@@ -88,6 +104,8 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
             f"({total_bytes / 1e6:.2f} MB), ~{total_records} records"
             + (f" (+ {unknown} single-object partition{'s' if unknown != 1 else ''} not estimated)" if unknown else "")
         )
+    if plan_set.plans and plan_set.timestamps:
+        lines.append(plan_set.timestamps)
     lines.extend(f"the restore would fail: {reason}" for reason in plan_set.blockers)
     lines.append("dry run: nothing was produced")
     return "\n".join(lines)

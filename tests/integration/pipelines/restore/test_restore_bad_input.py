@@ -151,33 +151,40 @@ def test_invalid_json_line_fails_naming_object_and_line(
     with pytest.raises(RestoreFailed, match="invalid JSON line") as failure:
         restore.run()
     assert f"in {bad} at line 2" in str(failure.value)
-    assert_stopped_at_fault(kafka_bootstrap, source, target, restore.config, 0, 3, 5)
+    # Item 4: fail stops right before the bad record, after every record before it (offset 3, the object's first).
+    assert_stopped_at_fault(kafka_bootstrap, source, target, restore.config, 0, 4, 5)
 
 
 @pytest.mark.parametrize("mode", ["ignore", "log"])
-def test_ignore_and_log_skip_the_bad_object_and_report_key_and_position(
-    mode, backed_up, restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap, caplog
+def test_item4_ignore_and_log_skip_only_the_bad_record_and_count_it(
+    mode, backed_up, restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap, caplog, capsys
 ):
+    from kafka_s3.cli.progress import print_restore_summary
+
     source = backed_up(JSON_PLAIN)
     target = fresh_topic(1)
     bad = object_key(source, 0, 3, ".json")
     lines = get_object(s3_client, fresh_bucket, bad).split(b"\n")
-    lines[1] = b"not json at all"
-    forget_manifests(s3_client, fresh_bucket)
+    lines[1] = b"not json at all"  # the record at offset 4
+    forget_manifests(s3_client, fresh_bucket)  # as another tool's bucket: the manifest's size would refuse it first
     replace_object(s3_client, fresh_bucket, bad, b"\n".join(lines))
 
     caplog.set_level(logging.WARNING, logger="kafka_s3")
     summary = restorer(
         fresh_bucket, source, {**JSON_PLAIN, "topic.rename": f"{source}:{target}", "behavior.on.error": mode}
     ).run()
-    assert [(p.key, p.position) for p in summary.problems] == [(bad, "line 2")]
+    assert [(p.key, p.position, p.records, p.first_offset) for p in summary.problems] == [(bad, "line 2", 1, 4)]
     assert "invalid JSON line" in summary.problems[0].message
-    assert not summary.gaps  # a skipped object is reported as skipped, not as missing offsets
+    assert not summary.gaps  # a skipped record is reported as skipped, not as missing offsets
     original = json_values(read_topic(kafka_bootstrap, source)[0])
-    assert json_values(read_topic(kafka_bootstrap, target)[0]) == original[:3] + original[6:]
+    assert json_values(read_topic(kafka_bootstrap, target)[0]) == original[:4] + original[5:]  # only the bad one
+    print_restore_summary(summary)
+    printed = capsys.readouterr().out
+    assert f"skipped 1 record (offset 4) of {bad} at line 2" in printed
+    assert "skipped: 1 record at 1 position" in printed
     logged = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and bad in r.getMessage()]
     if mode == "log":
-        assert any("line 2" in line for line in logged), logged
+        assert any("line 2" in line and "offset 4" in line for line in logged), logged
     else:
         assert not logged
 

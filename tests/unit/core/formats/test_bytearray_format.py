@@ -109,3 +109,33 @@ def test_empty_separator_writes_but_cannot_be_read_back():
     assert write_raw(fmt, raw_records(b"a", b"b")) == b"ab"
     with pytest.raises(ConfigError, match="cannot be split"):
         read_object(fmt, b"ab")
+
+
+# ---------------------------------------------------------------------------------------------------- issue 14, item 5
+def ambiguous_after(fmt, *batches) -> int:
+    from format_testing import CTX, WriteOnlySink
+
+    writer = fmt.writer(WriteOnlySink(), CTX)
+    for records in batches:
+        writer.write(records, None)
+    writer.close()
+    return writer.ambiguous()
+
+
+def test_item5_writer_counts_values_that_cannot_be_restored_one_by_one():
+    fmt = ByteArrayFormat(sink_config("bytearray", behavior__on__null__values="write"))
+    # b"b\nc" and b"e\n" split into two records, a tombstone comes back as an empty value; b"" is fine.
+    assert ambiguous_after(fmt, raw_records(b"a", b"b\nc", None), raw_records(b"", b"d", b"e\n")) == 3
+    assert ambiguous_after(fmt, raw_records(b"a", b"", b"x")) == 0
+
+
+def test_item5_a_value_ending_in_part_of_a_longer_separator_is_counted():
+    fmt = ByteArrayFormat(sink_config("bytearray", format__bytearray__separator="--"))
+    # "a-" + "--" reads back as "a" then "-": the separator is found one byte early.
+    assert ambiguous_after(fmt, raw_records(b"a-", b"b", b"c--d", b"-e")) == 2
+
+
+def test_item5_keys_sidecar_counts_keys_holding_the_separator():
+    fmt = ByteArrayFormat(sink_config("bytearray"), role="keys")
+    records = make_batch([{"offset": i, "key": k, "value": b"v"} for i, k in enumerate([b"a", b"b\n", None])])
+    assert ambiguous_after(fmt, records) == 1

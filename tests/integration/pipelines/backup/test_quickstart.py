@@ -89,7 +89,7 @@ def test_quickstart(case, engine, make_config, fresh_bucket, fresh_topic, produc
     bookkeeping = list_keys(s3_client, fresh_bucket, "topics/_kafka-s3/")
     kind = extension.lstrip(".")  # one bookkeeping tree per object extension
     assert [k for k in bookkeeping if not k.endswith(".chunk")] == [
-        f"topics/_kafka-s3/{kind}/{topic}/partition-count/1.json"
+        f"topics/_kafka-s3/{kind}/{topic}/partition-count/1.count"
     ]
     assert len(bookkeeping) == 4  # a manifest per chunk, and the topic's partition count
 

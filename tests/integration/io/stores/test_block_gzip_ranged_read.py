@@ -43,7 +43,7 @@ def test_read_fetches_the_index_and_only_the_block_holding_the_offset(s3_config,
     assert [r.headers.get("range") for r in data_gets] == [
         f"bytes={block['byte_offset']}-{block['byte_offset'] + block['byte_length'] - 1}"
     ]
-    assert len(fault_proxy.requests("GET", path=r"\.index\.json$")) == 1
+    assert len(fault_proxy.requests("GET", path=r"\.index$")) == 1
     # The block alone is a gzip file of its records.
     alone = store.get(data_key, block["byte_offset"], block["byte_offset"] + block["byte_length"] - 1)
     first = block["first_record_offset"]

@@ -186,3 +186,8 @@ def test_item1_earlier_kafka_s3_headers_sidecars_still_read():
     out = io.BytesIO()
     pq.write_table(pa.table({"headers": pa.array(legacy, pa.list_(item))}), out)
     assert read_headers(parquet_format(role="headers"), out.getvalue()) == expected
+
+
+def test_item1_text_headers_round_trip_through_confluents_form():
+    for fmt in (avro_format(role="headers"), json_format(role="headers"), parquet_format(role="headers")):
+        assert read_headers(fmt, write_object(fmt, [(records(TEXT_HEADERS + [[]]), None)])) == TEXT_HEADERS + [[]]

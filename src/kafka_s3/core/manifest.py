@@ -10,8 +10,9 @@ its consumer-group offsets are lost.
 Manifests live under ``<topics.dir>/_kafka-s3/<extension>/<topic>/<partition>/<startOffset>.chunk``; the ``.chunk``
 extension keeps them invisible to format readers (Confluent's source ignores other extensions). Their content is
 deterministic JSON (no wall-clock values), so a re-run writes identical bytes. Next to them,
-``<topic>/partition-count/<n>.json`` records each partition count the backup saw, so a restore into a new cluster
-creates the topic with the source's partition count even when its last partitions hold no records.
+``<topic>/partition-count/<n>.count`` (``<n>.json`` before issue 15, still read) records each partition count the
+backup saw, so a restore into a new cluster creates the topic with the source's partition count even when its last
+partitions hold no records.
 
 After the backup commits its consumer group past a chunk, it leaves an empty ``<startOffset>.tail`` mark next to the
 chunk's manifest: the partition's committed end, as the bucket knows it. A restore that finds a mark without its
@@ -35,6 +36,8 @@ TAIL = ".tail"
 PAD = 20
 MANIFEST_DIR = "_kafka-s3"
 PARTITION_COUNT_DIR = "partition-count"
+# Not ".json": no metadata object ends in a data format's extension (a *.json glob must see data only).
+PARTITION_COUNT_EXTENSIONS = (".count", ".json")  # written, then read too (earlier versions)
 
 
 def manifest_root(topics_dir: str, object_extension: str, delim: str = "/") -> str:
@@ -202,15 +205,14 @@ class ManifestStore:
         """Record that ``topic`` had ``count`` partitions (idempotent: one immutable object per count seen)."""
         with contextlib.suppress(ObjectExistsError):
             self.store.put(
-                f"{self._count_prefix(topic)}{count}.json", json.dumps({"topic": topic, "partitions": count}).encode()
+                f"{self._count_prefix(topic)}{count}{PARTITION_COUNT_EXTENSIONS[0]}",
+                json.dumps({"topic": topic, "partitions": count}).encode(),
             )
 
     def partition_count(self, topic: str) -> int | None:
         """The highest partition count a backup of ``topic`` recorded, or ``None`` (e.g. objects from another tool)."""
-        counts = [
-            info.key.rsplit(self.delim, 1)[-1].removesuffix(".json")
-            for info in self.store.list(self._count_prefix(topic))
-        ]
+        names = [info.key.rsplit(self.delim, 1)[-1] for info in self.store.list(self._count_prefix(topic))]
+        counts = [n.partition(".")[0] for n in names if n.endswith(PARTITION_COUNT_EXTENSIONS)]
         numbers = [int(c) for c in counts if c.isdigit()]
         return max(numbers) if numbers else None
 

@@ -19,7 +19,6 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -37,7 +36,7 @@ class RotationPolicy:
     rotate_interval_ms: int = -1  # effective only when the partitioner supplies record times
     rotate_schedule_interval_ms: int = -1
     rotate_size_bytes: int = -1
-    timezone: ZoneInfo | None = None
+    timezone: dt.tzinfo | None = None
 
     @classmethod
     def from_config(cls, config: Config) -> RotationPolicy:
@@ -60,7 +59,7 @@ class RotationPolicy:
         """The next multiple of the schedule interval counted from local midnight (Confluent's
         ``DateTimeUtils.getNextTimeAdjustedByDay``), as epoch ms."""
         interval = self.rotate_schedule_interval_ms
-        tz = self.timezone or ZoneInfo("UTC")
+        tz = self.timezone or dt.UTC
         now = dt.datetime.fromtimestamp(now_ms / 1000, tz)
         midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
         start_of_day = int(midnight.timestamp() * 1000)

@@ -13,7 +13,7 @@ data that validates ``timezone`` (no second time zone database).
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -90,17 +90,32 @@ def timezone_error(value: str) -> str | None:
     if value == "":
         return None
     try:
-        ZoneInfo(JAVA_SHORT_ZONES.get(value, value))
-    except (ZoneInfoNotFoundError, ValueError):
-        return "not a known time zone id (use e.g. UTC, America/Los_Angeles, Europe/Paris)"
+        zone_info(value)
+    except ValueError as exc:
+        return str(exc)
     return None
 
 
-# Java's ZoneId.SHORT_IDS, which Joda/Java accept and users copy from Confluent's docs.
-JAVA_SHORT_ZONES = {
-    "EST": "-05:00",
-    "MST": "-07:00",
-    "HST": "-10:00",
+# tzdb 2024b turned these System V names into links (tzdb ``backward``); Joda 2.13.1, which Confluent's storage
+# connectors ship (tzdata 2025a), has them as links, so ``EST`` is America/Panama (-05:00 since 1908, never DST), not
+# a fixed offset nor America/New_York. Mapped here so an older system zoneinfo gives Joda's zones.
+TZDB_2024B_LINKS = {
+    "EST": "America/Panama",
+    "MST": "America/Phoenix",
+    "HST": "Pacific/Honolulu",
+    "EST5EDT": "America/New_York",
+    "CST6CDT": "America/Chicago",
+    "MST7MDT": "America/Denver",
+    "PST8PDT": "America/Los_Angeles",
+    "CET": "Europe/Brussels",
+    "MET": "Europe/Brussels",
+    "EET": "Europe/Athens",
+    "WET": "Europe/Lisbon",
+}
+
+# Java's ZoneId.SHORT_IDS that are not tzdb ids: Joda's DateTimeZone.forID rejects them (Confluent's timezone
+# validator with it), so they are refused here too, naming the region id to use.
+JAVA_ONLY_SHORT_IDS = {
     "ACT": "Australia/Darwin",
     "AET": "Australia/Sydney",
     "AGT": "America/Argentina/Buenos_Aires",
@@ -128,14 +143,56 @@ JAVA_SHORT_ZONES = {
     "VST": "Asia/Ho_Chi_Minh",
 }
 
+# Joda's offset parser (DateTimeZone.parseOffset: appendTimeZoneOffset(null, true, 2, 4)): a sign, two-digit hours,
+# then optional minutes, seconds and milliseconds, with or without ':' separators.
+_OFFSET = re.compile(
+    r"(?P<sign>[+-])(?P<h>\d\d)(?:(?P<c>:?)(?P<m>\d\d)(?:(?P=c)(?P<s>\d\d)(?:[.,](?P<ms>\d{1,3}))?)?)?"
+)
+# Files under a zoneinfo directory that are not zone ids Joda knows.
+_NOT_JODA = ("posix/", "right/", "Factory", "posixrules", "localtime", "leapseconds", "tzdata.zi")
 
-def zone_info(value: str) -> ZoneInfo:
-    """A ``ZoneInfo`` for a Java/Joda time zone id (including Java's short ids such as ``PST``)."""
-    value = JAVA_SHORT_ZONES.get(value, value)
-    if re.fullmatch(r"[+-]\d{2}:\d{2}", value):
-        # Fixed offsets: map to Etc/GMT zones where possible (sign is inverted in the tz database).
-        hours, minutes = int(value[1:3]), int(value[4:6])
-        if minutes == 0:
-            sign = "-" if value[0] == "+" else "+"
-            return ZoneInfo("UTC" if hours == 0 else f"Etc/GMT{sign}{hours}")
-    return ZoneInfo(value)
+
+def fixed_offset(value: str) -> tzinfo | None:
+    """A ``[+-]hh[:mm[:ss[.SSS]]]`` id as Joda's fixed zone (UTC for a zero offset), or ``None`` if not one."""
+    match = _OFFSET.fullmatch(value)
+    if match is None:
+        return None
+    hours, minutes = int(match["h"]), int(match["m"] or 0)
+    seconds, millis = int(match["s"] or 0), int((match["ms"] or "0").ljust(3, "0"))
+    if hours > 23 or minutes > 59 or seconds > 59:
+        return None
+    offset = timedelta(hours=hours, minutes=minutes, seconds=seconds, milliseconds=millis)
+    if not offset:
+        return UTC
+    return timezone(-offset if match["sign"] == "-" else offset)
+
+
+@lru_cache(maxsize=256)
+def zone_info(value: str) -> tzinfo:
+    """The zone Joda's ``DateTimeZone.forID(value)`` gives (Confluent's ``timezone``), as a tzinfo.
+
+    ``UTC``; any tzdb id or link (``EST``, ``MST``, ``HST`` as tzdb 2024b+ links); ``[+-]hh:mm`` fixed offsets.
+    Raises ``ValueError`` (with what to use instead) for ids Joda rejects, Java-only short ids such as ``PST``
+    included.
+    """
+    if value == "UTC":
+        return UTC
+    if value in JAVA_ONLY_SHORT_IDS:
+        raise ValueError(
+            f"{value} is a Java short id that Joda (and so Confluent's partitioners) rejects: use "
+            f"{JAVA_ONLY_SHORT_IDS[value]}"
+        )
+    if value[:1] in ("+", "-"):
+        fixed = fixed_offset(value)
+        if fixed is None:
+            raise ValueError("not a valid UTC offset (use [+-]hh:mm, e.g. +05:30)")
+        return fixed
+    if not value or value.startswith(_NOT_JODA) or ".." in value or value.startswith("/"):
+        raise ValueError(_UNKNOWN)
+    try:
+        return ZoneInfo(TZDB_2024B_LINKS.get(value, value))
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(_UNKNOWN) from None
+
+
+_UNKNOWN = "not a known time zone id (use e.g. UTC, America/Los_Angeles, Europe/Paris, or an offset such as +05:30)"

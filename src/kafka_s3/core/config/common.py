@@ -208,7 +208,7 @@ FORMAT = ConfigDef("format").define(
         Type.CLASS,
         REQUIRED,
         "Format of the objects: json, bytearray, avro, parquet, block_gzip (DeviantArt's Block-GZIP: lines in gzip "
-        "blocks with a <name>.index.json seek index), or a Confluent class name "
+        "blocks with a <name>.index seek index), or a Confluent class name "
         "(io.confluent.connect.s3.format.avro.AvroFormat...), or a dotted path to a Python Format class.",
         H,
         "Connector",
@@ -284,7 +284,7 @@ FORMAT = ConfigDef("format").define(
         Type.LONG,
         "67108864",
         "format.class=block_gzip: uncompressed bytes (record bytes plus line separators) after which the current "
-        "gzip block closes and a new one starts; each block is listed in the <name>.index.json sidecar, so a reader "
+        "gzip block closes and a new one starts; each block is listed in the <name>.index sidecar, so a reader "
         "can fetch one block with a ranged GET. DeviantArt's property name and default (64 MiB).",
         L,
         "S3",

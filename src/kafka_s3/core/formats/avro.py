@@ -15,13 +15,14 @@ import pyarrow as pa
 
 from kafka_s3.core.converters.avro_data import datums_array, expand, has_named_branches
 from kafka_s3.core.converters.base import Logical
-from kafka_s3.core.converters.connect_schema import SchemaError, avro_full_name
+from kafka_s3.core.converters.connect_schema import AVRO_NAMESPACE, DEFAULT_RECORD_NAME, SchemaError, avro_full_name
 from kafka_s3.core.errors import ConversionError, FormatError
 from kafka_s3.core.formats.avro_container import MAGIC, Feed, Framer, read_header
 from kafka_s3.core.formats.avro_encoding import encode, varint
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
 from kafka_s3.core.formats.compression import avro_block_compressor
 from kafka_s3.core.formats.envelope import (
+    CONFLUENT_HEADERS_AVRO,
     HEADERS_AVRO,
     KAFKA_RECORD_AVRO,
     KAFKA_RECORD_NAME,
@@ -30,11 +31,14 @@ from kafka_s3.core.formats.envelope import (
     avro_value_schema,
     envelope_batch,
     envelope_struct,
+    headers_from_text,
     headers_or_empty,
+    is_text_headers,
     plain_kind,
     require_schema_converter,
     restored_batch,
     role_batch,
+    sidecar_headers,
     value_avro_schema,
 )
 from kafka_s3.core.formats.framing import SizeGrouper, binary_offsets
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
     from kafka_s3.core.converters.base import Converter
 
+TEXT_HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
 BLOCK_BYTES = 64000  # encoded bytes per block: Java's DataFileWriter default sync interval
 READ_BATCH_RECORDS = 65536
 
@@ -149,7 +154,11 @@ class AvroFormat(Format):
             return envelope_batch
         if self.role == "headers":
             items = schema.get("items") if isinstance(schema, dict) and schema.get("type") == "array" else None
-            _expect_schema(items, f"{NAMESPACE}.Header", "a headers object", ctx)
+            if _is_confluent_headers(items):  # Confluent's sidecar: text values
+                return lambda datums: role_batch(
+                    len(datums), headers=headers_from_text(pa.array(datums, TEXT_HEADERS_TYPE))
+                )
+            _expect_schema(items, f"{NAMESPACE}.Header", "a headers object", ctx)  # kafka-s3's own (bytes)
             return lambda datums: role_batch(len(datums), headers=pa.array(datums, HEADERS_TYPE))
         kind = plain_kind(schema)
         if kind is None:
@@ -185,6 +194,15 @@ def _tag_union_branches(reader: Any, schema: Any) -> bool:
     return False
 
 
+def _is_confluent_headers(items: Any) -> bool:
+    """The items of Confluent's headers sidecar: AvroData's ``ConnectDefault`` record of two strings."""
+    if not (isinstance(items, dict) and items.get("type") == "record"):
+        return False
+    if not avro_full_name(items).startswith(f"{AVRO_NAMESPACE}.{DEFAULT_RECORD_NAME}"):
+        return False
+    return [(f.get("name"), f.get("type")) for f in items.get("fields", [])] == [("key", "string"), ("value", "string")]
+
+
 def _expect_schema(schema: Any, full_name: str, what: str, ctx: FileContext) -> None:
     """Refuse an object of another kind (e.g. a headers sidecar read as an envelope) before decoding it."""
     if not (isinstance(schema, dict) and schema.get("type") == "record" and avro_full_name(schema) == full_name):
@@ -205,6 +223,7 @@ class _AvroWriter(FormatWriter):
         self._grouper = SizeGrouper(BLOCK_BYTES)
         self._pending: list[memoryview] = []
         self._pending_count = 0
+        self._headers: list[pa.Array] = []  # the headers role writes at close (see sidecar_headers)
 
     def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
         if len(records) == 0:
@@ -212,13 +231,18 @@ class _AvroWriter(FormatWriter):
         if self._format.envelope:
             self._write(KAFKA_RECORD_AVRO, envelope_struct(records))
         elif self._format.role == "headers":
-            self._write(HEADERS_AVRO, headers_or_empty(records))
+            self._headers.append(headers_or_empty(records))
         else:
             assert values is not None  # the value and keys roles are given their converted values
             for run in self._values.runs(values):
                 self._write_values(run)
 
     def close(self) -> None:
+        if self._format.role == "headers":
+            headers = sidecar_headers(self._headers)
+            self._start(CONFLUENT_HEADERS_AVRO if is_text_headers(headers) else HEADERS_AVRO)
+            if len(headers):
+                self._write(self._schema, headers)
         leftover = None if self._format.envelope or self._format.role == "headers" else self._values.leftover()
         if leftover is not None:
             self._write_values(leftover)
@@ -227,11 +251,9 @@ class _AvroWriter(FormatWriter):
         self._flush_block()
 
     def _fixed_schema(self) -> Any:
-        """The schema when it does not depend on the values (envelope, headers), else ``None``."""
+        """The schema when it does not depend on the values (envelope), else ``None``."""
         if self._format.envelope:
             return KAFKA_RECORD_AVRO
-        if self._format.role == "headers":
-            return HEADERS_AVRO
         return None
 
     def _write_values(self, values: Logical) -> None:

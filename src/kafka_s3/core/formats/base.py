@@ -121,7 +121,7 @@ class Format(ABC):
 
     #: short registry name
     name: str = ""
-    #: extension of the index sidecar written beside each object (``.json`` gives ``<name>.index.json``), or ``None``
+    #: extension of the index sidecar written beside each object (``""`` gives ``<name>.index``), or ``None``
     #: for formats without an index. Formats with one are :class:`IndexedFormat` (their writers implement
     #: :meth:`FormatWriter.index`).
     index_extension: str | None = None
@@ -164,7 +164,9 @@ class Format(ABC):
 class IndexedFormat(Format):
     """A format whose objects are made of independently readable blocks, listed in an index sidecar."""
 
-    index_extension: str = ".json"
+    #: ``<name>.index``: no data format's extension, so a ``*.json`` glob over a bucket sees data only. Earlier
+    #: versions wrote ``<name>.index.json`` (:data:`LEGACY_INDEX_EXTENSION`), which readers still accept.
+    index_extension: str = ""
 
     @abstractmethod
     def blocks(self, index: bytes, ctx: FileContext) -> list[Block]:
@@ -173,3 +175,7 @@ class IndexedFormat(Format):
         Readers bounded by offsets fetch only the blocks they need, with ranged GETs. A malformed index raises
         :class:`~kafka_s3.core.errors.FormatError` naming ``ctx.object_key`` (the index's key).
         """
+
+
+# What earlier versions named the index sidecar: ``<name>.index.json`` (still read).
+LEGACY_INDEX_EXTENSION = ".json"

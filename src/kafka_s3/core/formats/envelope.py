@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kafka_s3.core.converters.base import Kind, Logical, ValueSchema
 from kafka_s3.core.converters.bytearray import ByteArrayConverter
@@ -29,7 +31,19 @@ HEADER_AVRO = {
     "namespace": NAMESPACE,
     "fields": [{"name": "key", "type": "string"}, {"name": "value", "type": OPTIONAL_BYTES, "default": None}],
 }
-HEADERS_AVRO = {"type": "array", "items": HEADER_AVRO}
+HEADERS_AVRO = {"type": "array", "items": HEADER_AVRO}  # kafka-s3's own headers sidecar: any bytes, null values
+# Confluent's headers sidecar (CS format/RecordViews.HeadersRecordView): an ARRAY of an unnamed STRUCT
+# {key: STRING, value: STRING}, both required, the value Values.convertToString's text. AvroData names an unnamed struct
+# io.confluent.connect.avro.ConnectDefault (SR AvroData.fromConnectSchema), with no connect.name and no union.
+CONFLUENT_HEADER_AVRO = {
+    "type": "record",
+    "name": DEFAULT_RECORD_NAME,
+    "namespace": AVRO_NAMESPACE,
+    "fields": [{"name": "key", "type": "string"}, {"name": "value", "type": "string"}],
+}
+CONFLUENT_HEADERS_AVRO = {"type": "array", "items": CONFLUENT_HEADER_AVRO}
+CONFLUENT_HEADER_TYPE = pa.struct([pa.field("key", pa.string(), False), pa.field("value", pa.string(), False)])
+CONFLUENT_HEADERS_TYPE = pa.list_(pa.field("element", CONFLUENT_HEADER_TYPE, False))
 KAFKA_RECORD_AVRO = {
     "type": "record",
     "name": "KafkaRecord",
@@ -57,6 +71,39 @@ NO_HEADERS = pa.scalar([], HEADERS_TYPE)
 def headers_or_empty(records: pa.RecordBatch) -> pa.Array:
     """The headers column with null lists as empty ones: a record without headers has an empty list."""
     return records.column("headers").fill_null(NO_HEADERS)
+
+
+def sidecar_headers(parts: list[pa.Array]) -> pa.Array:
+    """An object's headers (``headers_or_empty`` columns) as its headers sidecar stores them.
+
+    Confluent's form (``CONFLUENT_HEADERS_TYPE``: text values) whenever Confluent's sink could have written the
+    object; if a header value is null or not UTF-8 text, which Confluent's sink refuses (DataException: a required
+    STRING), the object keeps kafka-s3's own lossless form (``HEADERS_TYPE``, bytes and nulls) rather than failing or
+    altering records. The choice depends only on the object's records, so re-runs write the same bytes.
+    """
+    headers = pa.concat_arrays(parts) if parts else pa.array([], HEADERS_TYPE)
+    keys, values = pc.list_flatten(headers).flatten()
+    if values.null_count:
+        return headers
+    try:
+        text = values.cast(pa.string())
+    except pa.ArrowInvalid:  # bytes that are not UTF-8
+        return headers
+    lengths = pc.list_value_length(headers).fill_null(0).to_numpy(zero_copy_only=False)
+    offsets = pa.array(np.concatenate(([0], np.cumsum(lengths))), pa.int32())
+    items = pa.StructArray.from_arrays([keys, text], fields=list(CONFLUENT_HEADER_TYPE))
+    return pa.ListArray.from_arrays(offsets, items, type=CONFLUENT_HEADERS_TYPE)
+
+
+def is_text_headers(headers: pa.Array) -> bool:
+    """Whether a headers array holds Confluent's text values (else kafka-s3's bytes)."""
+    value_type = headers.type.value_type.field("value").type
+    return bool(pa.types.is_string(value_type) or pa.types.is_large_string(value_type))
+
+
+def headers_from_text(headers: pa.Array) -> pa.Array:
+    """Headers read from a Confluent sidecar (text values) as Kafka header bytes (their UTF-8)."""
+    return headers.cast(HEADERS_TYPE)
 
 
 def envelope_struct(records: pa.RecordBatch) -> pa.StructArray:

@@ -22,8 +22,22 @@ from kafka_s3.core.converters.connect_payload import JSON_OPTIONS, first_unconve
 from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.errors import FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
-from kafka_s3.core.formats.compression import SUFFIXES, StreamWriter, decompressed, stream_settings
-from kafka_s3.core.formats.envelope import EnvelopeFieldMissing, envelope_batch, restored_batch, role_batch
+from kafka_s3.core.formats.compression import (
+    SUFFIXES,
+    CompressingSink,
+    StreamWriter,
+    decompressed,
+    stream_settings,
+)
+from kafka_s3.core.formats.envelope import (
+    EnvelopeFieldMissing,
+    envelope_batch,
+    headers_or_empty,
+    is_text_headers,
+    restored_batch,
+    role_batch,
+    sidecar_headers,
+)
 from kafka_s3.core.formats.framing import joined, split
 from kafka_s3.core.records import HEADERS_TYPE, timestamps_ms
 
@@ -51,13 +65,13 @@ class JsonFormat(Format):
         return ".json" + SUFFIXES[self.compression]
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
+        if self.role == "headers" and not self.envelope:
+            return _HeadersWriter(sink, self.compression, self.level)
         return StreamWriter(sink, self.compression, self.level, self._render)
 
     def _render(self, records: pa.RecordBatch, values: Logical | None) -> bytes | memoryview:
         if self.envelope:
             return _envelope_lines(records)
-        if self.role == "headers":
-            return json_text.lines(records.column("headers").to_pylist(), _render_headers)
         assert values is not None  # the value and keys roles are given their converted values
         return _value_lines(values)
 
@@ -94,7 +108,7 @@ class JsonFormat(Format):
             return _envelope_row, envelope_batch
         if self.role == "headers":
             return (
-                lambda line: _headers(orjson.loads(line)),
+                _header_line,
                 lambda rows: role_batch(len(rows), headers=pa.array(rows, HEADERS_TYPE)),
             )
         kind = _line_kind(self.converter)
@@ -111,6 +125,34 @@ def _value_lines(values: Logical) -> bytes | memoryview:
     if values.kind == "json":  # already compact JSON text: joined without a per-record step
         return joined(values.array.fill_null(pa.scalar(b"null", values.array.type)), b"\n")
     return json_text.lines(payload_values(values.array), _render_value)
+
+
+class _HeadersWriter(FormatWriter):
+    """A headers sidecar: one line per record, written when the object closes (:func:`sidecar_headers` picks the form).
+
+    Confluent's line (JsonConverter, ``schemas.enable=false``, of CS ``RecordViews.HeadersRecordView``'s struct):
+    ``{"headers":[{"key":"tag","value":"a"}]}``. kafka-s3's own (for null or non-UTF-8 values, which Confluent
+    refuses): ``[{"key":"tag","value":"<base64>"|null}]``.
+    """
+
+    def __init__(self, sink: BinaryIO, compression: str, level: int):
+        self._out = CompressingSink(sink, compression, level)
+        self._parts: list[pa.Array] = []
+
+    def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
+        if len(records):
+            self._parts.append(headers_or_empty(records))
+
+    def close(self) -> None:
+        headers = sidecar_headers(self._parts)
+        render = _render_confluent_headers if is_text_headers(headers) else _render_headers
+        if len(headers):
+            self._out.write(json_text.lines(headers.to_pylist(), render))
+        self._out.finish()
+
+
+def _render_confluent_headers(headers: list[Any]) -> bytes:
+    return orjson.dumps({"headers": headers})
 
 
 def _render_headers(headers: list[Any] | None) -> bytes:
@@ -183,6 +225,20 @@ _VALUE_PARSERS: dict[str, Callable[[bytes], Any]] = {
 
 def _headers(headers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"key": h["key"], "value": _unbase64(h["value"])} for h in headers]
+
+
+def _header_line(line: bytes) -> list[dict[str, Any]]:
+    """A headers sidecar line: Confluent's ``{"headers": [...]}`` (text values) or kafka-s3's ``[...]`` (base64)."""
+    doc = orjson.loads(line)
+    if isinstance(doc, dict):
+        return [{"key": h["key"], "value": _text(h["value"])} for h in doc["headers"]]
+    return _headers(doc)
+
+
+def _text(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a header value string, got {type(value).__name__}")
+    return value.encode()
 
 
 def _envelope_row(line: bytes) -> dict[str, Any]:

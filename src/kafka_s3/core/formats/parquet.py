@@ -26,10 +26,14 @@ from kafka_s3.core.formats.envelope import (
     NAMESPACE,
     ObjectValues,
     avro_value_schema,
+    headers_from_text,
+    headers_or_empty,
+    is_text_headers,
     plain_kind,
     require_schema_converter,
     restored_batch,
     role_batch,
+    sidecar_headers,
     value_avro_schema,
 )
 from kafka_s3.core.formats.framing import SizeGrouper
@@ -112,8 +116,11 @@ class ParquetFormat(Format):
                 return batch.select(RECORD_SCHEMA.names).cast(RECORD_SCHEMA)
             except (KeyError, pa.ArrowException) as exc:
                 raise FormatError(f"not an envelope object ({exc})", ctx.object_key, "footer") from None
-        if self.role == "headers":
-            return role_batch(batch.num_rows, headers=batch.column("headers"))
+        if self.role == "headers":  # Confluent's sidecar holds text values, kafka-s3's own bytes
+            headers = batch.column("headers")
+            return role_batch(
+                batch.num_rows, headers=headers_from_text(headers) if is_text_headers(headers) else headers
+            )
         logical = self._logical(batch, avro, ctx)
         return restored_batch(self, ctx.topic, logical)
 
@@ -232,6 +239,7 @@ class _ParquetWriter(FormatWriter):
         self._grouper = SizeGrouper(fmt.config["parquet.row.group.bytes"])  # a backup setting: read when writing
         self._buffered: list[pa.RecordBatch] = []
         self._values = ObjectValues()
+        self._headers: list[pa.Array] = []  # the headers role writes at close (see sidecar_headers)
 
     def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
         if len(records) == 0:
@@ -239,13 +247,18 @@ class _ParquetWriter(FormatWriter):
         if self._format.envelope:
             self._write(records)
         elif self._format.role == "headers":
-            self._write(pa.RecordBatch.from_arrays([records.column("headers")], names=["headers"]))
+            self._headers.append(headers_or_empty(records))
         else:
             assert values is not None  # the value and keys roles are given their converted values
             for run in self._values.runs(values):
                 self._write(self._format.value_columns(run))
 
     def close(self) -> None:
+        if self._format.role == "headers":  # one column "headers" (Confluent's RecordHeaders{headers} envelope)
+            headers = sidecar_headers(self._headers)
+            self._write(
+                pa.RecordBatch.from_arrays([headers], schema=pa.schema([pa.field("headers", headers.type, False)]))
+            )
         leftover = None if self._format.envelope or self._format.role == "headers" else self._values.leftover()
         if leftover is not None:
             self._write(self._format.value_columns(leftover))

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.formats.base import Format
+from kafka_s3.core.formats.base import LEGACY_INDEX_EXTENSION, Format
 from kafka_s3.core.layout import Layout
 from kafka_s3.core.manifest import Manifest, ManifestStore, manifest_root
 from kafka_s3.core.store import Store
@@ -64,8 +64,9 @@ class ReadPlugins:
             ".keys" + self.keys_format.extension: "keys",
             ".headers" + self.headers_format.extension: "headers",
         }
-        if self.value_format.index_extension:
+        if self.value_format.index_extension is not None:
             extensions[".index" + self.value_format.index_extension] = "index"
+            extensions[".index" + LEGACY_INDEX_EXTENSION] = "index"  # as earlier versions named it
         return extensions
 
 

@@ -27,7 +27,7 @@ def test_read_fetches_the_index_and_only_the_block_holding_the_offset(s3_config,
     writer.write(make_batch({"offset": o, "topic": TOPIC, "value": b"record number %04d" % o} for o in range(200)))
     writer.finish(200, flush_open=True)
     data_key = f"topics/{TOPIC}/partition=0/{TOPIC}+0+0000000000.gz"
-    index_key = data_key[: -len(".gz")] + ".index.json"
+    index_key = data_key[: -len(".gz")] + ".index"
     chunks = json.loads(store.get(index_key))["chunks"]
     assert len(chunks) == 34  # 19-byte lines: the sixth reaches 100 bytes, so 6 records per block (2 in the last)
     block = next(c for c in chunks if c["first_record_offset"] <= 123 < c["first_record_offset"] + c["num_records"])
@@ -43,7 +43,7 @@ def test_read_fetches_the_index_and_only_the_block_holding_the_offset(s3_config,
     assert [r.headers.get("range") for r in data_gets] == [
         f"bytes={block['byte_offset']}-{block['byte_offset'] + block['byte_length'] - 1}"
     ]
-    assert len(fault_proxy.requests("GET", path=r"\.index\.json$")) == 1
+    assert len(fault_proxy.requests("GET", path=r"\.index$")) == 1
     # The block alone is a gzip file of its records.
     alone = store.get(data_key, block["byte_offset"], block["byte_offset"] + block["byte_length"] - 1)
     first = block["first_record_offset"]

@@ -46,13 +46,13 @@ def test_block_gzip_backup_restore_and_dataframe(
 
     base = [f"topics/{topic}/partition=0/{topic}+0+{start:010d}" for start in (0, 20)]
     assert list_keys(s3_client, fresh_bucket, f"topics/{topic}/") == sorted(
-        b + ext for b in base for ext in (".gz", ".index.json")
+        b + ext for b in base for ext in (".gz", ".index")
     )
     manifests = [k for k in list_keys(s3_client, fresh_bucket, "topics/_kafka-s3/") if k.endswith(".chunk")]
     manifest = json.loads(s3_client.get_object(Bucket=fresh_bucket, Key=manifests[0])["Body"].read())
     assert [(f["kind"], f["key"]) for f in manifest["files"]] == [
         ("data", base[0] + ".gz"),
-        ("index", base[0] + ".index.json"),
+        ("index", base[0] + ".index"),
     ]
 
     # The whole object is a gzip file the system tool reads; the index lists its blocks by byte range and offset.
@@ -61,7 +61,7 @@ def test_block_gzip_backup_restore_and_dataframe(
     local.write_bytes(body)
     subprocess.run(["gzip", "-d", str(local)], check=True)
     assert local.with_suffix("").read_bytes() == b"".join(line(i) + b"\n" for i in range(20, 40))
-    chunks = json.loads(s3_client.get_object(Bucket=fresh_bucket, Key=base[1] + ".index.json")["Body"].read())["chunks"]
+    chunks = json.loads(s3_client.get_object(Bucket=fresh_bucket, Key=base[1] + ".index")["Body"].read())["chunks"]
     assert [(c["first_record_offset"], c["num_records"]) for c in chunks] == [(20, 5), (25, 5), (30, 5), (35, 5)]
     assert sum(c["byte_length"] for c in chunks) == len(body)
 
@@ -120,7 +120,7 @@ def test_backup_driven_only_by_kcql_statements(
     assert clicks_keys == sorted(
         f"lenses/clicks/{clicks}/_key=user-{i % 2}/{clicks}+0+{start:010d}{ext}"
         for i, start in ((0, 0), (1, 1), (0, 2), (1, 3))
-        for ext in (".gz", ".index.json")
+        for ext in (".gz", ".index")
     )  # 2 records per chunk
     assert list_keys(s3_client, fresh_bucket, "lenses/orders/_kafka-s3/")  # manifests under each statement's prefix
     # Both statements commit to the one consumer group of the connector.

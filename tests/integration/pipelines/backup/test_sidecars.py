@@ -52,9 +52,18 @@ def _read_keys(fmt: str, body: bytes, converter: str) -> list:
 def _read_headers(fmt: str, body: bytes) -> list[list[tuple]]:
     if fmt == "avro":
         rows = list(avro.datafile.DataFileReader(io.BytesIO(body), avro.io.DatumReader()))
-        return [[(h["key"], h["value"]) for h in row] for row in rows]
+        # Confluent's ConnectDefault {key, value: string}, or kafka-s3's own (bytes, null) when a value is null
+        return [
+            [(h["key"], h["value"].encode() if isinstance(h["value"], str) else h["value"]) for h in row]
+            for row in rows
+        ]
     rows = json_lines(body)
-    return [[(h["key"], None if h["value"] is None else base64.b64decode(h["value"])) for h in row] for row in rows]
+    return [
+        [(h["key"], h["value"].encode()) for h in row["headers"]]  # Confluent's {"headers": [...]}: text values
+        if isinstance(row, dict)
+        else [(h["key"], None if h["value"] is None else base64.b64decode(h["value"])) for h in row]
+        for row in rows
+    ]
 
 
 @pytest.mark.parametrize("case", list(CASES))

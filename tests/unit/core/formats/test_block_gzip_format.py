@@ -15,7 +15,7 @@ from kafka_s3.core.formats.base import Block, FileContext
 from kafka_s3.core.formats.block_gzip import BlockGzipFormat
 from kafka_s3.core.records import make_batch
 
-INDEX_CTX = FileContext("orders", 3, 1200, "topics/orders/partition=3/orders+3+0000001200.index.json")
+INDEX_CTX = FileContext("orders", 3, 1200, "topics/orders/partition=3/orders+3+0000001200.index")
 
 
 def block_format(block_size: int = 20, **settings) -> BlockGzipFormat:
@@ -204,7 +204,7 @@ def test_registered_with_deviantart_aliases(alias):
     config = sink_config(alias)
     assert config["format.class"] == "block_gzip"
     fmt = REGISTRY.resolve(config["format.class"])(config)
-    assert isinstance(fmt, BlockGzipFormat) and fmt.extension == ".gz" and fmt.index_extension == ".json"
+    assert isinstance(fmt, BlockGzipFormat) and fmt.extension == ".gz" and fmt.index_extension == ""
 
 
 def test_refuses_envelope_headers_and_other_compressions():

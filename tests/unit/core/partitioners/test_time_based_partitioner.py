@@ -51,7 +51,7 @@ def encode(part, *instants: str) -> list[str]:
     [
         ("UTC", ["year=2015/month=04/day=02/hour=08", "year=2015/month=04/day=03/hour=06"]),
         ("America/Los_Angeles", ["year=2015/month=04/day=02/hour=01", "year=2015/month=04/day=02/hour=23"]),
-        ("PST", ["year=2015/month=04/day=02/hour=01", "year=2015/month=04/day=02/hour=23"]),
+        ("US/Pacific", ["year=2015/month=04/day=02/hour=01", "year=2015/month=04/day=02/hour=23"]),
     ],
 )
 def test_hourly_directories_in_the_local_time_of_the_zone(zone, expected):

@@ -30,6 +30,7 @@ from kafka_s3.pipelines.read.reader import read_partition
 TOPIC = "orders"
 PREFIX = f"topics/{TOPIC}/partition=0/"
 FIRST = PREFIX + f"{TOPIC}+0+0000000000"
+INDEX = ".index"  # the block index sidecar (".index.json" before issue 15 item 5)
 
 
 class RecordingStore:
@@ -90,17 +91,17 @@ def reader(root, store, **settings):
 
 
 def index_of(store, data_key: str) -> list[dict]:
-    return json.loads(store.get(data_key[: -len(".gz")] + ".index.json"))["chunks"]
+    return json.loads(store.get(data_key[: -len(".gz")] + INDEX))["chunks"]
 
 
 def test_each_object_has_an_index_sidecar_listed_in_its_chunk_manifest(tmp_path):
     store, result = back_up(tmp_path, list(range(120)))
     keys = sorted(info.key for info in store.list(PREFIX))
-    assert keys == [PREFIX + f"{TOPIC}+0+{start:010d}{ext}" for start in (0, 50, 100) for ext in (".gz", ".index.json")]
+    assert keys == [PREFIX + f"{TOPIC}+0+{start:010d}{ext}" for start in (0, 50, 100) for ext in (".gz", INDEX)]
     manifest = Manifest.from_bytes(store.get(f"topics/_kafka-s3/gz/{TOPIC}/0/{0:020d}.chunk"))
-    assert [(f.kind, f.key) for f in manifest.files] == [("data", FIRST + ".gz"), ("index", FIRST + ".index.json")]
+    assert [(f.kind, f.key) for f in manifest.files] == [("data", FIRST + ".gz"), ("index", FIRST + INDEX)]
     index_entry = manifest.files[1]
-    assert index_entry.bytes == store.head(FIRST + ".index.json").size
+    assert index_entry.bytes == store.head(FIRST + INDEX).size
     assert (index_entry.records, index_entry.first_offset, index_entry.last_offset) == (50, 0, 49)
     assert [f.kind for f in result.files] == ["data", "index"] * 3
 
@@ -138,7 +139,7 @@ def test_bounded_read_fetches_only_the_blocks_holding_the_bounds(tmp_path):
         ("get", data_key, block["byte_offset"], block["byte_offset"] + block["byte_length"] - 1)
     ]
     # Nothing at all from the objects before or after.
-    assert {c[1] for c in recording.calls} == {data_key, data_key[: -len(".gz")] + ".index.json"}
+    assert {c[1] for c in recording.calls} == {data_key, data_key[: -len(".gz")] + INDEX}
 
 
 def test_restore_style_bounds_spanning_blocks_fetch_their_run_only(tmp_path):
@@ -172,7 +173,7 @@ def test_offsets_come_from_the_index_when_the_partition_has_gaps(tmp_path):
 
 def test_without_an_index_the_whole_object_is_read(tmp_path):
     store, _ = back_up(tmp_path, list(range(50)))
-    store.delete([FIRST + ".index.json"])
+    store.delete([FIRST + INDEX])
     recording, plugins, part = reader(tmp_path, store)
     rows = [r["offset"] for b in read_partition(recording, plugins, part, Bounds(30, 32)) for r in b.to_pylist()]
     assert rows == [30, 31]
@@ -183,12 +184,12 @@ def test_an_index_that_does_not_match_its_object_is_a_format_error(tmp_path):
     store, _ = back_up(tmp_path, list(range(50)))
     chunks = index_of(store, FIRST + ".gz")
     chunks[-1]["byte_length"] += 5
-    store.delete([FIRST + ".index.json"])
-    store.put(FIRST + ".index.json", json.dumps({"chunks": chunks}).encode())
+    store.delete([FIRST + INDEX])
+    store.put(FIRST + INDEX, json.dumps({"chunks": chunks}).encode())
     recording, plugins, part = reader(tmp_path, store)
     with pytest.raises(FormatError, match="the index covers") as caught:
         list(read_partition(recording, plugins, part, Bounds(30, 32)))
-    assert caught.value.object_key == FIRST + ".index.json"
+    assert caught.value.object_key == FIRST + INDEX
 
 
 def test_a_block_with_other_records_than_its_index_says_is_a_format_error(tmp_path):
@@ -196,8 +197,8 @@ def test_a_block_with_other_records_than_its_index_says_is_a_format_error(tmp_pa
     chunks = index_of(store, FIRST + ".gz")
     assert chunks[-1]["num_records"] == 2  # offsets 48 and 49
     chunks[-1]["num_records"] += 1
-    store.delete([FIRST + ".index.json"])
-    store.put(FIRST + ".index.json", json.dumps({"chunks": chunks}).encode())
+    store.delete([FIRST + INDEX])
+    store.put(FIRST + INDEX, json.dumps({"chunks": chunks}).encode())
     recording, plugins, part = reader(tmp_path, store)
     with pytest.raises(FormatError, match="holds 2 records but its index entry says 3") as caught:
         list(read_partition(recording, plugins, part, Bounds(48, 49)))
@@ -206,7 +207,7 @@ def test_a_block_with_other_records_than_its_index_says_is_a_format_error(tmp_pa
 
 def test_a_rerun_recreates_identical_objects_and_index(tmp_path):
     store, _ = back_up(tmp_path, list(range(50)))
-    before = {k: store.get(k) for k in (FIRST + ".gz", FIRST + ".index.json")}
+    before = {k: store.get(k) for k in (FIRST + ".gz", FIRST + INDEX)}
     for key in before:
         store.delete([key])  # a crash after the manifest, before the files
     config = SINK.parse(raw_config(tmp_path))
@@ -232,7 +233,7 @@ def test_read_records_fetches_the_index_and_the_one_block_holding_the_offset(tmp
     end = expected_blocks[-1]["byte_offset"] + expected_blocks[-1]["byte_length"] - 1
     assert [c["first_record_offset"] for c in expected_blocks] == [70, 74]  # 73 | 74, 75: two adjacent blocks
     assert recording.reads_of(data_key) == [("get", data_key, start, end)]
-    assert {c[1] for c in recording.calls} == {data_key, data_key[: -len(".gz")] + ".index.json"}
+    assert {c[1] for c in recording.calls} == {data_key, data_key[: -len(".gz")] + INDEX}
 
 
 def test_read_records_with_gaps_reads_on_until_count_and_fails_past_the_end(tmp_path):
@@ -277,7 +278,7 @@ def test_cli_read_prints_values_fetching_one_block(tmp_path, capsys, monkeypatch
     assert opened == []
     assert len(chunks) == 5 and chunks[0]["num_records"] == 4  # offsets 100..119: the first of five blocks
     assert ranges == [
-        (data_key[: -len(".gz")] + ".index.json", None, None),
+        (data_key[: -len(".gz")] + INDEX, None, None),
         (data_key, 0, chunks[0]["byte_length"] - 1),
     ]
 

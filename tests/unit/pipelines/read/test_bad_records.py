@@ -230,7 +230,7 @@ def test_item4_bad_block_gzip_block_skips_only_that_block(tmp_path):
     settings = {"format__class": "block_gzip", "compressed_block_size": "40"}  # 9-byte values + "\n": 4 per block
     store = back_up(tmp_path, 20, size=9, **settings)
     key = KEY + ".gz"
-    block = json.loads(store.get(KEY + ".index.json"))["chunks"][1]
+    block = json.loads(store.get(KEY + ".index"))["chunks"][1]
     assert (block["first_record_offset"], block["num_records"]) == (4, 4)
     damage(store, key, block["byte_offset"] + 10, block["byte_length"] - 10)  # past the gzip header
 

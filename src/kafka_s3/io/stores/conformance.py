@@ -12,7 +12,7 @@ import contextlib
 import logging
 import uuid
 
-from kafka_s3.core.errors import ObjectExistsError, StoreError
+from kafka_s3.core.errors import ConfigError, ObjectExistsError, StoreError
 from kafka_s3.core.store import Store
 
 log = logging.getLogger("kafka_s3.backup")
@@ -25,8 +25,8 @@ def probe_key(prefix: str) -> str:
 
 
 def check_conditional_put(store: Store, prefix: str, allow_unconditional: bool = False) -> bool:
-    """True when the store refuses a conditional put on an existing key. When it does not: a
-    :class:`StoreError` naming the bucket, the probe key and the opt-out key, or (``allow_unconditional``) a
+    """True when the store refuses a conditional put on an existing key. When it does not: a :class:`ConfigError`
+    (retrying cannot help) naming the bucket, the probe key and the opt-out key, or (``allow_unconditional``) a
     warning and ``False``."""
     key = probe_key(prefix)
     refused = False
@@ -47,9 +47,10 @@ def check_conditional_put(store: Store, prefix: str, allow_unconditional: bool =
         "stored objects and chunk manifests, and exactly-once cannot hold"
     )
     if not allow_unconditional:
-        raise StoreError(
+        raise ConfigError(
             f"{message}. Use a store that honours conditional writes, or set {OPT_OUT_KEY}=true to "
-            "back up anyway without that guarantee"
+            "back up anyway without that guarantee",
+            key=OPT_OUT_KEY,
         )
     log.warning("%s (%s=true: backing up anyway)", message, OPT_OUT_KEY)
     return False

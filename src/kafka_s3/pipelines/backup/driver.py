@@ -16,7 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import BackupFailed, ConfigError, KafkaS3Error, PlanError
+from kafka_s3.core.errors import (
+    BackupFailed,
+    BucketNotFoundError,
+    ConfigError,
+    KafkaS3Error,
+    PlanError,
+    StoreAccessDeniedError,
+)
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
@@ -373,8 +380,9 @@ class Backup:
         return summary
 
     def follow(self, stop: threading.Event | None = None) -> None:
-        """Run cycles forever (or until ``stop`` is set), every ``cycle.interval.ms``."""
-        self.check_store()
+        """Run cycles forever (or until ``stop`` is set), every ``cycle.interval.ms``. A store or Kafka outage, at the
+        start too, is retried with backoff; a missing bucket, refused access or a store ignoring conditional puts
+        is not."""
         stop = stop or threading.Event()
         interval = self.config["cycle.interval.ms"] / 1000
         read_committed = self.config["isolation.level"] == "read_committed"
@@ -382,14 +390,16 @@ class Backup:
         while not stop.is_set():
             started = time.monotonic()
             try:
+                if not self._conditional_checked:
+                    self.check_store()
                 topics = self.topics()
                 tps = [(t, p) for t, n in topics.items() for p in range(n)]
                 self._resume(tps)
                 ends = self.admin.end_offsets(tps, read_committed=read_committed)
                 self.run_cycle(self.plan(ends, flush_open=False))
                 failures = 0
-            except (BackupFailed, ConfigError, PlanError):
-                raise  # the records, the configuration or the log are wrong: retrying cannot help
+            except (BackupFailed, ConfigError, PlanError, BucketNotFoundError, StoreAccessDeniedError):
+                raise  # the records, the configuration, the bucket or the log are wrong: retrying cannot help
             except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
                 failures += 1
                 wait = _backoff(interval, failures)

@@ -10,7 +10,7 @@ from bk_helpers import data_keys, group_offsets
 from faultproxy import FaultProxy
 from integration_helpers import list_keys
 
-from kafka_s3.core.errors import StoreError
+from kafka_s3.core.errors import ConfigError
 from kafka_s3.pipelines.backup.driver import Backup, group_id
 
 pytestmark = pytest.mark.integration
@@ -30,7 +30,7 @@ def test_item15_a_store_ignoring_conditional_puts_is_refused_unless_allowed(
         proxy.ignore_condition(times=1_000_000, method="PUT")  # every refused conditional put "succeeds"
         config = _config(make_config, fresh_bucket, topic, **{"store.url": proxy.url})
 
-        with pytest.raises(StoreError) as failure:
+        with pytest.raises(ConfigError) as failure:
             Backup(config, engine=engine).run_once()
         message = str(failure.value)
         assert fresh_bucket in message and "conformance-probe" in message and "If-None-Match" in message

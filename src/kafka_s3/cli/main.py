@@ -197,6 +197,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         verify_deep=args.verify_deep,
         restart=args.restart,
     )
+    _check_bounds(options)
     if len(configs) > 1:
         return _restore_statements(args, configs, options)
     restore = Restore(configs[0], _engine(args, configs[0], "kafka-s3 restore"), options)
@@ -214,6 +215,26 @@ def cmd_restore(args: argparse.Namespace) -> int:
         summary = restore.run()
     print_restore_summary(summary)
     return 0
+
+
+def _check_bounds(options: RestoreOptions) -> None:
+    """Bounds that cannot select any record are errors, not empty restores (``until`` is exclusive)."""
+    start, until = options.from_timestamp, options.until_timestamp
+    if start is not None and until is not None and until <= start:
+        raise ConfigError(
+            f"--until-timestamp ({until} ms) is not after --from-timestamp ({start} ms): no record can be selected",
+            key="--until-timestamp",
+        )
+    for (topic, partition), until in sorted(options.until_offsets.items(), key=str):
+        for (from_topic, from_partition), start in options.from_offsets.items():
+            if from_partition != partition or (topic is not None and from_topic is not None and topic != from_topic):
+                continue
+            if until <= start:
+                where = f"{topic}:{partition}" if topic is not None else f"partition {partition}"
+                raise ConfigError(
+                    f"--until-offset {until} is not above --from-offset {start} for {where}: no record can be selected",
+                    key="--until-offset",
+                )
 
 
 def _restore_statements(args: argparse.Namespace, configs: list[Config], options: RestoreOptions) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import signal
 import sys
 import threading
@@ -471,14 +472,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Unavailable|Failed|Incomplete)): (\S.*)$")
+
+
 def _root_message(exc: BaseException) -> str:
+    """One line for an exception that is not the project's own: the last ``Kind: message`` line of a Python
+    worker's traceback that Spark wraps (its own first line, "An exception was thrown from the Python worker:",
+    says nothing), else the first line of the text."""
     text = str(exc)
     for marker in ("kafka_s3.core.errors.", "KafkaS3Error: "):
         if marker in text:
             tail = text.split(marker)[-1]
             return tail.splitlines()[0]
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[0][:500] if lines else type(exc).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    raised = [m for m in map(_EXCEPTION_LINE.match, lines) if m]
+    if raised and not lines[0].startswith(raised[-1].group(1)):
+        kind, message = raised[-1].groups()
+        return f"{kind.rsplit('.', 1)[-1]}: {message}"[:500] + " (--debug shows the trace)"
+    return (lines[0][:500] + " (--debug shows the trace)") if lines else type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -262,13 +262,15 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
 
 def _dry_run(restore: Restore) -> int:
     """Print the plan; exit as the restore would (a backup that is not whole: the same code as the restore's)."""
-    from kafka_s3.pipelines.restore.report import describe_plan
+    from kafka_s3.pipelines.restore.report import describe_plan, oversized
 
     plan_set = restore.plan()
     if plan_set.blocking and not restore.options.allow_gaps:
         plan_set.blockers.extend(str(f) for f in plan_set.blocking)
     restore.check_targets(plan_set, create=False)
     print(describe_plan(plan_set))
+    for warning in oversized(plan_set, int(restore.producer_settings.get("message.max.bytes", 1_000_000))):
+        print(f"warning: {warning}")
     if plan_set.blocking and not restore.options.allow_gaps:
         return BackupIncomplete.exit_code
     return PlanError.exit_code if plan_set.blockers else 0

@@ -204,7 +204,7 @@ def test_item4_named_topics_without_objects_are_config_errors(backed_up, dry_run
 
 
 # ----------------------------------------------------------------------------------------- item 3: Spark speaks ours
-def test_item3_record_over_the_producer_limit_names_record_size_and_properties(
+def test_item3_item4_record_over_the_producer_limit_is_warned_by_dry_run_and_named_by_restore(
     make_config, fresh_bucket, fresh_topic, kafka_bootstrap, backup, tmp_path
 ):
     from confluent_kafka import Producer
@@ -230,6 +230,11 @@ def test_item3_record_over_the_producer_limit_names_record_size_and_properties(
         topic__rename=f"{source}:{target}",
     )
     path = str(write_properties(tmp_path / "restore.properties", raw))
+    dry = run_cli(["restore", "--config", path, "--dry-run"], timeout=300)  # item 4: the metadata tells it first
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    warnings = [line for line in dry.stdout.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "message.max.bytes (1000000)" in warnings[0], dry.stdout[-3000:]
+    assert f"({source}[0] from offset 0)" in warnings[0] and f"target topic {target}" in warnings[0], warnings
     result = run_cli(["restore", "--config", path, "--no-progress"], timeout=300)
     assert result.returncode == DataError.exit_code, (result.stdout[-2000:], result.stderr[-4000:])
     line = next(line for line in result.stderr.splitlines() if line.startswith("kafka-s3: error:"))

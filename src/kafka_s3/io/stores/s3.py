@@ -97,8 +97,9 @@ class S3Store(Store):
                     raise self._error("head_bucket", "", exc) from exc
                 if last:
                     raise StoreError(
-                        f"head_bucket {self.url}: cannot reach the object store at {self.endpoint} within {budget:g} s "
-                        f"(service.timeout.ms, {attempts} attempt{'s' if attempts > 1 else ''}): {describe(exc)}"
+                        f"head_bucket {self.url}: cannot reach the object store at {self.endpoint}: {describe(exc)} "
+                        f"(gave up after {attempts} attempt{'s' if attempts > 1 else ''}) "
+                        f"within service.timeout.ms={self.spec.service_timeout_ms}"
                     ) from exc
                 log.warning("head_bucket %s failed (%s); retry %d in %.3f s", self.url, describe(exc), attempts, delay)
                 time.sleep(delay)

@@ -204,24 +204,23 @@ def test_item4_named_topics_without_objects_are_config_errors(backed_up, dry_run
 
 
 # ----------------------------------------------------------------------------------------- item 3: Spark speaks ours
-def test_item3_item4_record_over_the_producer_limit_is_warned_by_dry_run_and_named_by_restore(
-    make_config, fresh_bucket, fresh_topic, kafka_bootstrap, backup, tmp_path
-):
+@pytest.fixture
+def big_record_backup(make_config, fresh_bucket, fresh_topic, kafka_bootstrap, backup, tmp_path):
+    """A backup whose offset 1 is a 1.5 MB record (its source topic allows it), and the configuration of its restore
+    into a topic with the broker's default limits; returns (source topic, target topic, record size, file)."""
     from confluent_kafka import Producer
 
-    from kafka_s3.core.errors import DataError
     from kafka_s3.io.kafka.admin import Admin
 
     source = f"big-{fresh_bucket}"
-    admin = Admin({"bootstrap.servers": kafka_bootstrap})
-    admin.create_topic(source, 1, config={"max.message.bytes": "4000000"})
-    value = ('{"big":"' + "x" * 1_500_000 + '"}').encode()  # compact: restored byte for byte
+    Admin({"bootstrap.servers": kafka_bootstrap}).create_topic(source, 1, config={"max.message.bytes": "4000000"})
+    value = ('{"big":"' + "x" * 1_500_000 + '"}').encode()  # compact JSON: restored byte for byte
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "message.max.bytes": 4_000_000})
-    producer.produce(source, value=b'{"small": 1}', partition=0)
+    producer.produce(source, value=b'{"small":1}', partition=0)
     producer.produce(source, value=value, partition=0)
     assert producer.flush(60) == 0
     backup(fresh_bucket, source, JSON)
-    target = fresh_topic(1)  # the broker's default limits
+    target = fresh_topic(1)
     raw, _ = make_config(
         fresh_bucket,
         source,
@@ -229,20 +228,45 @@ def test_item3_item4_record_over_the_producer_limit_is_warned_by_dry_run_and_nam
         **{k.replace(".", "__"): v for k, v in JSON.items()},
         topic__rename=f"{source}:{target}",
     )
-    path = str(write_properties(tmp_path / "restore.properties", raw))
-    dry = run_cli(["restore", "--config", path, "--dry-run"], timeout=300)  # item 4: the metadata tells it first
+    return source, target, len(value), str(write_properties(tmp_path / "restore.properties", raw))
+
+
+def test_item3_record_over_the_producer_limit_names_record_size_and_properties(big_record_backup, kafka_bootstrap):
+    from kafka_s3.core.errors import DataError
+    from kafka_s3.io.kafka.admin import Admin
+
+    source, target, size, path = big_record_backup
+    result = run_cli(["restore", "--config", path, "--no-progress"], timeout=300)
+    assert result.returncode == DataError.exit_code, (result.stdout[-2000:], result.stderr[-4000:])
+    line = next(line for line in result.stderr.splitlines() if line.startswith("kafka-s3: error:"))
+    assert f"record {source}[0] offset 1 is {size} bytes" in line, line
+    assert "producer.override.message.max.bytes" in line and f"target topic {target}'s max.message.bytes" in line
+    assert_clean(result.stderr)
+    ends = Admin({"bootstrap.servers": kafka_bootstrap}).end_offsets([(target, 0)])
+    assert ends[(target, 0)] == 0, "the transaction holding offset 0 was aborted: nothing committed past the error"
+
+
+def test_item4_dry_run_warns_of_objects_over_the_producer_limit(big_record_backup):
+    source, target, _, path = big_record_backup
+    dry = run_cli(["restore", "--config", path, "--dry-run"], timeout=300)
     assert dry.returncode == 0, dry.stderr[-3000:]
     warnings = [line for line in dry.stdout.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "message.max.bytes (1000000)" in warnings[0], dry.stdout[-3000:]
     assert f"({source}[0] from offset 0)" in warnings[0] and f"target topic {target}" in warnings[0], warnings
-    result = run_cli(["restore", "--config", path, "--no-progress"], timeout=300)
-    assert result.returncode == DataError.exit_code, (result.stdout[-2000:], result.stderr[-4000:])
-    line = next(line for line in result.stderr.splitlines() if line.startswith("kafka-s3: error:"))
-    assert f"record {source}[0] offset 1" in line, line
-    assert str(len(value)) in line, line
-    assert "producer.override.message.max.bytes" in line and "max.message.bytes" in line, line
-    assert_clean(result.stderr)
-    assert "Lost task" not in result.stderr  # one attempt: the task did not fail and get retried by Spark
+    assert_clean(dry.stderr + "kafka-s3: error: (none)\n")
+
+
+class ClosingServer(SilentServer):
+    """Accepts connections, counts them, and closes each at once: a Schema Registry that is down, countably."""
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+            conn.close()
 
 
 def test_item3_unreachable_schema_registry_ends_after_one_attempt_with_url_and_cause(
@@ -252,25 +276,27 @@ def test_item3_unreachable_schema_registry_ends_after_one_attempt_with_url_and_c
     produce(topic, records(1, 3, with_schema=True))
     backup(fresh_bucket, topic, {"format.class": "avro", "value.converter.schemas.enable": "true"})
     target = fresh_topic(1)
-    port = closed_port()
-    url = f"http://127.0.0.1:{port}"
-    raw, _ = make_config(
-        fresh_bucket,
-        topic,
-        source=True,
-        format__class="avro",
-        value__converter="io.confluent.connect.avro.AvroConverter",
-        value__converter__schema__registry__url=url,
-        topic__rename=f"{topic}:{target}",
-    )
-    path = str(write_properties(tmp_path / "restore.properties", raw))
-    result = run_cli(["restore", "--config", path, "--no-progress"], timeout=300)
+    with ClosingServer() as registry:
+        url = f"http://127.0.0.1:{registry.port}"
+        raw, _ = make_config(
+            fresh_bucket,
+            topic,
+            source=True,
+            format__class="avro",
+            value__converter="io.confluent.connect.avro.AvroConverter",
+            value__converter__schema__registry__url=url,
+            value__converter__max__retries="0",  # one connection per task attempt: the count is the attempts
+            topic__rename=f"{topic}:{target}",
+        )
+        path = str(write_properties(tmp_path / "restore.properties", raw))
+        result = run_cli(["restore", "--config", path, "--no-progress"], timeout=300)
+        connections = len(registry.held)
     assert result.returncode == KafkaError.exit_code, (result.stdout[-2000:], result.stderr[-4000:])
     line = next(line for line in result.stderr.splitlines() if line.startswith("kafka-s3: error:"))
     assert url in line and "Schema Registry" in line and target in line, line
-    assert "refused" in line.lower(), line
+    assert "disconnected" in line, line  # the cause: the server closed the connection
     assert_clean(result.stderr)
-    assert "Lost task" not in result.stderr
+    assert connections == 1, f"{connections} connections: the task ran more than once"
 
 
 def test_item3_debug_shows_the_trace(make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import signal
 import sys
 import threading
@@ -197,6 +198,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         verify_deep=args.verify_deep,
         restart=args.restart,
     )
+    _check_bounds(options)
     if len(configs) > 1:
         return _restore_statements(args, configs, options)
     restore = Restore(configs[0], _engine(args, configs[0], "kafka-s3 restore"), options)
@@ -214,6 +216,26 @@ def cmd_restore(args: argparse.Namespace) -> int:
         summary = restore.run()
     print_restore_summary(summary)
     return 0
+
+
+def _check_bounds(options: RestoreOptions) -> None:
+    """Bounds that cannot select any record are errors, not empty restores (``until`` is exclusive)."""
+    start, until = options.from_timestamp, options.until_timestamp
+    if start is not None and until is not None and until <= start:
+        raise ConfigError(
+            f"--until-timestamp ({until} ms) is not after --from-timestamp ({start} ms): no record can be selected",
+            key="--until-timestamp",
+        )
+    for (topic, partition), until in sorted(options.until_offsets.items(), key=str):
+        for (from_topic, from_partition), start in options.from_offsets.items():
+            if from_partition != partition or (topic is not None and from_topic is not None and topic != from_topic):
+                continue
+            if until <= start:
+                where = f"{topic}:{partition}" if topic is not None else f"partition {partition}"
+                raise ConfigError(
+                    f"--until-offset {until} is not above --from-offset {start} for {where}: no record can be selected",
+                    key="--until-offset",
+                )
 
 
 def _restore_statements(args: argparse.Namespace, configs: list[Config], options: RestoreOptions) -> int:
@@ -240,13 +262,15 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
 
 def _dry_run(restore: Restore) -> int:
     """Print the plan; exit as the restore would (a backup that is not whole: the same code as the restore's)."""
-    from kafka_s3.pipelines.restore.report import describe_plan
+    from kafka_s3.pipelines.restore.report import describe_plan, oversized
 
     plan_set = restore.plan()
     if plan_set.blocking and not restore.options.allow_gaps:
         plan_set.blockers.extend(str(f) for f in plan_set.blocking)
     restore.check_targets(plan_set, create=False)
     print(describe_plan(plan_set))
+    for warning in oversized(plan_set, int(restore.producer_settings.get("message.max.bytes", 1_000_000))):
+        print(f"warning: {warning}")
     if plan_set.blocking and not restore.options.allow_gaps:
         return BackupIncomplete.exit_code
     return PlanError.exit_code if plan_set.blockers else 0
@@ -450,14 +474,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Unavailable|Failed|Incomplete)): (\S.*)$")
+
+
 def _root_message(exc: BaseException) -> str:
+    """One line for an exception that is not the project's own: the last ``Kind: message`` line of a Python
+    worker's traceback that Spark wraps (its own first line, "An exception was thrown from the Python worker:",
+    says nothing), else the first line of the text."""
     text = str(exc)
     for marker in ("kafka_s3.core.errors.", "KafkaS3Error: "):
         if marker in text:
             tail = text.split(marker)[-1]
             return tail.splitlines()[0]
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[0][:500] if lines else type(exc).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    raised = [m for m in map(_EXCEPTION_LINE.match, lines) if m]
+    if raised and not lines[0].startswith(raised[-1].group(1)):
+        kind, message = raised[-1].groups()
+        return f"{kind.rsplit('.', 1)[-1]}: {message}"[:500] + " (--debug shows the trace)"
+    return (lines[0][:500] + " (--debug shows the trace)") if lines else type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from kafka_s3.pipelines.backup.driver import group_id
 
 
 def backup_status(config: Config) -> list[dict[str, Any]]:
-    admin = Admin(client_settings(config, "admin", warn=False))
+    admin = Admin(client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000)
     topics = admin.select_topics(config["topics"], config["topics.regex"])
     tps = [(t, p) for t, n in sorted(topics.items()) for p in range(n)]
     group = group_id(config)

@@ -7,6 +7,8 @@ move between Kafka and the object store inside the task.
 
 from __future__ import annotations
 
+import importlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from kafka_s3.core.errors import KafkaS3Error
 from kafka_s3.pipelines.engine import Task
 
 if TYPE_CHECKING:
@@ -23,14 +26,57 @@ log = logging.getLogger(__name__)
 RESULT_SCHEMA = "result string"
 
 
+ERROR_MARK = "\x00kafka-s3-error "
+"""Starts a result row that carries a task's :class:`KafkaS3Error` instead of a result (see :func:`_task_per_row`)."""
+
+
+def _error_row(exc: KafkaS3Error) -> str:
+    attributes = {k: v for k, v in vars(exc).items() if isinstance(v, (str, int, float, bool, type(None)))}
+    kind = type(exc)
+    return ERROR_MARK + json.dumps(
+        {"module": kind.__module__, "kind": kind.__qualname__, "message": str(exc), "attributes": attributes}
+    )
+
+
+def task_error(row: str) -> KafkaS3Error:
+    """The error a task returned in ``row``, rebuilt on the driver as the same class with the same message."""
+    doc = json.loads(row[len(ERROR_MARK) :])
+    kind: type[KafkaS3Error] = KafkaS3Error
+    if str(doc.get("module", "")).startswith("kafka_s3."):
+        try:
+            found = getattr(importlib.import_module(doc["module"]), doc["kind"], None)
+        except ImportError:
+            found = None
+        if isinstance(found, type) and issubclass(found, KafkaS3Error):
+            kind = found
+    try:
+        error = kind(doc["message"])  # the class's own defaults (e.g. an empty findings list)
+    except TypeError:
+        error = kind.__new__(kind)
+    error.args = (doc["message"],)  # the message exactly as raised in the task
+    for name, value in dict(doc.get("attributes") or {}).items():
+        setattr(error, name, value)
+    return error
+
+
 def _task_per_row(task: Task) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function: every row id is a task slot, every string the task yields one result row."""
+    """The ``mapInArrow`` function: every row id is a task slot, every string the task yields one result row.
+
+    A :class:`KafkaS3Error` is the project's own verdict (a bad record, refused credentials, an unreachable registry
+    after its client's retries), not an accident another attempt would cure: it is returned as an error row, so
+    Spark does not run the task three more times, and the driver raises it with its message and context instead of
+    a Python worker's traceback wrapped in a Java one. Any other exception still fails the task (Spark retries it).
+    """
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for slot in batch.column(0).to_pylist():
-                for result in task(slot):
-                    yield pa.RecordBatch.from_pydict({"result": [result]})
+                try:
+                    for result in task(slot):
+                        yield pa.RecordBatch.from_pydict({"result": [result]})
+                except KafkaS3Error as exc:
+                    yield pa.RecordBatch.from_pydict({"result": [_error_row(exc)]})
+                    return
 
     return run
 
@@ -68,7 +114,11 @@ class SparkEngine:
         session = self.session
         session.sparkContext.setJobDescription(description)
         rows = session.range(0, count, 1, count).mapInArrow(_task_per_row(task), RESULT_SCHEMA).collect()
-        return [row.result for row in rows]
+        results = [row.result for row in rows]
+        for result in results:
+            if result.startswith(ERROR_MARK):
+                raise task_error(result)
+        return results
 
     @property
     def driver_host(self) -> str:

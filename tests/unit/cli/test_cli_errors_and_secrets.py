@@ -70,3 +70,32 @@ def test_errors_keep_secrets_out_of_the_message(tmp_path, capsys):
 def test_debug_raises_with_the_traceback(tmp_path):
     with pytest.raises(ConfigError, match="flush.size"):
         main(["--debug", "config", "validate", "-c", write(tmp_path, **{"flush.size": "abc"})])
+
+
+def test_item3_a_python_worker_trace_is_shown_by_its_last_exception_line():
+    from kafka_s3.cli.main import _root_message
+
+    text = (
+        "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n"
+        '  File "x.py", line 1, in f\n    g()\nValueError: the real cause\n\tat org.apache.spark.X(X.scala:1)\n'
+    )
+    message = _root_message(Exception(text))
+    assert message.startswith("ValueError: the real cause") and "--debug" in message
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--from-timestamp", "2000", "--until-timestamp", "1000"],
+        ["--from-timestamp", "1000", "--until-timestamp", "1000"],
+        ["--from-offset", "0:5", "--until-offset", "0:5"],
+        ["--from-offset", "t:1:9", "--until-offset", "1:3"],
+    ],
+)
+def test_item4_bounds_selecting_nothing_are_config_errors(flags, tmp_path, capsys):
+    from kafka_s3.cli.main import main
+
+    path = tmp_path / "r.properties"
+    path.write_text("name=r\ntopics=t\ns3.bucket.name=b\nformat.class=json\nstore.url=file:///nonexistent\n")
+    assert main(["restore", "-c", str(path), *flags]) == 2
+    assert "no record can be selected" in capsys.readouterr().err

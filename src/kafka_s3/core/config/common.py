@@ -55,6 +55,19 @@ KAFKA = ConfigDef("connection").define(
         "Kafka",
         OneOf(("", "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")),
     ),
+    Prop(
+        "service.timeout.ms",
+        Type.LONG,
+        "10000",
+        "How long a command waits for the first answer of the Kafka cluster and of the object store before it stops "
+        "with an error naming the bootstrap servers or the endpoint and the first underlying error (connection "
+        "refused, unknown host, refused credentials...): with the default, an unreachable service is reported within "
+        "15 s of the start. Later requests keep their own timeouts and retries.",
+        M,
+        "Kafka",
+        Range(1),
+        origin="kafka-s3",
+    ),
 )
 
 # ---------------------------------------------------------------------------------------------------- S3 and storage

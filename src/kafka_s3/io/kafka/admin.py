@@ -37,25 +37,65 @@ def _quiet(settings: Mapping[str, str]) -> dict[str, Any]:
     return {**settings, "logger": _DebugLog()}
 
 
-def _error(operation: str, exc: BaseException) -> KafkaError:
+class _FirstError:
+    """librdkafka's ``error_cb``: keeps the first error it reports (connection refused, unknown host, refused
+    credentials...), the cause a failed request's own "Broker transport failure" hides."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+
+    def __call__(self, error: Any) -> None:
+        if self.first is None:
+            self.first = str(error.str() if hasattr(error, "str") else error)
+
+
+def _text(exc: BaseException) -> str:
     detail = exc.args[0] if getattr(exc, "args", None) else exc
-    text = getattr(detail, "str", lambda: str(detail))()
-    return KafkaError(f"Kafka {operation} failed: {text}")
+    return str(getattr(detail, "str", lambda: str(detail))())
+
+
+def _error(operation: str, exc: BaseException) -> KafkaError:
+    return KafkaError(f"Kafka {operation} failed: {_text(exc)}")
 
 
 class Admin:
     """A thin, synchronous facade over confluent-kafka's AdminClient (and a consumer for group commits)."""
 
-    def __init__(self, settings: Mapping[str, str], timeout: float = DEFAULT_TIMEOUT):
+    def __init__(
+        self, settings: Mapping[str, str], timeout: float = DEFAULT_TIMEOUT, connect_timeout: float | None = None
+    ):
         from confluent_kafka.admin import AdminClient
 
         self.settings = dict(settings)
         self.timeout = timeout
-        self.client = AdminClient(_quiet(self.settings))
+        self.connect_timeout = timeout if connect_timeout is None else connect_timeout
+        self._errors = _FirstError()
+        client_conf: dict[str, Any] = {**_quiet(self.settings), "error_cb": self._errors}
+        self.client = AdminClient(client_conf)
+        self._reached = False
+
+    def _contact(self) -> None:
+        """The first request of this client waits at most ``connect_timeout`` seconds: an unreachable cluster, or one
+        refusing the credentials, is an error naming the bootstrap servers and librdkafka's first error."""
+        if self._reached:
+            return
+        servers = self.settings.get("bootstrap.servers")
+        try:
+            self.client.list_topics(timeout=self.connect_timeout)
+        except Exception as exc:
+            self.client.poll(0)  # serves error_cb: the underlying cause
+            detail = _text(exc)
+            cause = f"{self._errors.first} ({detail})" if self._errors.first else detail
+            raise KafkaError(
+                f"cannot reach the Kafka cluster at {servers} within {self.connect_timeout:g} s "
+                f"(service.timeout.ms): {cause}"
+            ) from None
+        self._reached = True
 
     # ------------------------------------------------------------------------------------------------- topics
     def topics(self) -> dict[str, int]:
         """Every non-internal topic and its partition count."""
+        self._contact()
         try:
             metadata = self.client.list_topics(timeout=self.timeout)
         except Exception as exc:
@@ -68,6 +108,7 @@ class Admin:
 
     def cluster_id(self) -> str:
         """The cluster's id ("" when the broker gives none)."""
+        self._contact()
         try:
             return self.client.list_topics(timeout=self.timeout).cluster_id or ""
         except Exception as exc:
@@ -129,6 +170,7 @@ class Admin:
 
         if not specs:
             return {}
+        self._contact()
         level = IsolationLevel.READ_COMMITTED if read_committed else IsolationLevel.READ_UNCOMMITTED
         try:
             futures = self.client.list_offsets(specs, isolation_level=level, request_timeout=self.timeout)
@@ -182,6 +224,7 @@ class Admin:
         tps = list(tps)
         if not tps:
             return {}
+        self._contact()
         consumer = self._group_consumer(group)
         try:
             committed = consumer.committed([TopicPartition(t, p) for t, p in tps], timeout=self.timeout)
@@ -202,6 +245,7 @@ class Admin:
 
         if not offsets:
             return
+        self._contact()
         metadata = metadata or {}
         consumer = self._group_consumer(group)
         try:

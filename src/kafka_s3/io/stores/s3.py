@@ -16,6 +16,7 @@ import builtins
 import io
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
@@ -23,6 +24,7 @@ from itertools import islice
 from typing import Any, BinaryIO, TypeVar, cast
 from urllib.parse import urlencode
 
+from botocore.config import Config as BotoConfig
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -71,7 +73,36 @@ class S3Store(Store):
 
     # ---------------------------------------------------------------------------------------------- contract
     def check(self) -> None:
-        self._call("head_bucket", "", partial(self._client.head_bucket, Bucket=self.spec.bucket))
+        """The bucket exists and answers, within ``service.timeout.ms``: each attempt may take half of it, and no
+        retry starts that could not end before it (an endpoint that accepts connections but never answers would
+        otherwise hold a command for minutes of read timeouts)."""
+        budget = self.spec.service_timeout_ms / 1000
+        per_attempt = budget / 2
+        client = self._session.client(
+            "s3",
+            endpoint_url=self.spec.endpoint_url,
+            config=client_config(self.spec).merge(BotoConfig(connect_timeout=per_attempt, read_timeout=per_attempt)),
+        )
+        deadline = time.monotonic() + budget
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                client.head_bucket(Bucket=self.spec.bucket)
+                return
+            except (ClientError, BotoCoreError, OSError) as exc:
+                delay = self._retry.backoff_seconds(attempts)
+                last = attempts > self.spec.part_retries or time.monotonic() + delay + per_attempt > deadline
+                if not is_transient(exc):
+                    raise self._error("head_bucket", "", exc) from exc
+                if last:
+                    raise StoreError(
+                        f"head_bucket {self.url}: cannot reach the object store at {self.endpoint}: {describe(exc)} "
+                        f"(gave up after {attempts} attempt{'s' if attempts > 1 else ''}) "
+                        f"within service.timeout.ms={self.spec.service_timeout_ms}"
+                    ) from exc
+                log.warning("head_bucket %s failed (%s); retry %d in %.3f s", self.url, describe(exc), attempts, delay)
+                time.sleep(delay)
 
     def create(
         self,

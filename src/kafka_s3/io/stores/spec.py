@@ -61,6 +61,7 @@ class StoreSpec:
     proxy_url: str | None = None
     proxy_user: str | None = None
     proxy_password: str | None = None
+    service_timeout_ms: int = 10000  # check(): the store's first answer within this time, else an error
 
     def __repr__(self) -> str:
         shown = []
@@ -133,6 +134,7 @@ class StoreSpec:
             proxy_url=config["s3.proxy.url"] or None,
             proxy_user=config["s3.proxy.user"] or None,
             proxy_password=config["s3.proxy.password"] or None,
+            service_timeout_ms=config["service.timeout.ms"],
         )
 
     def open(self) -> Store:

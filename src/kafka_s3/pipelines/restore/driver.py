@@ -90,7 +90,9 @@ class Restore:
         self.store = self.store_spec.open()
         self.plugins = ReadPlugins.from_config(config)
         self.route = topic_router(config)
-        self.admin = Admin(client_settings(config, "admin", warn=False))
+        self.admin = Admin(
+            client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000
+        )
         self.producer_settings = client_settings(config, "producer")
         self.consumer_settings = client_settings(config, "consumer", warn=False)
         self.engine = engine
@@ -100,6 +102,7 @@ class Restore:
         self.current_plan: RestorePlanSet | None = None  # what run() is restoring (progress bars read it)
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
+        self.following = False  # follow(): topics without objects yet are waited for, not an error
 
     # ------------------------------------------------------------------------------------------------ planning
     def exactly_once(self) -> bool:
@@ -177,6 +180,12 @@ class Restore:
                 log.log(logging.ERROR if finding.blocking else logging.WARNING, "%s", finding)
         if topics:
             missing = [t for t in topics if not any(tp[0] == t for tp in partitions)]
+            if missing and not partitions and not self.following:
+                raise ConfigError(
+                    f"no backed-up objects found for topic(s) {', '.join(missing)} under {self.store.url}/"
+                    f"{self.config['topics.dir']}: nothing to restore",
+                    key="topics",
+                )
             if missing:
                 log.warning("no backed-up objects found for topic(s): %s", ", ".join(missing))
         for part in partitions.values():
@@ -429,6 +438,7 @@ class Restore:
         in order any more: its records below the progress are reported, not restored.
         """
         stop = stop or threading.Event()
+        self.following = True
         interval = self.config["s3.poll.interval.ms"] / 1000
         seen: dict[TP, set[str]] = {}
         progress: dict[TP, int] = {}

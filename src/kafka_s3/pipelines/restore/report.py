@@ -39,6 +39,28 @@ def skipped_total(problems: Sequence[Problem]) -> str | None:
     return "skipped: " + " and ".join(parts) + " (behavior.on.error)"
 
 
+def oversized(plan_set: RestorePlanSet, limit: int) -> list[str]:
+    """Warnings for objects whose size shows records the producer may refuse (``message.max.bytes``): certainly when
+    the bytes per record of its chunk manifest exceed the limit, possibly when the whole object does. Read from
+    names, sizes and manifests only: no object is fetched."""
+    warnings = []
+    for plan in plan_set.plans:
+        for obj in plan.objects:
+            if obj.size <= limit:
+                continue
+            if obj.records and obj.size / obj.records > limit:
+                what = f"holds a record over the producer's message.max.bytes ({limit})"
+            else:
+                known = f"{obj.records} records, " if obj.records else ""
+                what = f"may hold a record over the producer's message.max.bytes ({limit}): {known}{obj.size} bytes"
+            warnings.append(
+                f"{obj.key} ({plan.source_topic}[{plan.source_partition}] from offset {obj.start}) {what}; a record "
+                f"over it stops the restore: raise producer.override.message.max.bytes and the max.message.bytes of "
+                f"target topic {plan.target_topic}"
+            )
+    return warnings
+
+
 def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 

@@ -26,13 +26,15 @@ from kafka_s3.pipelines.worker_cache import cached
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError as RdKafkaError
-    from confluent_kafka import Producer
+    from confluent_kafka import KafkaException, Producer
 
+    from kafka_s3.core.errors import KafkaS3Error
     from kafka_s3.io.stores.spec import StoreSpec
     from kafka_s3.pipelines.read.discovery import BackupObject
     from kafka_s3.pipelines.read.options import Bounds
 
 log = logging.getLogger(__name__)
+MSG_SIZE_TOO_LARGE = 10  # librdkafka's code of a record over a size limit (the broker's or the producer's)
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,11 @@ class Outcome:
         # always has one, and a cast per record would cost in this per-record callback
         if err is not None:
             if len(self.delivery_errors) < 5:
-                self.delivery_errors.append(f"{msg.topic()}[{msg.partition()}]: {err.str()}")
+                hint = ""
+                if err.code() == MSG_SIZE_TOO_LARGE:
+                    size = len(msg.key() or b"") + len(msg.value() or b"")
+                    hint = f" (a record of {size} bytes: raise the topic's max.message.bytes above it)"
+                self.delivery_errors.append(f"{msg.topic()}[{msg.partition()}]: {err.str()}{hint}")
             return
         offset = msg.offset()
         if self.first_target is None or offset < self.first_target:
@@ -86,6 +92,8 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
     flat = headers_col.values
     header_keys = flat.field("key").to_pylist() if len(flat) else []
     header_values = flat.field("value").to_pylist() if len(flat) else []
+    from confluent_kafka import KafkaException
+
     topic, partition = plan.target_topic, plan.target_partition
     produce, poll = producer.produce, producer.poll
     on_delivery = outcome.on_delivery
@@ -110,8 +118,39 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
                 break
             except BufferError:
                 poll(0.05)
+            except KafkaException as exc:
+                raise _produce_error(exc, plan, batch, i, keys[i], values[i], headers) from None
         if i % 1000 == 0:
             poll(0)
+
+
+def _produce_error(
+    exc: KafkaException,
+    plan: RestorePlan,
+    batch: pa.RecordBatch,
+    row: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: list[tuple[str, bytes | None]] | None,
+) -> KafkaS3Error:
+    """A record the producer refuses before sending it, named by its source position (and, for its size, with the
+    properties that bound it): the project's error, not librdkafka's bare code."""
+    from confluent_kafka import KafkaError as RdKafkaError
+
+    from kafka_s3.core.errors import DataError, KafkaError
+
+    error = exc.args[0] if exc.args else None
+    text = error.str() if isinstance(error, RdKafkaError) else str(exc)
+    offset = batch.column("offset")[row].as_py()
+    where = f"record {plan.source_topic}[{plan.source_partition}] offset {offset}"
+    if isinstance(error, RdKafkaError) and error.code() == RdKafkaError.MSG_SIZE_TOO_LARGE:
+        size = len(key or b"") + len(value or b"") + sum(len(k) + len(v or b"") for k, v in headers or ())
+        return DataError(
+            f"{where} is {size} bytes (key, value and headers), over the producer's limit ({text}): raise "
+            f"producer.override.message.max.bytes above {size}, and the target topic {plan.target_topic}'s "
+            "max.message.bytes (or the broker's message.max.bytes) with it"
+        )
+    return KafkaError(f"cannot produce {where} to {plan.target_topic}[{plan.target_partition}]: {text}")
 
 
 def run_restore_partition(

@@ -63,7 +63,7 @@ def test_item7_suggestion_unit():
     assert any(
         "did you mean 'rotate.interval.ms'?" in w for w in SINK.parse({**BASE, "rotate.intervall.ms": "5"}).warnings
     )
-    restore = SOURCE.parse({"s3.bucket.name": "b", "exactly.once.suport": "required"})
+    restore = SOURCE.parse({**BASE, "exactly.once.suport": "required"})
     assert any("did you mean 'exactly.once.support'?" in w for w in restore.warnings), restore.warnings
 
 
@@ -137,7 +137,14 @@ def test_item7_duplicate_key_warns_and_the_last_wins(tmp_path):
 
 
 def test_item7_duplicate_secret_key_warning_does_not_show_values(tmp_path):
-    path = write(tmp_path, [*props(), "aws.secret.access.key=FIRST-SECRET-1", "aws.secret.access.key=LAST-SECRET-2"])
+    path = write(
+        tmp_path,
+        [
+            *props(**{"aws.access.key.id": "AKIA1"}),
+            "aws.secret.access.key=FIRST-SECRET-1",
+            "aws.secret.access.key=LAST-SECRET-2",
+        ],
+    )
     result = run_cli(["config", "validate", "-c", path])
     assert result.returncode == 0 and "aws.secret.access.key" in result.stderr, result.stderr
     assert "FIRST-SECRET-1" not in result.stderr + result.stdout

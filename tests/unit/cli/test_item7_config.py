@@ -224,6 +224,7 @@ def planted(tmp_path: Path, **extra: str) -> str:
                 **extra,
             }
         ),
+        name=f"planted-{len(list(tmp_path.iterdir()))}.properties",
     )
 
 
@@ -256,9 +257,10 @@ def test_item7_a_planted_secret_reaches_no_output(tmp_path):
     assert outputs["config show"].returncode == 0 and "AKIAEXAMPLE" in outputs["config show"].stdout
     assert "http://minio:[hidden]@127.0.0.1:1" in outputs["config show"].stdout
     assert "sasl.jaas.config" in outputs["config show"].stdout
-    for what in ("failing backup", "failing status", "failing restore"):
+    for what in ("failing backup", "failing backup --debug", "failing status", "failing restore"):
         result = outputs[what]
-        assert result.returncode != 0 and "kafka-s3: error" in result.stderr, (what, result.stderr)
+        assert result.returncode != 0, (what, result.stderr)
+        assert "127.0.0.1:1" in result.stderr, (what, result.stderr)  # it failed reaching a service, not on its config
     assert outputs["config validate, bad key"].returncode == 2
     assert "s3.sse.customer.key" in outputs["a secret's own bad value"].stderr
 
@@ -271,3 +273,13 @@ def test_item7_redact_text_unit():
     )
     assert redact_text('x required username="u" password="p w";') == 'x required username="u" password="[hidden]";'
     assert redact_text("http://host:8080/path@x") == "http://host:8080/path@x"  # no user info: unchanged
+
+
+def test_item7_an_error_about_a_secret_value_does_not_carry_it():
+    from kafka_s3.core.config.model import Prop, Type
+    from kafka_s3.core.errors import ConfigError
+
+    with pytest.raises(ConfigError) as error:
+        Prop("x.password", Type.INT, "0").parse("hunter2-PLANTED")
+    assert "hunter2-PLANTED" not in str(error.value) and "x.password" in str(error.value)
+    assert error.value.key == "x.password"

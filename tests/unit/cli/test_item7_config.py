@@ -283,3 +283,14 @@ def test_item7_an_error_about_a_secret_value_does_not_carry_it():
         Prop("x.password", Type.INT, "0").parse("hunter2-PLANTED")
     assert "hunter2-PLANTED" not in str(error.value) and "x.password" in str(error.value)
     assert error.value.key == "x.password"
+
+
+def test_item7_duplicate_key_in_rest_json_warns_and_the_last_wins(tmp_path):
+    path = tmp_path / "job.json"
+    body = ", ".join(f'"{k}": "{v}"' for k, v in BASE.items())
+    path.write_text(f'{{"name": "n", "config": {{{body}, "flush.size": "9"}}}}')
+    result = run_cli(["config", "validate", "-c", str(path)])
+    assert result.returncode == 0, result.stderr
+    warning = [line for line in result.stderr.splitlines() if "flush.size" in line]
+    assert len(warning) == 1 and "2 times" in warning[0] and "last" in warning[0], result.stderr
+    assert json.loads(run_cli(["config", "show", "-c", str(path), "--json"]).stdout)["flush.size"] == "9"

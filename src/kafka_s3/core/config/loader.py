@@ -81,11 +81,21 @@ def read_raw_file(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[st
     text = read_text(file)
     stripped = text.lstrip()
     if stripped.startswith("{"):
+        repeated: dict[str, int] = {}
+
+        def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+            counts: dict[str, int] = {}
+            for key, _value in items:
+                counts[key] = counts.get(key, 0) + 1
+            repeated.update((key, n) for key, n in counts.items() if n > 1)
+            return dict(items)  # the last one wins, as json.loads does
+
         try:
-            doc = json.loads(text)
+            doc = json.loads(text, object_pairs_hook=pairs)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{file}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-        return raw_from_rest_json(doc, str(file)), []
+        warnings = [f"{file}: '{key}' is set {n} times: the last one wins" for key, n in repeated.items()]
+        return raw_from_rest_json(doc, str(file)), warnings
     settings, duplicates = _read_properties(text)
     warnings = [
         f"{file}: '{key}' is set {len(lines)} times (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}): "

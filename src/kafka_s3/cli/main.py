@@ -40,8 +40,7 @@ def _overrides(pairs: Sequence[str]) -> dict[str, str]:
 def load_config(path: str, definition: ConfigDef, overrides: Sequence[str] = ()) -> Config:
     from kafka_s3.core.config.loader import load
 
-    config = load(definition, path, _overrides(overrides))
-    logs.register_secrets(config.secret_values())
+    config = load(definition, path, _overrides(overrides), register_secrets=logs.register_secrets)
     for warning in config.warnings:
         log.warning("%s", warning)
     return config
@@ -51,10 +50,9 @@ def load_configs(path: str, definition: ConfigDef, overrides: Sequence[str] = ()
     """Every configuration of a file: one per KCQL statement of ``connect.s3.kcql``, else the file's one."""
     from kafka_s3.core.config.loader import load_all
 
-    configs = load_all(definition, path, _overrides(overrides))
+    configs = load_all(definition, path, _overrides(overrides), register_secrets=logs.register_secrets)
     warned: set[str] = set()
     for config in configs:
-        logs.register_secrets(config.secret_values())
         for warning in config.warnings:
             if warning not in warned:
                 warned.add(warning)
@@ -85,7 +83,10 @@ def cmd_config_show(args: argparse.Namespace) -> int:
     definition = _definition_for(args.config, args.connector)
     configs = load_configs(args.config, definition, args.set)
     if args.json:
-        shown = [{k: v for k, v, _ in config.as_rows()} for config in configs]
+        shown = [
+            {k: ({"value": v, "default": is_default} if args.defaults else v) for k, v, is_default in config.as_rows()}
+            for config in configs
+        ]
         print(json.dumps(shown[0] if len(shown) == 1 else shown, indent=2))
         return 0
     for number, config in enumerate(configs, 1):
@@ -123,7 +124,11 @@ def cmd_config_validate(args: argparse.Namespace) -> int:
 
 
 def _check_plugins(config: Config, definition: ConfigDef) -> None:
-    """Instantiate the configured plugins so cross-setting problems surface at validation time."""
+    """Build the store settings and instantiate the configured plugins (no connection), so cross-setting problems
+    surface at validation time as they would at the start of a run."""
+    from kafka_s3.io.stores.spec import StoreSpec
+
+    StoreSpec.from_config(config)
     if "flush.size" in definition.props:
         from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
@@ -438,6 +443,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--connector", choices=["sink", "source"], help="force the connector type")
         if name == "show":
             p.add_argument("--json", action="store_true")
+            p.add_argument(
+                "--defaults",
+                action="store_true",
+                help='with --json: each key as {"value": ..., "default": true|false}',
+            )
         p.set_defaults(func=func)
 
     bucket = sub.add_parser("bucket", help="bucket helpers")
@@ -453,6 +463,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Nothing the command prints may carry a secret (a record printed by `read` is the user's data: left as is).
+    if not isinstance(sys.stderr, logs.RedactingStream):
+        sys.stderr = logs.RedactingStream(sys.stderr)
+    if args.command != "read" and not isinstance(sys.stdout, logs.RedactingStream):
+        sys.stdout = logs.RedactingStream(sys.stdout)
     logs.setup(verbose=not args.quiet, debug=args.debug)
     if args.quiet:
         logging.getLogger("kafka_s3").setLevel(logging.WARNING)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Iterable
-from typing import TextIO
+from typing import Any, TextIO
 
-from kafka_s3.core.config.model import REDACTED
+from kafka_s3.core.config.model import REDACTED, redact_text
 
 _SECRETS: set[str] = set()
 
@@ -22,10 +22,26 @@ def register_secrets(values: Iterable[object]) -> None:
 
 
 def redact(text: str) -> str:
+    """``text`` without any registered secret, URL user-info password or JAAS password."""
     for secret in sorted(_SECRETS, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, REDACTED)
-    return text
+    return redact_text(text)
+
+
+class RedactingStream:
+    """A text stream that scrubs every write with :func:`redact`: the CLI puts it in front of stdout and stderr so
+    nothing it prints (summaries, status tables, progress, a ``--debug`` traceback) can carry a secret."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(redact(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding... of the real stream
+        return getattr(self.stream, name)
 
 
 class RedactingFormatter(logging.Formatter):

@@ -6,6 +6,7 @@ messages, ``config show`` and the README's configuration reference are all deriv
 
 from __future__ import annotations
 
+import difflib
 import enum
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -165,9 +166,18 @@ class Prop:
         return self.type is Type.PASSWORD or is_secret_key(self.key)
 
     def parse(self, raw: Any) -> Any:
-        value = _convert(self.key, self.type, raw)
-        if self.validator is not None:
-            value = self.validator(self.key, value)
+        try:
+            value = _convert(self.key, self.type, raw)
+            if self.validator is not None:
+                value = self.validator(self.key, value)
+        except ConfigError as exc:
+            if not self.secret or raw in (None, ""):
+                raise
+            # The message of a secret's bad value must not carry the value.
+            text = str(exc)
+            for shown in {repr(raw), repr(str(raw)), str(raw)}:
+                text = text.replace(shown, REDACTED)
+            raise ConfigError(text, key=self.key) from None
         return value
 
     def default_value(self) -> Any:
@@ -235,10 +245,41 @@ _SECRET_PATTERNS = (
     re.compile(r"credentials?\.(value|json)", re.I),
 )
 REDACTED = "[hidden]"
+# Secrets inside values that are not secret themselves: the password of a URL's user info
+# (``https://user:pass@host``) and the quoted password of a JAAS line (``password="..."``).
+_URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)(?P<secret>[^@\s/]+)(?P<tail>@)")
+_JAAS_PASSWORD = re.compile(r"(?P<head>\bpassword\s*=\s*\")(?P<secret>[^\"]*)(?P<tail>\")", re.I)
 
 
 def is_secret_key(key: str) -> bool:
     return any(p.search(key) for p in _SECRET_PATTERNS)
+
+
+def embedded_secrets(text: str) -> list[str]:
+    """The passwords inside a value: a URL's user info password, a JAAS line's ``password="..."``."""
+    return [m.group("secret") for pattern in (_URL_PASSWORD, _JAAS_PASSWORD) for m in pattern.finditer(text)]
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every URL user-info password and JAAS password replaced by :data:`REDACTED`."""
+    for pattern in (_URL_PASSWORD, _JAAS_PASSWORD):
+        text = pattern.sub(lambda m: m.group("head") + REDACTED + m.group("tail"), text)
+    return text
+
+
+def secret_values_of(definition: ConfigDef, raw: Mapping[str, Any]) -> list[str]:
+    """Every secret in raw settings (before parsing, so an error about them can be scrubbed too): the values of
+    secret keys and the passwords embedded in any value."""
+    aliases = definition.alias_map()
+    out = []
+    for key, value in raw.items():
+        if not isinstance(value, str) or not value:
+            continue
+        prop = definition.props.get(aliases.get(key, key))
+        if prop.secret if prop else is_secret_key(key):
+            out.append(value)
+        out.extend(embedded_secrets(value))
+    return [v for v in out if len(v) >= 4]
 
 
 # -------------------------------------------------------------------------------------------------------- definitions
@@ -286,6 +327,12 @@ class ConfigDef:
                 seen.append(p.group)
         return seen
 
+    def _suggest(self, key: str) -> str:
+        """`` (did you mean 'flush.size'?)`` when a known key is close to the unknown ``key``, else nothing."""
+        known = [*self.props, *self.alias_map(), *self.quiet]
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+        return f" (did you mean '{close[0]}'?)" if close else ""
+
     def parse(self, raw: Mapping[str, Any], *, strict_required: bool = True) -> Config:
         """Type and validate ``raw`` (already interpolated). Unknown keys become warnings, never silent."""
         for preprocess in self.preprocessors:
@@ -320,7 +367,7 @@ class ConfigDef:
             elif any(key.startswith(prefix) for prefix in self.passthrough_prefixes):
                 extras[key] = value
             else:
-                warnings.append(f"'{key}' is not a known {self.name} property and is ignored")
+                warnings.append(f"'{key}' is not a known {self.name} property and is ignored{self._suggest(key)}")
         config = Config(self, values, originals, extras, warnings)
         for check in self.checks:
             check(config)
@@ -387,13 +434,7 @@ class Config(Mapping[str, Any]):
         return rows
 
     def secret_values(self) -> list[str]:
-        out = []
-        for key, value in {**self.originals, **self.extras}.items():
-            prop = self.definition.props.get(key)
-            secret = prop.secret if prop else is_secret_key(key)
-            if secret and isinstance(value, str) and len(value) >= 4:
-                out.append(value)
-        return out
+        return secret_values_of(self.definition, {**self.originals, **self.extras})
 
 
 def render_value(key: str, value: Any, secret: bool) -> str:
@@ -404,15 +445,22 @@ def render_value(key: str, value: Any, secret: bool) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)
+        return redact_text(",".join(str(v) for v in value))
+    return redact_text(str(value))
 
 
 def redact_mapping(settings: Mapping[str, Any], extra_secret_keys: Iterable[str] = ()) -> dict[str, Any]:
     """A copy of a flat settings map (e.g. librdkafka config) with secret values hidden."""
     extra = set(extra_secret_keys)
     return {
-        k: (REDACTED if (is_secret_key(k) or k in extra) and v not in (None, "") else v) for k, v in settings.items()
+        k: (
+            REDACTED
+            if (is_secret_key(k) or k in extra) and v not in (None, "")
+            else redact_text(v)
+            if isinstance(v, str)
+            else v
+        )
+        for k, v in settings.items()
     }
 
 

@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
-from kafka_s3.core.config.model import REQUIRED, Config, ConfigDef, Importance, OneOf, Prop, Range, Type, require_one_of
+from kafka_s3.core.config.model import (
+    REQUIRED,
+    Check,
+    Config,
+    ConfigDef,
+    Importance,
+    OneOf,
+    Prop,
+    Range,
+    Type,
+    require_one_of,
+)
+from kafka_s3.core.config.restore_props import RESTORE_PROPS
 from kafka_s3.core.errors import ConfigError
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
@@ -19,6 +33,14 @@ OTHER_SINK_CLASSES = (
     "com.deviantart.kafka_connect_s3.S3SinkConnector",
     "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector",
 )
+
+
+def _regex_error(value: str) -> str | None:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        return f"not a regular expression: {exc}"
+    return None
 
 
 def _check_sink(config: Config) -> None:
@@ -105,7 +127,15 @@ SINK.define(
         Range(1),
     ),
     Prop("topics", Type.LIST, "", "Topics to back up (comma-separated).", H, "Connector"),
-    Prop("topics.regex", Type.STRING, "", "Regular expression selecting the topics to back up.", H, "Connector"),
+    Prop(
+        "topics.regex",
+        Type.STRING,
+        "",
+        "Regular expression selecting the topics to back up (the whole topic name must match).",
+        H,
+        "Connector",
+        Check(_regex_error, "a regular expression"),
+    ),
     Prop(
         "group.id",
         Type.STRING,
@@ -286,3 +316,5 @@ SINK.define(
     ),
 )
 SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL)
+# One file serves backup and restore: the restore's own keys are known here, without effect on a backup.
+SINK.quiet.update(p.key for p in RESTORE_PROPS if p.key not in SINK.props)

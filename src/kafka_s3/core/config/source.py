@@ -7,11 +7,10 @@ objects were written, which the restore reads from the objects themselves).
 from __future__ import annotations
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
-from kafka_s3.core.config.model import Config, ConfigDef, Importance, OneOf, Prop, Range, Type
+from kafka_s3.core.config.model import Config, ConfigDef
+from kafka_s3.core.config.restore_props import RESTORE_PROPS
 from kafka_s3.core.config.sink import OTHER_SINK_CLASSES, SINK
 from kafka_s3.core.errors import ConfigError
-
-H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
 SOURCE_CONNECTOR_CLASSES = (
     (
@@ -45,121 +44,7 @@ SOURCE = ConfigDef(
     passthrough_prefixes=PASSTHROUGH,
     checks=[_check_source],
 )
-SOURCE.define(
-    Prop("name", Type.STRING, "kafka-s3-restore", "Name of the restore; names its progress group and transactions.", H),
-    Prop(
-        "connector.class",
-        Type.STRING,
-        "io.confluent.connect.s3.source.S3SourceConnector",
-        "Accepted for compatibility.",
-        L,
-    ),
-    Prop(
-        "tasks.max",
-        Type.INT,
-        "0",
-        "Cap on concurrently running restore tasks (one per source partition); 0 lets Spark use every core.",
-        M,
-        "Connector",
-        Range(0),
-    ),
-    Prop(
-        "topics",
-        Type.LIST,
-        "",
-        "Restore only these source topics (default: every topic found under topics.dir).",
-        H,
-    ),
-    Prop(
-        "transforms",
-        Type.LIST,
-        "",
-        "Single message transforms, as Kafka Connect names them; RegexRouter "
-        "(org.apache.kafka.connect.transforms.RegexRouter with regex and replacement) renames target topics.",
-        M,
-        "Transforms",
-    ),
-    Prop(
-        "topic.rename",
-        Type.LIST,
-        "",
-        "Target topic per source topic as source:target pairs (comma-separated), applied before transforms.",
-        M,
-        "Transforms",
-        origin="kafka-s3",
-    ),
-    Prop(
-        "behavior.on.error",
-        Type.STRING,
-        "fail",
-        "On a bad object or record: fail (stop right before it; every record before it is restored and committed), "
-        "ignore (skip it) or log (skip it and log it). Only what cannot be read is skipped: one JSON line, one "
-        "Parquet row group or one Avro block when its records cannot be told apart; the summary lists each skip "
-        "with its object key, position and offsets, and counts the skipped records.",
-        M,
-        "Connector",
-        OneOf(("fail", "ignore", "log")),
-    ),
-    Prop(
-        "exactly.once.support",
-        Type.STRING,
-        "requested",
-        "required: transactional producer per task with progress committed atomically with the records; "
-        "requested: the same when the broker supports transactions, else at-least-once; disabled: faster "
-        "at-least-once with an idempotent producer.",
-        H,
-        "Connector",
-        OneOf(("required", "requested", "disabled")),
-    ),
-    Prop(
-        "topic.creation.enable",
-        Type.BOOLEAN,
-        "false",
-        "Create missing target topics with the source partition count; topic.creation.default.replication.factor "
-        "(default -1 = broker default) and any other topic.creation.default.<topic config> apply (set "
-        "topic.creation.default.retention.ms=-1 to keep restored records older than the broker's default retention).",
-        M,
-        "Connector",
-    ),
-    Prop(
-        "s3.poll.interval.ms",
-        Type.LONG,
-        "60000",
-        "In --follow mode, how often the bucket is listed for new objects.",
-        M,
-        "S3",
-        Range(0),
-    ),
-    Prop(
-        "record.batch.max.size",
-        Type.INT,
-        "200",
-        "Accepted for compatibility (Confluent's poll batch size); kafka-s3 batches by Arrow batches and transactions.",
-        L,
-        "Connector",
-        Range(1),
-    ),
-    Prop(
-        "restore.transaction.records",
-        Type.LONG,
-        "100000",
-        "Records per producer transaction in exactly-once mode (progress is committed with each transaction).",
-        L,
-        "kafka-s3",
-        Range(1),
-        origin="kafka-s3",
-    ),
-    Prop(
-        "restore.allow.same.topic",
-        Type.BOOLEAN,
-        "false",
-        "Allow restoring into the very topic the data was backed up from while it is not empty "
-        "(guards against the backup/restore feedback loop).",
-        M,
-        "kafka-s3",
-        origin="kafka-s3",
-    ),
-)
+SOURCE.define(*RESTORE_PROPS)
 SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL)
 # A backup's configuration restores as is: the sink's own keys are known, not unknown.
 SOURCE.quiet.update(key for key in SINK.props if key not in SOURCE.props)

@@ -100,7 +100,8 @@ def _is_english(locale: str) -> bool:
 
 def _tokens(pattern: str) -> Iterator[str | tuple[str, int, int]]:
     """Yield ``(letter, count, position)`` for fields and the text of literals, as Joda's
-    ``DateTimeFormat.parseToken`` splits a pattern (an unclosed quote runs to the end, as in Joda)."""
+    ``DateTimeFormat.parseToken`` splits a pattern. An unclosed quote, which Joda lets run to the end (so
+    ``'month=MM`` writes ``month=MM`` literally), is a :class:`ConfigError` naming ``path.format`` instead."""
     i, length = 0, len(pattern)
     while i < length:
         char = pattern[i]
@@ -111,7 +112,7 @@ def _tokens(pattern: str) -> Iterator[str | tuple[str, int, int]]:
             yield char, i - start + 1, start
             i += 1
             continue
-        text, quoted = [], False
+        text, quoted, opened = [], False, 0
         while i < length:
             char = pattern[i]
             if char == "'":
@@ -119,12 +120,19 @@ def _tokens(pattern: str) -> Iterator[str | tuple[str, int, int]]:
                     text.append("'")
                     i += 1
                 else:
-                    quoted = not quoted
+                    quoted, opened = not quoted, i
             elif not quoted and _is_letter(char):
                 break
             else:
                 text.append(char)
             i += 1
+        if quoted:
+            raise ConfigError(
+                f"Invalid value {pattern!r} for configuration {PATH_FORMAT_KEY}: unterminated quote at index {opened} "
+                "(the rest of the pattern would be written literally); close it, e.g. 'month'=MM, and write a quote "
+                "itself as ''",
+                key=PATH_FORMAT_KEY,
+            )
         yield "".join(text)
 
 

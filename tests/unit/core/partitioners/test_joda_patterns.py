@@ -123,12 +123,21 @@ def test_offsets_and_names_in_utc_and_winter():
         ("'it''s' 'YYYY'", "it's YYYY"),
         ("HH'h'mm", "13h05"),
         ("dd.MM_é", "02.04_é"),
-        ("'unterminated YYYY", "unterminated YYYY"),
         ("", ""),
     ],
 )
 def test_literals_quotes_and_escaped_quotes(pattern, expected):
     assert render(pattern) == expected
+
+
+@pytest.mark.parametrize("pattern, index", [("'unterminated YYYY", 0), ("'year'=YYYY/'month=MM", 12), ("YYYY'''", 6)])
+def test_item7_an_unterminated_quote_is_rejected_with_its_position(pattern, index):
+    """Joda lets an unclosed quote run to the end (``'month=MM`` would write ``month=MM`` literally): kafka-s3 rejects
+    it, naming path.format and where the quote opens."""
+    with pytest.raises(ConfigError) as error:
+        compile_pattern(pattern, "en-US")
+    assert error.value.key == "path.format"
+    assert f"unterminated quote at index {index}" in str(error.value)
 
 
 @pytest.mark.parametrize(

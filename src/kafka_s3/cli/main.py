@@ -6,9 +6,7 @@ import argparse
 import json
 import logging
 import re
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -17,6 +15,8 @@ from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.errors import BackupIncomplete, ConfigError, KafkaS3Error, PlanError
 
 if TYPE_CHECKING:
+    from kafka_s3.cli.signals import Interrupts
+    from kafka_s3.pipelines.backup.driver import Backup
     from kafka_s3.pipelines.read.options import RestoreOptions
     from kafka_s3.pipelines.restore.driver import Restore
     from kafka_s3.spark.engine import SparkEngine
@@ -144,46 +144,77 @@ def _engine(args: argparse.Namespace, config: Config, app_name: str) -> SparkEng
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
+    from kafka_s3.cli.signals import Interrupts
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.pipelines.backup.driver import Backup
 
     configs = load_configs(args.config, SINK, args.set)
     if len(configs) > 1:
         return _backup_statements(args, configs)
-    backup = Backup(configs[0], _engine(args, configs[0], "kafka-s3 backup"))
-    if args.once:
-        from kafka_s3.cli.progress import BackupProgress
+    engine = _engine(args, configs[0], "kafka-s3 backup")
+    backup = Backup(configs[0], engine)
+    interrupts = Interrupts(engine)
+    with interrupts as stop:
+        try:
+            if args.once:
+                from kafka_s3.cli.progress import BackupProgress
 
-        with BackupProgress(backup, enabled=not args.no_progress) as progress:
-            summary = backup.run_once()
-        progress.print_summary(summary)
-        return 0
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    log.info("following %s; Ctrl-C stops after the current cycle", ", ".join(sorted(backup.topics())))
-    backup.follow(stop)
+                with BackupProgress(backup, enabled=not args.no_progress) as progress:
+                    summary = backup.run_once()
+                if interrupts.signum is None:
+                    progress.print_summary(summary)
+            else:
+                log.info(
+                    "following %s; Ctrl-C stops (abandoning the running cycle)", ", ".join(sorted(backup.topics()))
+                )
+                backup.follow(stop)
+        except Exception:
+            if interrupts.signum is None:
+                raise
+    if interrupts.signum is not None:
+        return _stopped_backup(interrupts, [backup])
     return 0
+
+
+def _stopped_backup(interrupts: Interrupts, backups: Sequence[Backup]) -> int:
+    """The one line a backup stopped by a signal prints (what its finished cycles committed), and its exit code."""
+    cycles = [report for backup in backups for report in backup.finished]
+    print(
+        f"kafka-s3: stopped by {interrupts.name}: committed {sum(c.records for c in cycles)} records in "
+        f"{sum(c.objects for c in cycles)} objects ({sum(c.bytes for c in cycles) / 1e6:.1f} MB) in {len(cycles)} "
+        "cycles; the running cycle was abandoned and nothing of it committed (run again to continue)",
+        file=sys.stderr,
+    )
+    return interrupts.exit_code
 
 
 def _backup_statements(args: argparse.Namespace, configs: list[Config]) -> int:
     """Several KCQL statements: one backup per statement, all in this process and Spark session."""
     from kafka_s3.cli.progress import print_backup_summary
+    from kafka_s3.cli.signals import Interrupts
     from kafka_s3.pipelines.backup.group import BackupGroup
 
-    group = BackupGroup(configs, _engine(args, configs[0], "kafka-s3 backup"))
-    if args.once:
-        print_backup_summary(group.run_once())
-        return 0
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    log.info(
-        "following %s (%d KCQL statements); Ctrl-C stops after the current cycles",
-        ", ".join(sorted(group.topics())),
-        len(configs),
-    )
-    group.follow(stop)
+    engine = _engine(args, configs[0], "kafka-s3 backup")
+    group = BackupGroup(configs, engine)
+    interrupts = Interrupts(engine)
+    with interrupts as stop:
+        try:
+            if args.once:
+                summary = group.run_once()
+                if interrupts.signum is None:
+                    print_backup_summary(summary)
+            else:
+                log.info(
+                    "following %s (%d KCQL statements); Ctrl-C stops (abandoning the running cycles)",
+                    ", ".join(sorted(group.topics())),
+                    len(configs),
+                )
+                group.follow(stop)
+        except Exception:
+            if interrupts.signum is None:
+                raise
+    if interrupts.signum is not None:
+        return _stopped_backup(interrupts, group.backups)
     return 0
 
 
@@ -206,21 +237,40 @@ def cmd_restore(args: argparse.Namespace) -> int:
     _check_bounds(options)
     if len(configs) > 1:
         return _restore_statements(args, configs, options)
-    restore = Restore(configs[0], _engine(args, configs[0], "kafka-s3 restore"), options)
+    engine = _engine(args, configs[0], "kafka-s3 restore")
+    restore = Restore(configs[0], engine, options)
     if args.dry_run:
         return _dry_run(restore)
-    if args.follow:
-        stop = threading.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: stop.set())
-        restore.follow(stop)
-        return 0
     from kafka_s3.cli.progress import RestoreProgress, print_restore_summary
+    from kafka_s3.cli.signals import Interrupts
 
-    with RestoreProgress(restore, enabled=not args.no_progress):
-        summary = restore.run()
-    print_restore_summary(summary)
+    interrupts = Interrupts(engine)
+    with interrupts as stop:
+        try:
+            if args.follow:
+                restore.follow(stop)
+            else:
+                with RestoreProgress(restore, enabled=not args.no_progress):
+                    summary = restore.run()
+                if interrupts.signum is None:
+                    print_restore_summary(summary)
+        except Exception:
+            if interrupts.signum is None:
+                raise
+    if interrupts.signum is not None:
+        return _stopped_restore(interrupts, [restore])
     return 0
+
+
+def _stopped_restore(interrupts: Interrupts, restores: Sequence[Restore]) -> int:
+    """The one line a restore stopped by a signal prints, and its exit code."""
+    print(
+        f"kafka-s3: stopped by {interrupts.name}: {sum(r.restored_records for r in restores)} records restored by "
+        "finished jobs; the running job was abandoned: progress is committed only for records already in the "
+        "target (run the same command to resume)",
+        file=sys.stderr,
+    )
+    return interrupts.exit_code
 
 
 def _check_bounds(options: RestoreOptions) -> None:
@@ -252,16 +302,30 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
         raise ConfigError("restore --follow takes one KCQL statement: select one with --set connect.s3.kcql=...")
     if options.topics:
         configs = [c for c in configs if set(c["topics"]) & set(options.topics)]
+    from kafka_s3.cli.signals import Interrupts
+
     engine = _engine(args, configs[0], "kafka-s3 restore")
-    for config in configs:
-        restore = Restore(config, engine, options)
-        print(f"# {_statement_label(config)}")
-        if args.dry_run:
-            code = _dry_run(restore)
-            if code:
-                return code
-            continue
-        print_restore_summary(restore.run())
+    interrupts = Interrupts(engine)
+    done: list[Restore] = []
+    with interrupts as stop:
+        for config in configs:
+            if stop.is_set():
+                break
+            restore = Restore(config, engine, options)
+            print(f"# {_statement_label(config)}")
+            if args.dry_run:
+                code = _dry_run(restore)
+                if code:
+                    return code
+                continue
+            done.append(restore)
+            try:
+                print_restore_summary(restore.run())
+            except Exception:
+                if interrupts.signum is None:
+                    raise
+    if interrupts.signum is not None:
+        return _stopped_restore(interrupts, done)
     return 0
 
 
@@ -366,6 +430,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")
+    parser.add_argument(
+        "--log-format",
+        choices=logs.LOG_FORMATS,
+        default="text",
+        help="text lines (default) or one JSON object per line (time, level, logger, message, fields)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser, master: bool = False) -> None:
@@ -468,7 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr = logs.RedactingStream(sys.stderr)
     if args.command != "read" and not isinstance(sys.stdout, logs.RedactingStream):
         sys.stdout = logs.RedactingStream(sys.stdout)
-    logs.setup(verbose=not args.quiet, debug=args.debug)
+    logs.setup(verbose=not args.quiet, debug=args.debug, fmt=args.log_format)
     if args.quiet:
         logging.getLogger("kafka_s3").setLevel(logging.WARNING)
     try:

@@ -140,3 +140,10 @@ class BackupIncomplete(KafkaS3Error):
     def __init__(self, message: str, findings: Sequence[object] = ()):
         super().__init__(message)
         self.findings = list(findings)
+
+
+class Interrupted(KafkaS3Error):
+    """The run was stopped by a signal (Ctrl-C, SIGTERM): the running Spark job was cancelled, nothing of it was
+    committed (the CLI exits 128 + the signal's number: 130 for SIGINT, 143 for SIGTERM)."""
+
+    exit_code = 130

@@ -7,6 +7,8 @@ including those of libraries that echo request parameters back in errors.
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import logging
 import sys
 from collections.abc import Iterable
@@ -49,10 +51,39 @@ class RedactingFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
-def setup(verbose: bool = False, debug: bool = False, stream: TextIO | None = None) -> None:
+_RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line for log shippers: ``time`` (ISO-8601, UTC), ``level``, ``logger``, ``message``, the
+    record's own fields (``extra=``: object, topic, partition, records, offsets, bytes, seconds...) and ``trace``
+    when there is one; secrets redacted like the text lines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in _RECORD_ATTRIBUTES and key not in doc:
+                doc[key] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+        if record.exc_info:
+            doc["trace"] = self.formatException(record.exc_info)
+        return redact(json.dumps(doc, ensure_ascii=False))
+
+
+LOG_FORMATS = ("text", "json")
+
+
+def setup(verbose: bool = False, debug: bool = False, stream: TextIO | None = None, fmt: str = "text") -> None:
     level = logging.DEBUG if debug else logging.INFO if verbose else logging.INFO
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
     root = logging.getLogger()
     for existing in list(root.handlers):
         root.removeHandler(existing)

@@ -10,13 +10,15 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from kafka_s3.core.errors import KafkaS3Error
+from kafka_s3.core.errors import Interrupted, KafkaS3Error
 from kafka_s3.pipelines.engine import Task
 
 if TYPE_CHECKING:
@@ -96,6 +98,7 @@ class SparkEngine:
         self.master = master
         self.app_name = app_name
         self.conf = dict(conf or {})
+        self.cancelled = False  # cancel(): the running job is abandoned and no other one starts
 
     @property
     def session(self) -> SparkSession:
@@ -103,17 +106,35 @@ class SparkEngine:
             from kafka_s3.spark.session import build_session
 
             started = time.monotonic()
+            in_main = threading.current_thread() is threading.main_thread()
+            previous = signal.getsignal(signal.SIGINT) if in_main else None
             self._session = build_session(self.master, self.app_name, self.conf, data_sources=False)
+            if in_main and previous is not None:  # PySpark replaces the SIGINT handler: the caller's stays in charge
+                signal.signal(signal.SIGINT, previous)
             log.info("spark session ready in %.2fs", time.monotonic() - started)
         return self._session
 
     def start(self) -> None:
         self.session  # noqa: B018 (built on first use)
 
+    def cancel(self) -> None:
+        """Abandon the running job (``SparkContext.cancelAllJobs``; safe from a signal-handling thread) and refuse
+        the next ones: :meth:`run_tasks` raises :class:`Interrupted`, so nothing of the job is committed."""
+        self.cancelled = True
+        if self._session is not None:
+            self._session.sparkContext.cancelAllJobs()
+
     def run_tasks(self, description: str, task: Task, count: int) -> list[str]:
+        if self.cancelled:
+            raise Interrupted(f"interrupted before {description!r} started")
         session = self.session
         session.sparkContext.setJobDescription(description)
-        rows = session.range(0, count, 1, count).mapInArrow(_task_per_row(task), RESULT_SCHEMA).collect()
+        try:
+            rows = session.range(0, count, 1, count).mapInArrow(_task_per_row(task), RESULT_SCHEMA).collect()
+        except Exception:
+            if self.cancelled:
+                raise Interrupted(f"{description!r} was cancelled") from None
+            raise
         results = [row.result for row in rows]
         for result in results:
             if result.startswith(ERROR_MARK):

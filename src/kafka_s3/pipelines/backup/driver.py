@@ -20,6 +20,7 @@ from kafka_s3.core.errors import (
     BackupFailed,
     BucketNotFoundError,
     ConfigError,
+    Interrupted,
     KafkaS3Error,
     PlanError,
     StoreAccessDeniedError,
@@ -121,6 +122,7 @@ class Backup:
         self.on_cycle = on_cycle
         self.states: dict[TP, PartitionState] = {}
         self.cycle_number = 0
+        self.finished: list[CycleReport] = []  # every cycle that committed (the CLI's summary after a signal)
         self._cycle_wall_start = 0.0  # wall time the current cycle started
         self.plugins = BackupPlugins.from_config(config)  # also validates every plugin setting before a job starts
         self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
@@ -242,6 +244,7 @@ class Backup:
         log.info("cycle %d: spark job ran in %.2fs", self.cycle_number, time.monotonic() - job_started)
         self._apply(results, plans, report)
         report.seconds = time.monotonic() - started
+        self.finished.append(report)
         log.info(
             "cycle %d: %d partitions, %d records, %d objects (%d already stored), %.1f MB in %.1fs",
             report.cycle,
@@ -251,6 +254,15 @@ class Backup:
             report.replayed,
             report.bytes / 1e6,
             report.seconds,
+            extra={
+                "cycle": report.cycle,
+                "partitions": report.partitions,
+                "records": report.records,
+                "objects": report.objects,
+                "replayed": report.replayed,
+                "bytes": report.bytes,
+                "seconds": round(report.seconds, 3),
+            },
         )
         if self.on_cycle:
             self.on_cycle(report, results)
@@ -288,6 +300,15 @@ class Backup:
                         f.first_offset,
                         f.last_offset,
                         f.bytes,
+                        extra={
+                            "object": f"{self.store.url}/{f.key}",
+                            "topic": tp[0],
+                            "partition": tp[1],
+                            "records": f.records,
+                            "first_offset": f.first_offset,
+                            "last_offset": f.last_offset,
+                            "bytes": f.bytes,
+                        },
                     )
             ambiguous = sum(f.ambiguous for f in result.files)
             if ambiguous:
@@ -400,7 +421,7 @@ class Backup:
                 ends = self.admin.end_offsets(tps, read_committed=read_committed)
                 self.run_cycle(self.plan(ends, flush_open=False))
                 failures = 0
-            except (BackupFailed, ConfigError, PlanError, BucketNotFoundError, StoreAccessDeniedError):
+            except (BackupFailed, ConfigError, PlanError, BucketNotFoundError, StoreAccessDeniedError, Interrupted):
                 raise  # the records, the configuration, the bucket or the log are wrong: retrying cannot help
             except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
                 failures += 1

@@ -103,6 +103,7 @@ class Restore:
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
         self.following = False  # follow(): topics without objects yet are waited for, not an error
+        self.restored_records = 0  # by every finished job (the CLI's summary after a signal)
 
     # ------------------------------------------------------------------------------------------------ planning
     def exactly_once(self) -> bool:
@@ -348,6 +349,7 @@ class Restore:
                 summary.gaps.append(gap)
                 log.warning("%s", gap)
         summary.seconds = time.monotonic() - started
+        self.restored_records += summary.records
         for r in summary.results:
             log.info(
                 "restored %s[%d] -> %s[%d]: %d records from %d objects, source offsets %s..%s, target offsets %s..%s",

@@ -1,0 +1,140 @@
+"""Ctrl-C (SIGINT) and SIGTERM during ``kafka-s3 backup --once`` and ``kafka-s3 restore`` (issue 16 item 1): the
+running cycle is abandoned, nothing partial is committed, one summary line, exit 130 / 143, no traceback; a following
+run completes the backup / restore exactly. ``kafka-s3`` runs as a subprocess, signalled while its Spark job runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from restore_helpers import values_of, write_properties
+
+pytestmark = pytest.mark.integration
+
+PER_PARTITION = 40_000
+
+
+def _start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "kafka_s3.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kafka_s3.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        check=False,
+    )
+
+
+def _signal_when(proc: subprocess.Popen, started, sig: int) -> tuple[str, str]:
+    """Send ``sig`` once ``started()`` holds (work is running), then collect the output."""
+    deadline = time.monotonic() + 300
+    while not started():
+        assert proc.poll() is None, f"finished before the signal: {proc.communicate()}"
+        assert time.monotonic() < deadline, "the work never started"
+        time.sleep(0.2)
+    proc.send_signal(sig)
+    try:
+        return proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _assert_clean_stop(code: int, expected: int, out: str, err: str, sig: str) -> str:
+    both = out + err
+    assert code == expected, both[-4000:]
+    for noise in ("Traceback", "py4j", "Py4J", "Exception", "at org.apache"):
+        assert noise not in both, both[-4000:]
+    summary = [line for line in both.splitlines() if line.startswith(f"kafka-s3: stopped by {sig}")]
+    assert len(summary) == 1, both[-4000:]
+    return summary[0]
+
+
+def _produce_many(produce, topic: str) -> list[dict]:
+    records = [
+        {"partition": p, "value": b'{"i":%d,"pad":"%s"}' % (i, b"x" * 200)}
+        for p in range(2)
+        for i in range(PER_PARTITION)
+    ]
+    produce(topic, records)
+    return records
+
+
+def test_item1_sigint_during_backup_once_exits_130_and_the_next_run_completes_exactly(
+    make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, tmp_path
+):
+    topic, target = fresh_topic(2), fresh_topic(2)
+    _produce_many(produce, topic)
+    raw, _ = make_config(fresh_bucket, topic, flush__size="500", tasks__max="2")
+    props = str(write_properties(tmp_path / "b.properties", raw))
+
+    def objects_landing() -> bool:
+        return (
+            s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix=f"topics/{topic}/", MaxKeys=1).get("KeyCount", 0) > 0
+        )
+
+    proc = _start("backup", "--once", "--no-progress", "-c", props)
+    out, err = _signal_when(proc, objects_landing, signal.SIGINT)
+    line = _assert_clean_stop(proc.returncode, 130, out, err, "SIGINT")
+    assert "committed" in line
+
+    again = _run("backup", "--once", "--no-progress", "-c", props)
+    assert again.returncode == 0, again.stderr[-4000:]
+    source_raw, _ = make_config(fresh_bucket, topic, source=True, topic__rename=f"{topic}:{target}")
+    restored = _run("restore", "--no-progress", "-c", str(write_properties(tmp_path / "r.properties", source_raw)))
+    assert restored.returncode == 0, restored.stderr[-4000:]
+    assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
+
+
+def test_item1_sigterm_during_restore_exits_143_and_the_next_run_completes_exactly(
+    make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, tmp_path
+):
+    topic, target = fresh_topic(2), fresh_topic(2)
+    _produce_many(produce, topic)
+    raw, _ = make_config(fresh_bucket, topic, flush__size="500")
+    backed = _run("backup", "--once", "--no-progress", "-c", str(write_properties(tmp_path / "b.properties", raw)))
+    assert backed.returncode == 0, backed.stderr[-4000:]
+    source_raw, _ = make_config(fresh_bucket, topic, source=True, topic__rename=f"{topic}:{target}")
+    props = str(write_properties(tmp_path / "r.properties", source_raw))
+
+    def records_landing() -> bool:
+        return any(values_of(kafka_bootstrap, target, isolation_level="read_uncommitted").values())
+
+    proc = _start("restore", "--no-progress", "-c", props)
+    out, err = _signal_when(proc, records_landing, signal.SIGTERM)
+    _assert_clean_stop(proc.returncode, 143, out, err, "SIGTERM")
+
+    again = _run("restore", "--no-progress", "-c", props)
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
+
+
+def test_item8_log_format_json_one_object_per_line(make_config, fresh_bucket, fresh_topic, produce, tmp_path):
+    topic = fresh_topic(1)
+    produce(topic, [{"value": b'{"i":%d}' % i} for i in range(6)])
+    raw, _ = make_config(fresh_bucket, topic, flush__size="3")
+    props = str(write_properties(tmp_path / "b.properties", raw))
+    done = _run("--log-format", "json", "backup", "--once", "--no-progress", "-c", props)
+    assert done.returncode == 0, done.stderr[-4000:]
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    assert lines, done.stderr[-4000:]
+    assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)
+    committed = [line for line in lines if line["message"].startswith("committed ")]
+    assert [(c["records"], c["first_offset"], c["last_offset"]) for c in committed] == [(3, 0, 2), (3, 3, 5)]
+    cycles = [line for line in lines if line.get("cycle") and "records" in line and "seconds" in line]
+    assert sum(c["records"] for c in cycles) == 6

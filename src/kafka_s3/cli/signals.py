@@ -66,5 +66,7 @@ class Interrupts:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, trace: TracebackType | None
     ) -> None:
+        if self.signum is not None:
+            return  # stopping: a second signal until the process ends still means "abort at once"
         for sig, previous in self._previous.items():
             signal.signal(sig, previous)  # type: ignore[arg-type]

@@ -122,7 +122,9 @@ class SparkEngine:
         the next ones: :meth:`run_tasks` raises :class:`Interrupted`, so nothing of the job is committed."""
         self.cancelled = True
         if self._session is not None:
-            self._session.sparkContext.cancelAllJobs()
+            context = self._session.sparkContext
+            context.setLogLevel("ERROR")  # each killed task's "Lost task ... TaskKilled" warning is expected: no noise
+            context.cancelAllJobs()
 
     def run_tasks(self, description: str, task: Task, count: int) -> list[str]:
         if self.cancelled:

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
+import select
 import signal
 import subprocess
 import sys
@@ -56,9 +59,9 @@ def _signal_when(proc: subprocess.Popen, started, sig: int) -> tuple[str, str]:
 
 
 def _assert_clean_stop(code: int, expected: int, out: str, err: str, sig: str) -> str:
-    both = out + err
+    both = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out + err)  # a terminal's control sequences
     assert code == expected, both[-4000:]
-    for noise in ("Traceback", "py4j", "Py4J", "Exception", "at org.apache"):
+    for noise in ("Traceback", "py4j", "Py4J", "Exception", "at org.apache", "TaskKilled", " WARN "):
         assert noise not in both, both[-4000:]
     summary = [line for line in both.splitlines() if line.startswith(f"kafka-s3: stopped by {sig}")]
     assert len(summary) == 1, both[-4000:]
@@ -101,6 +104,63 @@ def test_item1_sigint_during_backup_once_exits_130_and_the_next_run_completes_ex
     assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
 
 
+def test_item1_ctrl_c_on_a_terminal_reaches_the_whole_process_group_and_still_stops_cleanly(
+    make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, tmp_path
+):
+    """A terminal's Ctrl-C signals every process of the foreground group: the driver, the JVM and the Python workers
+    (which PySpark leaves interruptible). The output must still be the one summary line, without any traceback."""
+    topic, target = fresh_topic(2), fresh_topic(2)
+    _produce_many(produce, topic)
+    raw, _ = make_config(fresh_bucket, topic, flush__size="500", tasks__max="2")
+    props = str(write_properties(tmp_path / "b.properties", raw))
+    main, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_s3.cli", "backup", "--once", "-c", props],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable, "COLUMNS": "200", "TERM": "xterm"},
+        start_new_session=True,
+    )
+    os.close(secondary)
+    chunks: list[bytes] = []
+    signalled = False
+    deadline = time.monotonic() + 400
+    try:
+        while time.monotonic() < deadline:
+            if not signalled and s3_client.list_objects_v2(
+                Bucket=fresh_bucket, Prefix=f"topics/{topic}/", MaxKeys=1
+            ).get("KeyCount", 0):
+                os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+                signalled = True
+            ready, _, _ = select.select([main], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(main, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            elif proc.poll() is not None:
+                break
+        proc.wait(timeout=60)
+    finally:
+        os.close(main)
+        if proc.poll() is None:
+            proc.kill()
+    output = b"".join(chunks).decode(errors="replace")
+    assert signalled, output[-4000:]
+    _assert_clean_stop(proc.returncode, 130, output, "", "SIGINT")
+
+    again = _run("backup", "--once", "--no-progress", "-c", props)
+    assert again.returncode == 0, again.stderr[-4000:]
+    source_raw, _ = make_config(fresh_bucket, topic, source=True, topic__rename=f"{topic}:{target}")
+    restored = _run("restore", "--no-progress", "-c", str(write_properties(tmp_path / "r.properties", source_raw)))
+    assert restored.returncode == 0, restored.stderr[-4000:]
+    assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
+
+
 def test_item1_second_sigint_aborts_at_once_and_the_next_run_completes_exactly(
     make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, tmp_path
 ):
@@ -120,10 +180,14 @@ def test_item1_second_sigint_aborts_at_once_and_the_next_run_completes_exactly(
         assert proc.poll() is None and time.monotonic() < deadline, "the backup never started writing"
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.3)
+    seen = []
+    for line in proc.stderr:  # the first signal is being handled: the second one comes while the job winds down
+        seen.append(line)
+        if "SIGINT: stopping" in line:
+            break
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    both = out + err
+    both = out + "".join(seen) + err
     assert proc.returncode == 130, both[-4000:]
     assert "aborted by a second SIGINT" in both, both[-4000:]
     assert "Traceback" not in both, both[-4000:]

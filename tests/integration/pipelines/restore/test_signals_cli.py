@@ -200,6 +200,31 @@ def test_item1_second_sigint_aborts_at_once_and_the_next_run_completes_exactly(
     assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
 
 
+def test_item1_sigterm_during_backup_follow_exits_143_and_the_next_run_completes_exactly(
+    make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, tmp_path
+):
+    topic, target = fresh_topic(2), fresh_topic(2)
+    _produce_many(produce, topic)
+    raw, _ = make_config(fresh_bucket, topic, flush__size="500", cycle__interval__ms="500")
+    props = str(write_properties(tmp_path / "b.properties", raw))
+
+    def objects_landing() -> bool:
+        return (
+            s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix=f"topics/{topic}/", MaxKeys=1).get("KeyCount", 0) > 0
+        )
+
+    proc = _start("backup", "--follow", "-c", props)
+    out, err = _signal_when(proc, objects_landing, signal.SIGTERM)
+    _assert_clean_stop(proc.returncode, 143, out, err, "SIGTERM")
+
+    again = _run("backup", "--once", "--no-progress", "-c", props)
+    assert again.returncode == 0, again.stderr[-4000:]
+    source_raw, _ = make_config(fresh_bucket, topic, source=True, topic__rename=f"{topic}:{target}")
+    restored = _run("restore", "--no-progress", "-c", str(write_properties(tmp_path / "r.properties", source_raw)))
+    assert restored.returncode == 0, restored.stderr[-4000:]
+    assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
+
+
 def test_item1_sigterm_during_restore_exits_143_and_the_next_run_completes_exactly(
     make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, tmp_path
 ):

@@ -32,3 +32,20 @@ def test_registered_secrets_are_scrubbed_from_log_records():
     assert "very-secret-value" not in text and "hunter2-pass" not in text
     assert text.count("[hidden]") >= 3
     assert logs.redact("x very-secret-value y") == "x [hidden] y"
+
+
+def test_item8_json_log_lines_carry_fields_and_no_secret():
+    import json
+
+    stream = io.StringIO()
+    logs.register_secrets(["hunter2-json-secret"])
+    logs.setup(stream=stream, fmt="json")
+    logging.getLogger("kafka_s3.test").info(
+        "committed %s password=hunter2-json-secret", "s3://b/k", extra={"records": 3, "first_offset": 0}
+    )
+    line = json.loads(stream.getvalue().strip())
+    assert set(line) >= {"time", "level", "logger", "message", "records", "first_offset"}
+    assert (line["level"], line["logger"], line["records"], line["first_offset"]) == ("INFO", "kafka_s3.test", 3, 0)
+    assert line["message"].startswith("committed s3://b/k")
+    assert "hunter2-json-secret" not in stream.getvalue()
+    logs.setup()

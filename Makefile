@@ -29,8 +29,8 @@ test: venv
 
 # The gates: lint and formatting (ruff), types (mypy: strict on core/), layers and cycles (import-linter).
 lint: venv
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

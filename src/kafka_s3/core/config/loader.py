@@ -65,7 +65,7 @@ def read_text(path: str | os.PathLike[str], what: str = "config file") -> str:
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise ConfigError(
             f"{what} {file} line {line} column {column}: byte 0x{data[exc.start]:02x} is not UTF-8; save the file "
-            "as UTF-8 (or write the character as a \\uXXXX escape)"
+            "as UTF-8 (or write the character as a \\u escape, e.g. \\u00e9 for é)"
         ) from None
 
 

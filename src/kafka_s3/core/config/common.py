@@ -209,6 +209,16 @@ STORAGE = ConfigDef("storage").define(
         L,
         "S3",
     ),
+    Prop(
+        "s3.ssl.ca.bundle",
+        Type.STRING,
+        "",
+        "PEM file of the certificate authorities an https:// store.url is verified against (a private CA); "
+        "defaults to $AWS_CA_BUNDLE, then the system's CAs. Read on every machine that runs tasks.",
+        L,
+        "S3",
+        origin="kafka-s3",
+    ),
     Prop("s3.proxy.url", Type.STRING, "", "HTTP(S) proxy URL for S3 requests.", L, "S3"),
     Prop("s3.proxy.user", Type.STRING, "", "Proxy user name.", L, "S3"),
     Prop("s3.proxy.password", Type.PASSWORD, None, "Proxy password.", L, "S3"),

@@ -35,7 +35,14 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from kafka_s3.core.errors import BucketNotFoundError, ObjectExistsError, StoreAccessDeniedError, StoreError
 from kafka_s3.core.store import ObjectInfo, Store, Upload
-from kafka_s3.io.stores.retry import RetryPolicy, describe, error_code, http_status, is_transient
+from kafka_s3.io.stores.retry import (
+    RetryPolicy,
+    describe,
+    error_code,
+    http_status,
+    is_transient,
+    tls_verification_failure,
+)
 from kafka_s3.io.stores.s3_client import boto3_session, client_config
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.io.stores.spill import MemoryBudget, SpillBuffer
@@ -62,7 +69,9 @@ class S3Store(Store):
         self.url = f"s3://{spec.bucket}"
         self.endpoint = spec.endpoint_url or f"AWS S3 ({spec.region})"
         self._session = boto3_session(spec)
-        self._client = self._session.client("s3", endpoint_url=spec.endpoint_url, config=client_config(spec))
+        self._client = self._session.client(
+            "s3", endpoint_url=spec.endpoint_url, config=client_config(spec), verify=spec.ca_bundle
+        )
         self._retry = RetryPolicy(spec.part_retries, spec.retry_backoff_ms)
         self._write_args, self._sse_c = _encryption_args(spec)
         if spec.acl:
@@ -82,6 +91,7 @@ class S3Store(Store):
             "s3",
             endpoint_url=self.spec.endpoint_url,
             config=client_config(self.spec).merge(BotoConfig(connect_timeout=per_attempt, read_timeout=per_attempt)),
+            verify=self.spec.ca_bundle,
         )
         deadline = time.monotonic() + budget
         attempts = 0
@@ -303,6 +313,19 @@ class S3Store(Store):
     def _error(self, operation: str, key: str, exc: Exception) -> StoreError:
         """The project error for a failure, the same for every operation."""
         where = f"{self.url}/{key}" if key else self.url
+        tls_reason = tls_verification_failure(exc)
+        if tls_reason is not None:
+            trusted = f"the CAs in {self.spec.ca_bundle}" if self.spec.ca_bundle else "the system's CAs"
+            problem = (
+                "its certificate does not name this host"
+                if "Hostname mismatch" in tls_reason
+                else "its certificate is not signed by a CA this client trusts"
+            )
+            return StoreError(
+                f"{operation} {where}: TLS certificate verification failed for the object store at {self.endpoint}: "
+                f"{problem} ({tls_reason}; trusting {trusted}); set s3.ssl.ca.bundle (or AWS_CA_BUNDLE) to the PEM "
+                "file of the CA that signed the store's certificate"
+            )
         if is_transient(exc):
             attempts = self.spec.part_retries + 1
             cause = f"{describe(exc)} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})"

@@ -33,6 +33,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from kafka_s3.dev import services
 
 BUCKET = "least-privilege"
+OTHER_BUCKET = "not-yours"  # no right of the backup and restore identities covers it
 REGION = "us-east-1"
 DEFAULT_PORT = 22633
 IDENTITIES = {
@@ -54,6 +55,7 @@ class SecureS3:
     ca_bundle: Path  # PEM of the CA that signed the server certificate
     wrong_ca_bundle: Path  # PEM of another CA
     bucket: str
+    other_bucket: str
     region: str
     identities: dict[str, Identity]
 
@@ -167,7 +169,7 @@ def _free(port: int) -> bool:
 
 
 def start(base: Path, port: int | None = None) -> tuple[SecureS3, subprocess.Popen]:
-    """Start the HTTPS SeaweedFS in ``base`` (a fresh directory) and create :data:`BUCKET` as the admin."""
+    """Start the HTTPS SeaweedFS in ``base`` (a fresh directory); create :data:`BUCKET` and :data:`OTHER_BUCKET`."""
     port = port or int(os.environ.get("KAFKA_S3_SECURE_S3_PORT", DEFAULT_PORT))
     busy = [p for p in _ports(port) if not _free(p)]
     if busy:
@@ -222,12 +224,14 @@ def start(base: Path, port: int | None = None) -> tuple[SecureS3, subprocess.Pop
         ca_bundle=ca_path,
         wrong_ca_bundle=wrong_ca_path,
         bucket=BUCKET,
+        other_bucket=OTHER_BUCKET,
         region=REGION,
         identities={name: Identity(ak, sk) for name, (ak, sk, _) in IDENTITIES.items()},
     )
     try:
         services._wait("HTTPS S3 (SeaweedFS)", lambda: bool(server.client().list_buckets()), 90, log)
-        server.client().create_bucket(Bucket=BUCKET)
+        for bucket in (BUCKET, OTHER_BUCKET):
+            server.client().create_bucket(Bucket=bucket)
     except BaseException:
         stop(proc)
         raise

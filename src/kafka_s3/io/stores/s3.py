@@ -56,6 +56,30 @@ DELETE_BATCH = 1000  # the DeleteObjects maximum
 ACCESS_DENIED_CODES = frozenset(
     {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "AllAccessDisabled"}
 )
+# The IAM action each request needs (what an access-denied error names).
+S3_ACTIONS = {
+    "head_bucket": "s3:ListBucket",
+    "list_objects_v2": "s3:ListBucket",
+    "head_object": "s3:GetObject",
+    "get_object": "s3:GetObject",
+    "put_object": "s3:PutObject",
+    "create_multipart_upload": "s3:PutObject",
+    "upload_part": "s3:PutObject",
+    "complete_multipart_upload": "s3:PutObject",
+    "abort_multipart_upload": "s3:AbortMultipartUpload",
+    "put_object_tagging": "s3:PutObjectTagging",
+    "delete_objects": "s3:DeleteObject",
+    "create_bucket": "s3:CreateBucket",
+}
+BUCKET_ACTIONS = frozenset({"s3:ListBucket", "s3:CreateBucket"})
+
+
+def s3_action(operation: str) -> str:
+    """``upload_part #3`` → ``s3:PutObject``; an operation not in the table keeps its own name."""
+    name = operation.split(" ", 1)[0]
+    return S3_ACTIONS.get(name, name)
+
+
 # 412: the key exists. (409 ConditionalRequestConflict is a race to retry: see retry.TRANSIENT_CODES.)
 CONDITION_FAILED_CODES = frozenset({"PreconditionFailed"})
 
@@ -213,6 +237,13 @@ class S3Store(Store):
             errors = response.get("Errors") or []
             if errors:
                 first = errors[0]
+                if first.get("Code") == "AccessDenied":
+                    action = "s3:DeleteObject"
+                    raise StoreAccessDeniedError(
+                        f"AccessDenied on {action} for {self.url}/{first.get('Key')}: access denied at {self.endpoint} "
+                        f"for {self._identity()} ({len(errors)} of {len(batch)} keys not deleted); this identity "
+                        f"needs {action} on {self._resource(action, str(first.get('Key')))}"
+                    )
                 raise StoreError(
                     f"delete_objects {self.url}: {len(errors)} of {len(batch)} keys not deleted, e.g. "
                     f"{first.get('Key')}: {first.get('Code')} {first.get('Message', '')}".rstrip()
@@ -339,10 +370,18 @@ class S3Store(Store):
                     f"implicitly: run `kafka-s3 bucket create {self.spec.bucket}`"
                 )
             if status == 403 or code in ACCESS_DENIED_CODES:
+                action = s3_action(operation)
+                if code in ("", "403", "AccessDenied"):  # a missing right (a HEAD's 403 carries no code)
+                    return StoreAccessDeniedError(
+                        f"AccessDenied on {action} for {where}: access denied at {self.endpoint} for "
+                        f"{self._identity()} ({cause}); this identity needs {action} on {self._resource(action, key)} "
+                        '(the README\'s "S3 permissions" lists what each command needs), or check '
+                        "aws.access.key.id / aws.secret.access.key"
+                    )
                 return StoreAccessDeniedError(
-                    f"{operation} {where}: access denied at {self.endpoint} for {self._identity()} ({cause}); check "
-                    "aws.access.key.id / aws.secret.access.key (or the AWS credentials chain) and the bucket's "
-                    "permissions"
+                    f"{code} on {action} for {where}: access denied at {self.endpoint} for {self._identity()} "
+                    f"({cause}); check aws.access.key.id / aws.secret.access.key (or the AWS credentials chain) and "
+                    "the bucket's permissions"
                 )
             if status == 412 or code in CONDITION_FAILED_CODES:
                 return ObjectExistsError(key)
@@ -356,6 +395,11 @@ class S3Store(Store):
         if isinstance(exc, BotoConnectionError) and not isinstance(exc, HTTPClientError):
             return StoreError(f"{operation} {where}: cannot reach the object store at {self.endpoint}: {cause}")
         return StoreError(f"{operation} {where} failed: {cause}")
+
+    def _resource(self, action: str, key: str) -> str:
+        """The IAM resource an action is granted on: the bucket for bucket-level actions, else its objects."""
+        bucket = f"arn:aws:s3:::{self.spec.bucket}"
+        return bucket if action in BUCKET_ACTIONS else f"{bucket}/{key or '*'}"
 
     def _identity(self) -> str:
         """Who the store saw, for access errors: the access key id or role, never a secret."""

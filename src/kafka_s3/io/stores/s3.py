@@ -375,8 +375,8 @@ class S3Store(Store):
                     return StoreAccessDeniedError(
                         f"AccessDenied on {action} for {where}: access denied at {self.endpoint} for "
                         f"{self._identity()} ({cause}); this identity needs {action} on {self._resource(action, key)} "
-                        '(the README\'s "S3 permissions" lists what each command needs), or check '
-                        "aws.access.key.id / aws.secret.access.key"
+                        '(the README\'s section "S3 security" lists what each command needs), or check '
+                        f"aws.access.key.id / aws.secret.access.key{self._encryption_hint(operation, exc)}"
                     )
                 return StoreAccessDeniedError(
                     f"{code} on {action} for {where}: access denied at {self.endpoint} for {self._identity()} "
@@ -394,7 +394,25 @@ class S3Store(Store):
             )
         if isinstance(exc, BotoConnectionError) and not isinstance(exc, HTTPClientError):
             return StoreError(f"{operation} {where}: cannot reach the object store at {self.endpoint}: {cause}")
-        return StoreError(f"{operation} {where} failed: {cause}")
+        return StoreError(f"{operation} {where} failed: {cause}{self._encryption_hint(operation, exc)}")
+
+    def _encryption_hint(self, operation: str, exc: Exception) -> str:
+        """What the encryption settings may have to do with a refused request (never the customer key itself)."""
+        if not isinstance(exc, ClientError):
+            return ""
+        message = str(exc.response.get("Error", {}).get("Message") or "").lower()
+        if http_status(exc) == 400 and "customer" in message and not self.spec.sse_customer_key:
+            return (
+                "; the object is encrypted with a customer-provided key (SSE-C): set s3.sse.customer.key to the key "
+                "the backup used"
+            )
+        if self.spec.sse_algorithm and "kms" in self.spec.sse_algorithm and s3_action(operation) == "s3:PutObject":
+            key = f" with s3.sse.kms.key.id={self.spec.sse_kms_key_id}" if self.spec.sse_kms_key_id else ""
+            return (
+                f"; objects are written with s3.ssea.name={self.spec.sse_algorithm}{key}: does the store support "
+                "SSE-KMS, and may this identity use the key (kms:GenerateDataKey)?"
+            )
+        return ""
 
     def _resource(self, action: str, key: str) -> str:
         """The IAM resource an action is granted on: the bucket for bucket-level actions, else its objects."""

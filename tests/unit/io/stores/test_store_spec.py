@@ -234,3 +234,25 @@ def test_a_user_store_class_receives_the_spec(sink_config):
 
     assert isinstance(store, RecordingStore)
     assert store.spec is spec
+
+
+def test_item4_ca_bundle_comes_from_the_setting_then_aws_ca_bundle(sink_config, tmp_path):
+    setting, variable = tmp_path / "setting.pem", tmp_path / "variable.pem"
+    setting.write_text("ca")
+    variable.write_text("ca")
+
+    assert spec_of(sink_config, {"s3.ssl.ca.bundle": str(setting)}, {"AWS_CA_BUNDLE": str(variable)}).ca_bundle == str(
+        setting
+    )
+    assert spec_of(sink_config, environ={"AWS_CA_BUNDLE": str(variable)}).ca_bundle == str(variable)
+    assert spec_of(sink_config).ca_bundle is None
+
+
+@pytest.mark.parametrize("source", ["s3.ssl.ca.bundle", "AWS_CA_BUNDLE"])
+def test_item4_unreadable_ca_bundle_is_a_config_error_naming_where_it_came_from(sink_config, tmp_path, source):
+    missing = str(tmp_path / "missing.pem")
+    settings, environ = ({source: missing}, None) if source == "s3.ssl.ca.bundle" else (None, {source: missing})
+
+    with pytest.raises(ConfigError, match=rf"^{source}='.*missing.pem' is not a readable file") as caught:
+        spec_of(sink_config, settings, environ)
+    assert caught.value.key == "s3.ssl.ca.bundle"

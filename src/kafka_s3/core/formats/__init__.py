@@ -41,3 +41,4 @@ REGISTRY.register(
         "blockgzip",
     ),
 )
+REGISTRY.register("lenses_json", "kafka_s3.core.formats.lenses_json:LensesJsonFormat")

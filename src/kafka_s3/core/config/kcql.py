@@ -15,7 +15,8 @@ KCQL                           properties
 =============================  =========================================================================
 ``INSERT INTO b:p``            ``s3.bucket.name=b``, ``topics.dir=p`` (no ``:p``: objects at the bucket root)
 ``FROM t``                     ``topics=t`` (and no ``topics.regex``)
-``STOREAS AVRO``               ``format.class``: AVRO→avro, PARQUET→parquet, JSON→json, TEXT and BYTES→bytearray;
+``STOREAS AVRO``               ``format.class``: AVRO→avro, PARQUET→parquet, JSON→json, TEXT and BYTES→bytearray,
+                               CSV→csv, CSV_WITHHEADERS→csv_withheaders;
                                any other kafka-s3 format name is accepted too (``block_gzip``...)
 ``WITH_FLUSH_COUNT n``         ``flush.size=n`` (default 50000 when neither the statement nor the file sets it)
 ``WITH_FLUSH_SIZE n``          ``rotate.size.bytes=n``: the bytes of records (keys, values, headers) written since
@@ -48,7 +49,15 @@ from kafka_s3.core.errors import ConfigError
 
 KCQL_KEY = "connect.s3.kcql"
 DEFAULT_FLUSH_COUNT = "50000"
-STORE_AS = {"AVRO": "avro", "PARQUET": "parquet", "JSON": "json", "TEXT": "bytearray", "BYTES": "bytearray"}
+STORE_AS = {
+    "AVRO": "avro",
+    "PARQUET": "parquet",
+    "JSON": "json",
+    "TEXT": "bytearray",
+    "BYTES": "bytearray",
+    "CSV": "csv",
+    "CSV_WITHHEADERS": "csv_withheaders",
+}
 PARTITIONER_STYLES = ("KeysAndValues", "Values")
 NUMBER_CLAUSES = {
     "WITH_FLUSH_SIZE": "flush_size",
@@ -62,7 +71,7 @@ SINK_PROPERTIES = {"flush.count": "flush_count", "flush.size": "flush_size", "fl
 #: bucket:prefix``)
 LENSES_SOURCE_CLASS = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector"
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
-SOURCE_STORE_AS = {"JSON": "lenses_json"}
+SOURCE_STORE_AS = {"JSON": "lenses_json", "CSV": "csv", "CSV_WITHHEADERS": "csv_withheaders"}
 TARGET_TRANSFORM = "kcqlTarget"
 
 _WORD = re.compile(r"[A-Za-z0-9_.\-/]+")

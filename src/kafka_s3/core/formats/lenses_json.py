@@ -75,6 +75,37 @@ def header_bytes(value: Any) -> bytes | None:
     return _json_text(value)
 
 
+def derived_offsets(n: int, ctx: FileContext) -> list[int]:
+    """Offsets of an object's ``n`` records: counted back from the last offset its name holds (Lenses), else on from
+    its start offset."""
+    if ctx.last_offset is not None:
+        return list(range(ctx.last_offset - n + 1, ctx.last_offset + 1))
+    return list(range(ctx.start_offset, ctx.start_offset + n))
+
+
+def lines_batch(lines: list[bytes], ctx: FileContext) -> pa.RecordBatch:
+    """Lines as values alone (no key, headers or timestamp), as Lenses' source makes STRING values of them."""
+    n = len(lines)
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.nulls(n, pa.binary()),
+            pa.array(lines, pa.binary()),
+            pa.array([ctx.topic] * n, pa.string()),
+            pa.array([ctx.partition] * n, pa.int32()),
+            pa.array(derived_offsets(n, ctx), pa.int64()),
+            pa.nulls(n, TIMESTAMP_TYPE),
+            pa.array([NO_TIMESTAMP_TYPE] * n, pa.int32()),
+            pa.array([[]] * n, HEADERS_TYPE),
+        ],
+        schema=RECORD_SCHEMA,
+    )
+
+
+def read_lines(source: BinaryIO) -> list[bytes]:
+    """An object's lines (``\n``-terminated; a last line without one counts too; a ``\r`` before it is dropped)."""
+    return [line.removesuffix(b"\r") for line in split(iter(lambda: source.read(READ_CHUNK), b""), b"\n")]
+
+
 class LensesJsonFormat(Format):
     """Objects of Lenses' sink with ``STOREAS JSON``: envelope lines (``store.envelope=true``) or values alone."""
 
@@ -97,38 +128,16 @@ class LensesJsonFormat(Format):
         )
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
-        lines = list(split(iter(lambda: source.read(READ_CHUNK), b""), b"\n"))
-        if lines and lines[-1].endswith(b"\r"):
-            lines = [line.rstrip(b"\r") for line in lines]
+        lines = read_lines(source)
         if not lines:
             return
         if self.envelope:
             yield self._envelope_batch(lines, ctx)
         else:
-            yield self._plain_batch(lines, ctx)
-
-    def _derived_offsets(self, n: int, ctx: FileContext) -> list[int]:
-        last = ctx.last_offset if ctx.last_offset is not None else ctx.start_offset + n - 1
-        return list(range(last - n + 1, last + 1))
-
-    def _plain_batch(self, lines: list[bytes], ctx: FileContext) -> pa.RecordBatch:
-        n = len(lines)
-        return pa.RecordBatch.from_arrays(
-            [
-                pa.nulls(n, pa.binary()),
-                pa.array(lines, pa.binary()),
-                pa.array([ctx.topic] * n, pa.string()),
-                pa.array([ctx.partition] * n, pa.int32()),
-                pa.array(self._derived_offsets(n, ctx), pa.int64()),
-                pa.nulls(n, TIMESTAMP_TYPE),
-                pa.array([NO_TIMESTAMP_TYPE] * n, pa.int32()),
-                pa.array([[]] * n, HEADERS_TYPE),
-            ],
-            schema=RECORD_SCHEMA,
-        )
+            yield lines_batch(lines, ctx)
 
     def _envelope_batch(self, lines: list[bytes], ctx: FileContext) -> pa.RecordBatch:
-        derived = self._derived_offsets(len(lines), ctx)
+        derived = derived_offsets(len(lines), ctx)
         columns: dict[str, list[Any]] = {name: [] for name in RECORD_SCHEMA.names}
         for number, line in enumerate(lines, start=1):
             position = f"line {number}"

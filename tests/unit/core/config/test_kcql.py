@@ -266,7 +266,7 @@ def test_a_topic_in_two_statements_is_refused_at_its_second_mention():
             "expected a topic name after FROM, found the end of the statement",
             "line 1, column 30 (character 29)",
         ),
-        ("INSERT INTO b:p SELECT * FROM t STOREAS CSV", "STOREAS CSV is not a format", "line 1, column 41"),
+        ("INSERT INTO b:p SELECT * FROM t STOREAS XML", "STOREAS XML is not a format", "line 1, column 41"),
         (
             "INSERT INTO b:p SELECT * FROM t STOREAS JSON STOREAS AVRO",
             "STOREAS appears twice (first at line 1, column 33)",

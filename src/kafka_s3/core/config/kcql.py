@@ -181,7 +181,9 @@ class Statement:
             if value.lower() not in ("true", "false"):
                 raise error(token, f"'store.envelope' must be true or false, found {value!r}")
             props["store.envelope"] = value.lower()
+        # the statement's own router first (once: the properties may be expanded again when parsed)
         transforms = [t.strip() for t in str(raw.get("transforms") or "").split(",") if t.strip()]
+        transforms = [t for t in transforms if t != TARGET_TRANSFORM]
         props["transforms"] = ",".join([TARGET_TRANSFORM, *transforms])
         prefix = f"transforms.{TARGET_TRANSFORM}."
         props[prefix + "type"] = "org.apache.kafka.connect.transforms.RegexRouter"

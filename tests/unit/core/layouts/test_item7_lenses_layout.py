@@ -113,6 +113,8 @@ def test_item7_lenses_source_statement_properties():
     assert props["transforms"] == "kcqlTarget,mine"
     assert props["transforms.kcqlTarget.replacement"] == "restored"
     assert json.loads(json.dumps(props))  # plain strings only
+    (again,) = split_statements(props)  # parsing expands a statement again: the same properties
+    assert again == props
 
 
 @pytest.mark.parametrize(

@@ -142,3 +142,28 @@ def test_item7_lenses_plain_bucket_restores_values(restorer, fresh_bucket, fresh
         assert [(r["key"], r["value"], list(r["headers"])) for r in restored[partition]] == [
             (None, v, []) for v in expected
         ]
+
+
+def test_item7_lenses_partitionby_bucket_restores_in_offset_order(
+    restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
+):
+    """``PARTITIONBY region``: LS ``CloudKeyNamer`` names ``<prefix>/region=<v>/<topic>(<partition>_<last offset
+    %012d>).json``; one Kafka partition's records spread over both directories and are merged back by offset."""
+    source, target = f"orders-{fresh_topic(1)}", fresh_topic(1)
+    regions = ["eu", "us", "us", "eu", "eu", "us"]
+    records = [(0, o, f"k{o}", {"region": r, "n": o}, {}, 1700000000000 + o) for o, r in enumerate(regions)]
+    files = {"eu": [[0], [3, 4]], "us": [[1, 2], [5]]}  # flush.count=2 per directory writer
+    for region, groups in files.items():
+        for offsets in groups:
+            key = f"{PREFIX}/region={region}/{source}(0_{offsets[-1]:012d}).json"
+            body = b"".join(envelope_line(source, records[o]) for o in offsets)
+            s3_client.put_object(Bucket=fresh_bucket, Key=key, Body=body)
+
+    properties = {"connector.class": LENSES_SOURCE, "connect.s3.kcql": _kcql(target, fresh_bucket, True)}
+    summary = restorer(fresh_bucket, source, properties).run()
+
+    assert summary.records == len(records)
+    restored = read_topic(kafka_bootstrap, target)[0]
+    assert [(r["key"], r["value"], r["timestamp"]) for r in restored] == [
+        (_bytes(r[2]), _bytes(r[3]), r[5]) for r in records
+    ]

@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafka_s3.cli")
 
-SOURCE_CLASSES = ("io.confluent.connect.s3.source.S3SourceConnector", "S3SourceConnector")
+SOURCE_CLASSES = (
+    "io.confluent.connect.s3.source.S3SourceConnector",
+    "S3SourceConnector",
+    "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector",
+)
 
 
 # ---------------------------------------------------------------------------------------------------- config helpers

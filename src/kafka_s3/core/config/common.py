@@ -231,7 +231,9 @@ FORMAT = ConfigDef("format").define(
         Type.CLASS,
         REQUIRED,
         "Format of the objects: json, bytearray, avro, parquet, block_gzip (DeviantArt's Block-GZIP: lines in gzip "
-        "blocks with a <name>.index seek index), or a Confluent class name "
+        "blocks with a <name>.index seek index), csv and csv_withheaders (Lenses' CSV: struct values' fields, "
+        "every field quoted; the second starts each object with the field names), lenses_json (restores of "
+        "Lenses' JSON objects), or a Confluent class name "
         "(io.confluent.connect.s3.format.avro.AvroFormat...), or a dotted path to a Python Format class.",
         H,
         "Connector",
@@ -488,11 +490,16 @@ KCQL = ConfigDef("kcql", preprocessors=[kcql.expand]).define(
         Type.STRING,
         "",
         "Lenses' KCQL: INSERT INTO bucket:prefix SELECT * FROM topic [PARTITIONBY f1, _key, _header.h] "
-        "[STOREAS AVRO|PARQUET|JSON|TEXT|BYTES] [WITHPARTITIONER KeysAndValues|Values] [WITH_FLUSH_SIZE bytes] "
-        "[WITH_FLUSH_INTERVAL seconds] [WITH_FLUSH_COUNT records], statements separated by ';'. Each statement sets "
+        "[STOREAS AVRO|PARQUET|JSON|TEXT|BYTES|CSV|CSV_WITHHEADERS] [WITHPARTITIONER KeysAndValues|Values] "
+        "[WITH_FLUSH_SIZE bytes] "
+        "[WITH_FLUSH_INTERVAL seconds] [WITH_FLUSH_COUNT records] [PROPERTIES('flush.count'=n, 'flush.size'=bytes, "
+        "'flush.interval'=seconds)], statements separated by ';'. Each statement sets "
         "s3.bucket.name, topics.dir, topics, format.class, partitioner.class=kcql, partition.field.name, "
         "partition.path.style, flush.size (default 50000), rotate.size.bytes and rotate.schedule.interval.ms (with "
-        "timezone UTC), over the file's values; several statements run as one backup.",
+        "timezone UTC), over the file's values; several statements run as one backup. With connector.class="
+        "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector a statement restores Lenses' objects: "
+        "INSERT INTO topic SELECT * FROM bucket:prefix STOREAS JSON [PROPERTIES('store.envelope'=true)] restores every "
+        "topic under bucket:prefix into topic.",
         M,
         "KCQL",
         origin="kafka-s3",

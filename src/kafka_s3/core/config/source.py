@@ -7,6 +7,7 @@ objects were written, which the restore reads from the objects themselves).
 from __future__ import annotations
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.kcql import LENSES_SOURCE_CLASS
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.config.restore_props import RESTORE_PROPS
 from kafka_s3.core.config.sink import OTHER_SINK_CLASSES, SINK
@@ -17,6 +18,7 @@ SOURCE_CONNECTOR_CLASSES = (
         "io.confluent.connect.s3.source.S3SourceConnector",
         "S3SourceConnector",
         "kafka_s3.pipelines.restore.driver",
+        LENSES_SOURCE_CLASS,
     )
     + ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector")
     + OTHER_SINK_CLASSES

@@ -29,6 +29,7 @@ class ReadPlugins:
     @classmethod
     def from_config(cls, config: Config) -> ReadPlugins:
         from kafka_s3.core import converters, formats
+        from kafka_s3.core.layouts import lenses
 
         value_converter = converters.REGISTRY.resolve(config["value.converter"])(
             config.with_prefix("value.converter."), False
@@ -37,14 +38,23 @@ class ReadPlugins:
         if "topic.rename" in config.definition.props:  # a restore: values go to the routed topics (their subjects)
             value_converter.route = key_converter.route = _lazy_router(config)
         envelope = config["store.envelope"]
+        layout: Layout = Layout.from_config(config)
+        if config.get("connector.class") == lenses.SOURCE_CLASS:
+            layout = lenses.LensesLayout.from_config(config)
         return cls(
             config=config,
-            layout=Layout.from_config(config),
+            layout=layout,
             value_format=formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope),
             keys_format=formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter),
             headers_format=formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers"),
             envelope=envelope,
         )
+
+    @property
+    def stored_offsets(self) -> bool:
+        """Whether the records read carry their offsets (envelope objects, and Lenses' objects, whose names hold their
+        last offset) rather than being numbered from an object's start offset."""
+        return self.envelope or getattr(self.layout, "lists_whole_prefix", False)
 
     @property
     def timestamps(self) -> str:

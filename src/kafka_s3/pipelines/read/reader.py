@@ -100,8 +100,8 @@ def read_object(
     sidecar rows.
     """
     name = obj.name
-    skips = _Skips(obj, plugins.envelope, bounds, skipped)
-    ctx = FileContext(name.topic, name.partition, name.start_offset, name.key, skips.found)
+    skips = _Skips(obj, plugins.stored_offsets, bounds, skipped)
+    ctx = FileContext(name.topic, name.partition, name.start_offset, name.key, skips.found, obj.last_offset)
     keys = _read_sidecar(plugins.keys_format, store, obj.keys_key, obj, "key", skips) if obj.keys_key else None
     headers = (
         _read_sidecar(plugins.headers_format, store, obj.headers_key, obj, "headers", skips)
@@ -132,7 +132,7 @@ def read_object(
         columns = {c: batch.column(c) for c in RECORD_SCHEMA.names}
         columns["topic"] = pa.array([name.topic] * n, pa.string())
         columns["partition"] = pa.array(np.full(n, name.partition, dtype=np.int32))
-        if not plugins.envelope:
+        if not plugins.stored_offsets:
             columns["offset"] = pa.array(np.arange(first_offset, first_offset + n))
             if keys is not None:
                 columns["key"] = _aligned(keys, first_row, n)
@@ -317,7 +317,7 @@ def read_partition(
     objects = part.objects
     if len(part.directories) <= 1:
         # Objects of one directory never overlap: object i holds offsets [start_i, start_i+1).
-        if not plugins.envelope and (bounds.from_offset is not None or bounds.until_offset is not None):
+        if not plugins.stored_offsets and (bounds.from_offset is not None or bounds.until_offset is not None):
             reason = unprovable_bound(objects, bounds, lambda o: _count(store, plugins.value_format, o))
             if reason:
                 raise FormatError(reason)
@@ -326,7 +326,7 @@ def read_partition(
         if bounds.until_offset is not None:
             selected = [o for o in selected if o.start < bounds.until_offset]
         groups = [[o] for o in selected]
-    elif not plugins.envelope:
+    elif not plugins.stored_offsets:
         # Offsets derived per object (start + row) overlap across directories: resume by whole objects (the restore
         # commits ``resume_from`` between objects), filter only the bounds by offset.
         groups = [[o] for o in objects if resume_from is None or o.start >= resume_from]
@@ -392,7 +392,7 @@ def _guarded(
     if on_object is not None:
         on_object(obj)
     first = last = None
-    next_offset = None if plugins.envelope else obj.start  # of the record after the last one read
+    next_offset = None if plugins.stored_offsets else obj.start  # of the record after the last one read
     skipped: list[Problem] | None = None if on_error == "fail" else []
     try:
         try:

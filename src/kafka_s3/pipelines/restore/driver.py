@@ -190,7 +190,7 @@ class Restore:
             if missing:
                 log.warning("no backed-up objects found for topic(s): %s", ", ".join(missing))
         for part in partitions.values():
-            warning = order_warning(part, self.plugins.envelope)
+            warning = order_warning(part, self.plugins.stored_offsets)
             if warning:
                 log.warning("%s", warning)
         targets = {tp[0]: self.route(tp[0]) for tp in partitions}
@@ -199,7 +199,7 @@ class Restore:
         unprovable = []
         for tp, part in partitions.items():
             objects = without_excluded(part, checks.get(tp))
-            if not self.plugins.envelope and len(part.directories) <= 1:
+            if not self.plugins.stored_offsets and len(part.directories) <= 1:
                 reason = unprovable_bound(objects, self.options.bounds(tp))
                 if reason:
                     unprovable.append(reason)

@@ -144,7 +144,8 @@ STORAGE = ConfigDef("storage").define(
         "s3.credentials.provider.class",
         Type.CLASS,
         "DefaultAWSCredentialsProviderChain",
-        "Credentials provider: DefaultAWSCredentialsProviderChain (boto3's default chain) or "
+        "Credentials provider: the AWS SDK's default chain, by its SDK v1 name (DefaultAWSCredentialsProviderChain) or "
+        "its SDK v2 name (DefaultCredentialsProvider), both boto3's default chain; or "
         "AwsAssumeRoleCredentialsProvider (assume sts.role.arn).",
         L,
         "S3",
@@ -152,6 +153,8 @@ STORAGE = ConfigDef("storage").define(
             (
                 "DefaultAWSCredentialsProviderChain",
                 "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
+                "DefaultCredentialsProvider",
+                "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
                 "AwsAssumeRoleCredentialsProvider",
                 "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
             )

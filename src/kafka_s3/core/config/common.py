@@ -290,8 +290,9 @@ FORMAT = ConfigDef("format").define(
         "format.bytearray.separator",
         Type.STRING,
         None,
-        "Bytes written after each record by ByteArrayFormat; escape sequences such as \\n are understood. "
-        "Defaults to the line separator (\\n).",
+        "Text written (UTF-8) after each record by ByteArrayFormat, verbatim as Confluent takes it: only the "
+        "config file's own escapes apply (\\n in a .properties file or a JSON string is a newline). Defaults to "
+        "the line separator (\\n).",
         L,
         "S3",
     ),

@@ -5,11 +5,11 @@ import subprocess
 import pytest
 from format_testing import read_object, sample_records, sink_config, write_object
 
+from kafka_s3.core.config.loader import read_properties_text
+from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.converters.json import JsonConverter
 from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.errors import ConfigError, FormatError
-from kafka_s3.core.config.loader import read_properties_text
-from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.formats.bytearray import ByteArrayFormat
 from kafka_s3.core.records import make_batch
 

@@ -506,7 +506,7 @@ UNSUPPORTED = {
     "confluent.topic.replication.factor": "No license topic is used.",
     "s3.wan.mode": "S3 transfer acceleration is not supported.",
     "enhanced.avro.schema.support": "Avro schemas are written as given.",
-    "connect.meta.data": "Connect metadata is not added to schemas.",
+    "connect.meta.data": "Connect metadata (connect.name, connect.version...) is always added, as the S3 sink does.",
     "schema.cache.size": "Schema caching needs no tuning.",
     "retry.backoff.ms": "S3 retries use s3.retry.backoff.ms.",
     "shutdown.timeout.ms": "Shutdown waits for the current cycle.",

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
+from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.formats.base import LEGACY_INDEX_EXTENSION, Format
 from kafka_s3.core.layout import Layout
 from kafka_s3.core.manifest import Manifest, ManifestStore, manifest_root
@@ -39,7 +40,7 @@ class ReadPlugins:
         envelope = config["store.envelope"]
         return cls(
             config=config,
-            layout=Layout.from_config(config),
+            layout=layout_of(config),
             value_format=formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope),
             keys_format=formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter),
             headers_format=formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers"),
@@ -68,6 +69,27 @@ class ReadPlugins:
             extensions[".index" + self.value_format.index_extension] = "index"
             extensions[".index" + LEGACY_INDEX_EXTENSION] = "index"  # as earlier versions named it
         return extensions
+
+
+def layout_of(config: Config) -> Layout:
+    """The Layout class ``restore.layout`` names (its registered reader), else the standard one. A layout whose reader
+    is not part of this version is refused by name rather than read as another tool's (which would find nothing)."""
+    from kafka_s3.core.layouts.detection import LAYOUTS
+    from kafka_s3.core.registry import import_object
+
+    name = config.get("restore.layout", "auto")
+    kind = LAYOUTS.get(name)
+    if kind is None or kind.reader is None:
+        return Layout.from_config(config)
+    try:
+        cls = import_object(kind.reader)
+    except (ImportError, AttributeError):
+        raise LayoutError(
+            f"{kind.short} layout: not readable by this version (the objects under topics.dir="
+            f"{config.get('topics.dir', '')!r} follow {kind.title}'s layout; restore.layout={name})"
+        ) from None
+    layout: Layout = cls.from_config(config)
+    return layout
 
 
 def _lazy_router(config: Config) -> Callable[[str], str]:

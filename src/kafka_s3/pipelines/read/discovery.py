@@ -100,10 +100,13 @@ def discover(
     """Every source partition's objects, sorted by start offset. Listing runs in parallel, one prefix per topic (all
     topics under ``topics.dir`` when none are named). ``sizes``, when given, receives every listed key's size."""
     layout = plugins.layout
-    manifest_prefix = layout.topic_prefix(MANIFEST_DIR)
-    if not topics:
-        topics = [t for t in store.children(layout.topic_prefix(), layout.directory_delim) if t != MANIFEST_DIR]
-    prefixes = [layout.topic_prefix(t) for t in topics]
+    whole = getattr(layout, "lists_whole_prefix", False)  # a peer's layout whose directories do not name topics
+    manifest_prefix = layout.topic_prefix() + MANIFEST_DIR + layout.directory_delim
+    names = list(topics) if topics else []
+    if not names and not whole:
+        names = [t for t in store.children(layout.topic_prefix(), layout.directory_delim) if t != MANIFEST_DIR]
+    wanted = set(names) if names else None
+    prefixes = [layout.topic_prefix()] if whole else [layout.topic_prefix(t) for t in names]
     with ThreadPoolExecutor(max_workers=min(16, max(1, len(prefixes)))) as pool:
         listings = list(pool.map(lambda prefix: list(store.list(prefix)), prefixes))
     extensions = plugins.extensions()
@@ -121,7 +124,7 @@ def discover(
                 raise
             _note(problems, on_error, Problem(info.key, "name", str(exc)))
             continue
-        if name is None:
+        if name is None or (wanted is not None and name.topic not in wanted):
             continue
         base = name.key[: len(name.key) - len(name.extension)]
         if name.kind == "data":

@@ -38,10 +38,12 @@ class ReadPlugins:
         if "topic.rename" in config.definition.props:  # a restore: values go to the routed topics (their subjects)
             value_converter.route = key_converter.route = _lazy_router(config)
         envelope = config["store.envelope"]
+        layout = layout_of(config)
+        value_format = getattr(layout, "value_format", None) or config["format.class"]  # a peer's own format
         return cls(
             config=config,
-            layout=layout_of(config),
-            value_format=formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope),
+            layout=layout,
+            value_format=formats.REGISTRY.resolve(value_format)(config, "value", value_converter, envelope),
             keys_format=formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter),
             headers_format=formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers"),
             envelope=envelope,

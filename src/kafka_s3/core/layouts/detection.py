@@ -9,7 +9,8 @@ restore refuses it by name instead of finding "no objects". :func:`detect` is pu
 =============  =======================================================================================
 layout         names (relative to the prefix)
 =============  =======================================================================================
-kafka-s3       Confluent's names plus kafka-s3's own ``_kafka-s3/`` metadata (chunk manifests)
+kafka-s3       Confluent's names plus kafka-s3's own ``_kafka-s3/`` metadata (chunk manifests); the manifests beside
+               a peer's names are kafka-s3 writing that peer's layout (a DeviantArt configuration)
 confluent      ``<topic>/<encodedPartition>/<topic>+<partition>+<offset><ext>``, sidecars alike
 lenses         ``<topic>/<partition>/<offset>[_<minTs>_<maxTs>].<ext>``, ``…/<topic>(<partition>_<offset>).<ext>``,
                ``.indexes/…`` (at the bucket root)
@@ -41,8 +42,6 @@ class LayoutKind:
     title: str
     claims: Claim
     reader: str | None = None  # "module:Class" of the Layout reading it; None: kafka_s3.core.layout.Layout
-    #: a kind whose keys may sit next to ``merges_into``'s and then mean that layout (Confluent's names in our backups)
-    merges_into: str | None = None
 
 
 def _confluent(key: str, delim: str, file_delim: str) -> bool:
@@ -82,7 +81,7 @@ def register(kind: LayoutKind) -> None:
 
 
 register(LayoutKind("kafka-s3", "kafka-s3", "kafka-s3's (Confluent's names with chunk manifests)", _kafka_s3))
-register(LayoutKind("confluent", "Confluent", "Confluent's S3 sink", _confluent, merges_into="kafka-s3"))
+register(LayoutKind("confluent", "Confluent", "Confluent's S3 sink", _confluent))
 register(
     LayoutKind(
         "lenses", "Lenses", "Lenses' stream-reactor", _lenses, reader="kafka_s3.core.layouts.lenses:LensesLayout"
@@ -125,21 +124,22 @@ def detect(keys: Iterable[str], prefix: str, delim: str = "/", file_delim: str =
     examples: dict[str, str] = {}
     for key in keys:
         relative = key[len(prefix) :] if key.startswith(prefix) else key
-        for kind in LAYOUTS.values():
-            if kind.name not in examples and kind.claims(relative, delim, file_delim):
-                examples[kind.name] = key
-                break
+        claimant = next((kind.name for kind in LAYOUTS.values() if kind.claims(relative, delim, file_delim)), None)
+        if claimant is not None:
+            examples.setdefault(claimant, key)
     found = set(examples)
-    for kind in LAYOUTS.values():
-        if kind.merges_into in found and kind.name in found:
-            found.discard(kind.name)
-    if not found:
-        return Detection(None, examples, where=where)
-    if len(found) > 1:
+    peers = found - {"kafka-s3", "confluent"}
+    if len(peers) > 1 or (peers and "confluent" in found):
         listed = "; ".join(f"{LAYOUTS[n].title} (e.g. {examples[n]})" for n in LAYOUTS if n in found)
         raise LayoutError(
             f"{where or prefix or 'the bucket'} mixes the objects of several tools: {listed}. Restore one layout at "
             "a time: point topics.dir (or the peer's prefix) at one of them, or set restore.layout to read only one"
         )
+    if peers:
+        found = peers  # kafka-s3's manifests beside a peer's names: our backup written in that peer's layout
+    elif "kafka-s3" in found:
+        found = {"kafka-s3"}  # Confluent's names with our manifests: our backup
+    if not found:
+        return Detection(None, examples, where=where)
     (name,) = found
     return Detection(name, examples, where=where)

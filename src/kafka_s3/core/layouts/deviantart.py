@@ -16,6 +16,7 @@ format; the index lists the members. No keys, headers or timestamps are stored.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -26,7 +27,6 @@ from kafka_s3.core.layout import Kind, Layout, ObjectName
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
 
-SINK_CLASS = "com.deviantart.kafka_connect_s3.S3SinkConnector"
 DATA_EXTENSION = ".gz"
 INDEX_EXTENSION = ".index.json"
 CURSOR_PREFIX = "last_chunk_index."
@@ -43,6 +43,8 @@ class DeviantArtLayout(Layout):
     lists_whole_prefix = True
     #: the format of its objects, whatever ``format.class`` says: lines in gzip members with a block index
     value_format = "block_gzip"
+    #: the directory is the upload date (UTC), not the partitioner's path: a replayed chunk keeps its manifest's names
+    dated_by_upload = True
 
     @classmethod
     def from_config(cls, config: Config) -> DeviantArtLayout:
@@ -51,6 +53,18 @@ class DeviantArtLayout(Layout):
 
     def base_name(self, topic: str, partition: int, start_offset: int) -> str:
         return f"{topic}-{partition:05d}-{start_offset:012d}"
+
+    def object_key(self, directory: str, topic: str, partition: int, start_offset: int, extension: str) -> str:
+        """``<prefix>/<yyyy-MM-dd>/<topic>-<p %05d>-<offset %012d><ext>``: the date of the upload (UTC), whatever the
+        partitioner's ``directory`` (DA ``S3Writer.getChunkFileKey``)."""
+        today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
+        return self.join(self.topics_dir, today, self.base_name(topic, partition, start_offset) + extension)
+
+    def sidecar_key(self, data_key: str, data_extension: str, kind: Kind, sidecar_extension: str) -> str:
+        """The block index is ``<name>.index.json`` (DA ``BlockGZIPFileWriter``); DeviantArt writes no other."""
+        if kind != "index":
+            raise LayoutError(f"DeviantArt's layout has no {kind} objects (store.kafka.{kind}=false)")
+        return data_key[: len(data_key) - len(data_extension)] + INDEX_EXTENSION
 
     def topic_prefix(self, topic: str | None = None) -> str:
         return self.topics_dir + "/" if self.topics_dir else ""

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafka_s3.core.config.deviantart import SINK_CLASS as DEVIANTART_SINK_CLASS
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Converter
 from kafka_s3.core.formats.base import Format
 from kafka_s3.core.layout import Layout
+from kafka_s3.core.layouts.deviantart import DeviantArtLayout
 from kafka_s3.core.manifest import manifest_root
 from kafka_s3.core.partitioners.base import Partitioner
 from kafka_s3.core.rotation import RotationPolicy
@@ -64,6 +66,8 @@ class BackupPlugins:
             else None
         )
         layout = Layout.from_config(config)
+        if config.get("connector.class") == DEVIANTART_SINK_CLASS:
+            layout = DeviantArtLayout.from_config(config)  # DeviantArt's names, as its connector writes them
         extra_tags = {}
         for pair in config["s3.object.tagging.extra"]:
             k, _, v = pair.partition(":")

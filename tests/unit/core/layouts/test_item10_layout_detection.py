@@ -66,6 +66,12 @@ def test_item10_confluent_names_with_our_manifests_are_ours():
     assert detect(CONFLUENT + ours(), "topics/").name == "kafka-s3"
 
 
+def test_item10_our_manifests_beside_deviantarts_names_are_our_backup_in_deviantarts_layout():
+    manifest = ours()[1]
+
+    assert detect(DEVIANTART + [manifest], "topics/").name == "deviantart"
+
+
 def test_item10_lenses_indexes_at_the_bucket_root_are_lenses():
     assert detect([".indexes/backup/.locks/orders/0.lock"], "").name == "lenses"
 

@@ -35,6 +35,11 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _NAME = re.compile(r"^(?P<topic>.+)-(?P<partition>\d{5,})-(?P<offset>\d{12,})$")
 
 
+def upload_date() -> str:
+    """Today (UTC) as ``yyyy-MM-dd``: DeviantArt names its date directories after the upload."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
+
+
 @dataclass(frozen=True)
 class DeviantArtLayout(Layout):
     """DeviantArt's names under ``<s3.prefix>`` (``topics_dir``); ``directory`` is the ``yyyy-MM-dd`` date."""
@@ -57,8 +62,7 @@ class DeviantArtLayout(Layout):
     def object_key(self, directory: str, topic: str, partition: int, start_offset: int, extension: str) -> str:
         """``<prefix>/<yyyy-MM-dd>/<topic>-<p %05d>-<offset %012d><ext>``: the date of the upload (UTC), whatever the
         partitioner's ``directory`` (DA ``S3Writer.getChunkFileKey``)."""
-        today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
-        return self.join(self.topics_dir, today, self.base_name(topic, partition, start_offset) + extension)
+        return self.join(self.topics_dir, upload_date(), self.base_name(topic, partition, start_offset) + extension)
 
     def sidecar_key(self, data_key: str, data_extension: str, kind: Kind, sidecar_extension: str) -> str:
         """The block index is ``<name>.index.json`` (DA ``BlockGZIPFileWriter``); DeviantArt writes no other."""

@@ -514,7 +514,13 @@ class PartitionBackup:
             return
         with self._cursor_lock:
             if newest.first_offset > self._cursor_offset:
-                self.store.put(cursor_key(self.topic, self.partition), index.encode())
+                key = cursor_key(self.topic, self.partition)
+                # Stores create conditionally only: the cursor is replaced (DeviantArt's task reads it at start).
+                self.store.delete([key])
+                try:
+                    self.store.put(key, index.encode())
+                except ObjectExistsError:
+                    pass  # another run's commit put it back meanwhile; ours is as new or older
                 self._cursor_offset = newest.first_offset
 
     def _reap_commits(self, keep: int = 0) -> None:

@@ -12,6 +12,7 @@ chunk) share the open-file state of one partition; plugin wiring and value fitti
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -517,10 +518,8 @@ class PartitionBackup:
                 key = cursor_key(self.topic, self.partition)
                 # Stores create conditionally only: the cursor is replaced (DeviantArt's task reads it at start).
                 self.store.delete([key])
-                try:
+                with contextlib.suppress(ObjectExistsError):  # another run put it back meanwhile: as new as ours
                     self.store.put(key, index.encode())
-                except ObjectExistsError:
-                    pass  # another run's commit put it back meanwhile; ours is as new or older
                 self._cursor_offset = newest.first_offset
 
     def _reap_commits(self, keep: int = 0) -> None:

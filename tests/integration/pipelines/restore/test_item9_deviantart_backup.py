@@ -23,6 +23,7 @@ pytestmark = pytest.mark.integration
 PREFIX = "da"
 LINES = [f"line {i:02d} {'x' * (i % 7)}" for i in range(12)]
 BLOCK = 40  # compressed_block_size: a few lines per block
+FLUSH = 8  # records per object: two objects, so the cursor moves twice
 
 
 def deviantart_blocks(lines: list[str], block: int) -> list[list[str]]:
@@ -49,40 +50,40 @@ def test_item9_deviantart_config_writes_deviantarts_names_index_and_cursor(
         "connector.class": "com.deviantart.kafka_connect_s3.S3SinkConnector",
         "s3.prefix": PREFIX,
         "compressed_block_size": str(BLOCK),
-        "flush.size": "100",
+        "flush.size": str(FLUSH),
     }
 
     summary = backup(fresh_bucket, topic, config)
 
     assert summary.records == len(LINES)
-    base = f"{PREFIX}/{today}/{topic}-00000-000000000000"
+    bases = [f"{PREFIX}/{today}/{topic}-00000-{start:012d}" for start in (0, FLUSH)]
+    cursor_key = f"{PREFIX}/last_chunk_index.{topic}-00000.txt"
     peer_keys = [k for k in list_keys(s3_client, fresh_bucket, PREFIX + "/") if "/_kafka-s3/" not in k]
-    assert sorted(peer_keys) == sorted(
-        [base + ".gz", base + ".index.json", f"{PREFIX}/last_chunk_index.{topic}-00000.txt"]
+    assert sorted(peer_keys) == sorted([b + ext for b in bases for ext in (".gz", ".index.json")] + [cursor_key])
+    # moved after each chunk: it names the newest index
+    assert (
+        s3_client.get_object(Bucket=fresh_bucket, Key=cursor_key)["Body"].read() == (bases[1] + ".index.json").encode()
     )
-    cursor = s3_client.get_object(Bucket=fresh_bucket, Key=f"{PREFIX}/last_chunk_index.{topic}-00000.txt")
-    assert cursor["Body"].read() == (base + ".index.json").encode()
 
-    body = s3_client.get_object(Bucket=fresh_bucket, Key=base + ".gz")["Body"].read()
-    index_bytes = s3_client.get_object(Bucket=fresh_bucket, Key=base + ".index.json")["Body"].read()
-    index = json.loads(index_bytes)
-    blocks = deviantart_blocks(LINES, BLOCK)
-    assert gzip.decompress(body) == "".join(t + "\n" for t in LINES).encode()  # one gzip file, members concatenated
-    first = 0
-    for chunk, lines in zip(index["chunks"], blocks, strict=True):
-        member = body[chunk["byte_offset"] : chunk["byte_offset"] + chunk["byte_length"]]
-        assert gzip.decompress(member) == "".join(t + "\n" for t in lines).encode()
-        assert list(chunk) == [
-            "byte_length_uncompressed",
-            "num_records",
-            "byte_length",
-            "byte_offset",
-            "first_record_offset",
-        ]
-        assert (chunk["num_records"], chunk["first_record_offset"]) == (len(lines), first)
-        assert chunk["byte_length_uncompressed"] == sum(len(t) + 1 for t in lines)
-        first += len(lines)
-    assert b" " not in index_bytes and not index_bytes.endswith(b"\n")  # compact, as json-simple's toJSONString
+    for base, lines, first in ((bases[0], LINES[:FLUSH], 0), (bases[1], LINES[FLUSH:], FLUSH)):
+        body = s3_client.get_object(Bucket=fresh_bucket, Key=base + ".gz")["Body"].read()
+        index_bytes = s3_client.get_object(Bucket=fresh_bucket, Key=base + ".index.json")["Body"].read()
+        index = json.loads(index_bytes)
+        assert gzip.decompress(body) == "".join(t + "\n" for t in lines).encode()  # one gzip file, members concatenated
+        for chunk, block in zip(index["chunks"], deviantart_blocks(lines, BLOCK), strict=True):
+            member = body[chunk["byte_offset"] : chunk["byte_offset"] + chunk["byte_length"]]
+            assert gzip.decompress(member) == "".join(t + "\n" for t in block).encode()
+            assert list(chunk) == [
+                "byte_length_uncompressed",
+                "num_records",
+                "byte_length",
+                "byte_offset",
+                "first_record_offset",
+            ]
+            assert (chunk["num_records"], chunk["first_record_offset"]) == (len(block), first)
+            assert chunk["byte_length_uncompressed"] == sum(len(t) + 1 for t in block)
+            first += len(block)
+        assert b" " not in index_bytes and not index_bytes.endswith(b"\n")  # compact, as json-simple's toJSONString
 
     target = fresh_topic(1)
     restore = restorer(fresh_bucket, topic, {**config, "topic.rename": f"{topic}:{target}"})

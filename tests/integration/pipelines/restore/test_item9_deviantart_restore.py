@@ -70,7 +70,7 @@ DEVIANTART_CONFIG = {
 
 
 def test_item9_deviantart_bucket_restores_record_exact(
-    restorer, make_config, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
+    spark, restorer, make_config, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
 ):
     source, target = f"da-{fresh_topic(2)}", fresh_topic(2)
     for key, body in deviantart_objects(source).items():
@@ -94,4 +94,10 @@ def test_item9_deviantart_bucket_restores_record_exact(
         (3, b"r3"),
         (4, b'{"json": true}'),
         (5, b"r5"),
+    ]
+    # The DataFrame reader detects the layout too; its tasks read with the layout the driver found.
+    raw, _ = make_config(fresh_bucket, source, **{k.replace(".", "__"): v for k, v in DEVIANTART_CONFIG.items()})
+    rows = spark.read.format("kafka-s3").options(**raw).load().orderBy("partition", "offset").collect()
+    assert [(r.partition, r.offset, bytes(r.value)) for r in rows] == [
+        (p, i, value) for p in (0, 1) for i, value in enumerate(expected(p))
     ]

@@ -209,6 +209,8 @@ def print_restore_summary(summary: RestoreSummary) -> None:
         console.print(
             f"[yellow]skipped (--allow-gaps)[/yellow] {escape(str(finding))}", highlight=False, soft_wrap=True
         )
+    if summary.layout:
+        console.print(summary.layout, markup=False, highlight=False, soft_wrap=True)
     if summary.timestamps:
         console.print(summary.timestamps, markup=False, highlight=False, soft_wrap=True)
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
@@ -261,6 +263,8 @@ def render_verify_report(report: VerifyReport) -> str:
     for check in report.checks.values():
         for finding in check.findings:
             console.print(f"{'PROBLEM' if finding.blocking else 'note'}: {escape(str(finding))}", soft_wrap=True)
+    if report.layout:
+        console.print(report.layout, markup=False, soft_wrap=True)
     problems = len(report.problems)
     console.print(f"{problems} problem{'' if problems == 1 else 's'}" if problems else "the backup is whole")
     return out.getvalue().rstrip("\n")

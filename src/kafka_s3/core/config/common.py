@@ -144,7 +144,8 @@ STORAGE = ConfigDef("storage").define(
         "s3.credentials.provider.class",
         Type.CLASS,
         "DefaultAWSCredentialsProviderChain",
-        "Credentials provider: DefaultAWSCredentialsProviderChain (boto3's default chain) or "
+        "Credentials provider: the AWS SDK's default chain, by its SDK v1 name (DefaultAWSCredentialsProviderChain) or "
+        "its SDK v2 name (DefaultCredentialsProvider), both boto3's default chain; or "
         "AwsAssumeRoleCredentialsProvider (assume sts.role.arn).",
         L,
         "S3",
@@ -152,6 +153,8 @@ STORAGE = ConfigDef("storage").define(
             (
                 "DefaultAWSCredentialsProviderChain",
                 "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
+                "DefaultCredentialsProvider",
+                "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
                 "AwsAssumeRoleCredentialsProvider",
                 "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
             )
@@ -299,8 +302,9 @@ FORMAT = ConfigDef("format").define(
         "format.bytearray.separator",
         Type.STRING,
         None,
-        "Bytes written after each record by ByteArrayFormat; escape sequences such as \\n are understood. "
-        "Defaults to the line separator (\\n).",
+        "Text written (UTF-8) after each record by ByteArrayFormat, verbatim as Confluent takes it: only the "
+        "config file's own escapes apply (\\n in a .properties file or a JSON string is a newline). Defaults to "
+        "the line separator (\\n).",
         L,
         "S3",
     ),
@@ -519,7 +523,7 @@ UNSUPPORTED = {
     "confluent.topic.replication.factor": "No license topic is used.",
     "s3.wan.mode": "S3 transfer acceleration is not supported.",
     "enhanced.avro.schema.support": "Avro schemas are written as given.",
-    "connect.meta.data": "Connect metadata is not added to schemas.",
+    "connect.meta.data": "Connect metadata (connect.name, connect.version...) is always added, as the S3 sink does.",
     "schema.cache.size": "Schema caching needs no tuning.",
     "retry.backoff.ms": "S3 retries use s3.retry.backoff.ms.",
     "shutdown.timeout.ms": "Shutdown waits for the current cycle.",

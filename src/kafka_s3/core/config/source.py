@@ -7,6 +7,7 @@ objects were written, which the restore reads from the objects themselves).
 from __future__ import annotations
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.deviantart import DEVIANTART
 from kafka_s3.core.config.kcql import LENSES_SOURCE_CLASS
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.config.restore_props import RESTORE_PROPS
@@ -47,6 +48,6 @@ SOURCE = ConfigDef(
     checks=[_check_source],
 )
 SOURCE.define(*RESTORE_PROPS)
-SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL)
+SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL).include(DEVIANTART)
 # A backup's configuration restores as is: the sink's own keys are known, not unknown.
 SOURCE.quiet.update(key for key in SINK.props if key not in SOURCE.props)

@@ -50,6 +50,8 @@ class LensesLayout(Layout):
 
     #: every topic's objects are listed from the prefix itself (with PARTITIONBY no directory names the topic)
     lists_whole_prefix = True
+    #: a name holds its object's last offset (objects start after the one before them)
+    names_hold_last_offset = True
 
     def topic_prefix(self, topic: str | None = None) -> str:
         return self.topics_dir + "/" if self.topics_dir else ""

@@ -256,3 +256,24 @@ def test_item4_unreadable_ca_bundle_is_a_config_error_naming_where_it_came_from(
     with pytest.raises(ConfigError, match=rf"^{source}='.*missing.pem' is not a readable file") as caught:
         spec_of(sink_config, settings, environ)
     assert caught.value.key == "s3.ssl.ca.bundle"
+
+
+@pytest.mark.parametrize(
+    "provider",
+    [
+        "DefaultAWSCredentialsProviderChain",  # AWS SDK v1 (Confluent's connector before its SDK v2 move)
+        "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
+        "DefaultCredentialsProvider",  # AWS SDK v2's default chain
+        "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
+    ],
+)
+def test_item4_credentials_provider_accepts_sdk_v1_and_v2_default_chains(sink_config, provider):
+    spec = spec_of(sink_config, {"s3.credentials.provider.class": provider})
+
+    assert (spec.access_key_id, spec.role_arn) == (None, None)  # boto3's default chain
+
+
+def test_item4_an_unknown_credentials_provider_names_the_key(sink_config):
+    with pytest.raises(ConfigError) as caught:
+        spec_of(sink_config, {"s3.credentials.provider.class": "software.amazon.awssdk.auth.credentials.Nope"})
+    assert caught.value.key == "s3.credentials.provider.class"

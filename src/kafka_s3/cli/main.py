@@ -368,8 +368,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    import base64
-
+    from kafka_s3.cli.read_output import render
     from kafka_s3.core.config.source import SOURCE
     from kafka_s3.pipelines.read.lookup import parse_position, read_records
 
@@ -381,12 +380,14 @@ def cmd_read(args: argparse.Namespace) -> int:
         configs = [c for c in configs if args.topic in c["topics"]]
         if not configs:
             raise ConfigError(f"no KCQL statement of the file reads topic {args.topic!r}")
-    for record in read_records(configs[0], partition, offset, args.count, args.topic):
-        value = record["value"]
-        if args.base64:
-            print("" if value is None else base64.b64encode(value).decode("ascii"))
-        else:
-            print("" if value is None else value.decode("utf-8", errors="backslashreplace"))
+    records = read_records(configs[0], partition, offset, args.count, args.topic)
+    topic = records[0]["topic"] or args.topic or ""
+    out, notes = render(records, topic, partition, offset, args.format, args.base64)
+    for line in out:
+        print(line)
+    sys.stdout.flush()
+    for note in notes:
+        print(note, file=sys.stderr)
     return 0
 
 
@@ -485,7 +486,13 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--offset", required=True, metavar="P:O", help="partition and offset of the first record")
     read.add_argument("--count", type=int, default=1, help="number of records to print (default 1)")
     read.add_argument("--topic", help="the topic (default: the configuration's or the bucket's only topic)")
-    read.add_argument("--base64", action="store_true", help="print values as base64 (binary values)")
+    read.add_argument("--base64", action="store_true", help="print keys, values and headers as base64 (binary data)")
+    read.add_argument(
+        "--format",
+        choices=["table", "json", "raw"],
+        default="table",
+        help="table: partition, offset, time, key, value, headers (default); json: an object per line; raw: values",
+    )
     read.set_defaults(func=cmd_read)
 
     check = sub.add_parser(

@@ -214,14 +214,38 @@ def print_restore_summary(summary: RestoreSummary) -> None:
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
 
 
+def age_text(seconds: int | None) -> str:
+    """``42s``, ``5m 3s``, ``2h 4m``, ``3d 2h``: how long ago, to the precision an operator reads."""
+    if seconds is None:
+        return "-"
+    for unit, size, sub, sub_size in (("d", 86400, "h", 3600), ("h", 3600, "m", 60), ("m", 60, "s", 1)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} {seconds % size // sub_size}{sub}"
+    return f"{seconds}s"
+
+
 def render_status(rows: list[dict[str, Any]]) -> str:
+    """Per partition: Kafka's side (committed offset of the group, log end, lag) and the bucket's (its committed end
+    from the chunk manifests); the last object and how long ago it was committed. ``view`` says which side the lag
+    and last object come from: ``group``, or ``bucket`` when the group has no offset."""
     from io import StringIO
 
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"backup status (group {rows[0]['group']})" if rows else "backup status")
-    for column in ("topic", "partition", "committed", "end", "lag", "last object", "last commit (UTC)"):
+    for column in (
+        "topic",
+        "partition",
+        "committed",
+        "end",
+        "lag",
+        "last object",
+        "last commit (UTC)",
+        "age",
+        "bucket end",
+        "view",
+    ):
         table.add_column(column)
     for r in rows:
         table.add_row(
@@ -232,9 +256,23 @@ def render_status(rows: list[dict[str, Any]]) -> str:
             "-" if r["lag"] is None else str(r["lag"]),
             r["last_object"] or "-",
             r["last_commit"] or "-",
+            age_text(r.get("last_commit_age_s")),
+            "-" if r.get("bucket_committed") is None else str(r["bucket_committed"]),
+            r.get("view") or "-",
         )
     out = StringIO()
-    Console(file=out, width=200).print(table)
+    console = Console(file=out, width=240)
+    console.print(table)
+    gone = sorted({r["group"] for r in rows if r["committed"] is None})
+    if gone and rows:
+        bucket_rows = sum(1 for r in rows if r.get("view") == "bucket")
+        console.print(
+            f"group {', '.join(gone)} has no committed offset for {sum(1 for r in rows if r['committed'] is None)} "
+            f"partition(s): {bucket_rows} shown from the bucket's chunk manifests (where a backup would resume)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return out.getvalue()
 
 

@@ -72,3 +72,64 @@ def test_item6_read_says_when_the_first_offset_asked_for_is_in_a_gap(backup_with
     lines = result.stdout.splitlines()
     assert lines[1].startswith(f"gap: {topic}[0] offsets 4..5 not in the backup"), lines
     assert lines[2].split()[:2] == ["0", "6"], lines
+
+
+# ---------------------------------------------------------------------------------------------------- item 5: status
+@pytest.fixture
+def backed_up_with_lag(make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path):
+    """Two partitions of 6 records backed up (objects at offsets 0 and 3 of each), then 2 more records on partition
+    0: lag 2 there. Returns (topic, group, raw configuration, config file)."""
+    topic = fresh_topic(2)
+    produce(topic, records(2, 6))
+    backup(fresh_bucket, topic, ENVELOPE)
+    produce(topic, [{"partition": 0, "value": b'{"n": 6}'}, {"partition": 0, "value": b'{"n": 7}'}])
+    raw, _ = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in ENVELOPE.items()})
+    return topic, f"connect-{raw['name']}", raw, str(write_properties(tmp_path / "status.properties", raw))
+
+
+def _status(path: str) -> tuple[dict[int, dict], str]:
+    as_json = run_cli(["status", "--config", path, "--json"], timeout=120)
+    assert as_json.returncode == 0, as_json.stderr[-3000:]
+    table = run_cli(["status", "--config", path], timeout=120)
+    assert table.returncode == 0, table.stderr[-3000:]
+    return {row["partition"]: row for row in json.loads(as_json.stdout)}, table.stdout
+
+
+def _cells(table: str, key: str) -> list[str]:
+    line = next(line for line in table.splitlines() if key in line)
+    return [c.strip() for c in line.replace("┃", "│").split("│") if c.strip()]
+
+
+def test_item5_status_reads_kafka_and_the_bucket(backed_up_with_lag):
+    topic, group, _, path = backed_up_with_lag
+    rows, table = _status(path)
+    for partition, end in ((0, 8), (1, 6)):
+        row = rows[partition]
+        last = object_key(topic, partition, 3)
+        assert (row["committed"], row["end"], row["lag"], row["bucket_committed"]) == (6, end, end - 6, 6), row
+        assert (row["last_object"], row["view"], row["group"]) == (last, "group", group), row
+        assert 0 <= row["last_commit_age_s"] < 600, row
+        cells = _cells(table, last)
+        assert cells[:5] == [topic, str(partition), "6", str(end), str(end - 6)], cells
+        assert cells[5] == last and cells[7].endswith("s") and cells[8:] == ["6", "group"], cells
+
+
+def test_item5_status_shows_the_buckets_view_when_the_consumer_group_is_gone(backed_up_with_lag, kafka_bootstrap):
+    from confluent_kafka.admin import AdminClient
+
+    topic, group, _, path = backed_up_with_lag
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})  # kept referenced until the deletion is done
+    for future in admin.delete_consumer_groups([group]).values():
+        future.result(30)
+    rows, table = _status(path)
+    for partition, end in ((0, 8), (1, 6)):
+        row = rows[partition]
+        last = object_key(topic, partition, 3)
+        assert (row["committed"], row["end"], row["lag"], row["bucket_committed"]) == (None, end, end - 6, 6), row
+        assert (row["last_object"], row["view"]) == (last, "bucket"), row
+        assert row["last_commit"] is not None and 0 <= row["last_commit_age_s"] < 600, row  # the object's time
+        cells = _cells(table, last)
+        assert cells[:5] == [topic, str(partition), "-", str(end), str(end - 6)], cells
+        assert cells[8:] == ["6", "bucket"], cells
+    assert f"group {group} has no committed offset for 2 partition(s)" in table
+    assert "from the bucket's chunk manifests" in table

@@ -16,6 +16,7 @@ from kafka_s3.core.errors import BackupIncomplete, ConfigError, KafkaS3Error, Pl
 
 if TYPE_CHECKING:
     from kafka_s3.cli.signals import Interrupts
+    from kafka_s3.io.kafka.settings import Role
     from kafka_s3.pipelines.backup.driver import Backup
     from kafka_s3.pipelines.read.options import RestoreOptions
     from kafka_s3.pipelines.restore.driver import Restore
@@ -100,19 +101,10 @@ def cmd_config_show(args: argparse.Namespace) -> int:
 
 
 def cmd_config_validate(args: argparse.Namespace) -> int:
-    from kafka_s3.io.kafka.settings import check_client_settings, client_settings
-
     definition = _definition_for(args.config, args.connector)
     configs = load_configs(args.config, definition, args.set)
     for config in configs:
-        for role in ("consumer", "producer", "admin"):
-            try:
-                settings = client_settings(config, role, warn=role == "consumer")
-            except ConfigError as exc:
-                if exc.key == "bootstrap.servers":
-                    continue  # validation does not need a cluster
-                raise
-            check_client_settings(settings, role)
+        _check_clients(config, ("consumer", "producer", "admin"), warn=True)
         _check_plugins(config, definition)
     warnings = len({w for config in configs for w in config.warnings})
     statements = f", {len(configs)} KCQL statements" if len(configs) > 1 else ""
@@ -121,6 +113,21 @@ def cmd_config_validate(args: argparse.Namespace) -> int:
         + (f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else "")
     )
     return 0
+
+
+def _check_clients(config: Config, roles: Sequence[Role], warn: bool = False) -> None:
+    """Let librdkafka judge the Kafka client settings of ``roles`` now (an unknown ``consumer.override.*`` name or a
+    bad value is a configuration error naming the key, before any task runs), without connecting."""
+    from kafka_s3.io.kafka.settings import check_client_settings, client_settings
+
+    for role in roles:
+        try:
+            settings = client_settings(config, role, warn=warn and role == "consumer")
+        except ConfigError as exc:
+            if exc.key == "bootstrap.servers":
+                continue  # checking the settings does not need a cluster
+            raise
+        check_client_settings(settings, role)
 
 
 def _check_plugins(config: Config, definition: ConfigDef) -> None:
@@ -149,6 +156,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
     from kafka_s3.pipelines.backup.driver import Backup
 
     configs = load_configs(args.config, SINK, args.set)
+    for config in configs:
+        _check_clients(config, ("consumer", "admin"))
     if len(configs) > 1:
         return _backup_statements(args, configs)
     engine = _engine(args, configs[0], "kafka-s3 backup")
@@ -226,8 +235,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     configs = load_configs(args.config, SOURCE, args.set)
     options = RestoreOptions(
         topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
-        from_timestamp=parse_time(args.from_timestamp) if args.from_timestamp else None,
-        until_timestamp=parse_time(args.until_timestamp) if args.until_timestamp else None,
+        from_timestamp=parse_time(args.from_timestamp, "--from-timestamp") if args.from_timestamp else None,
+        until_timestamp=parse_time(args.until_timestamp, "--until-timestamp") if args.until_timestamp else None,
         from_offsets=parse_offsets(args.from_offset, "--from-offset"),
         until_offsets=parse_offsets(args.until_offset, "--until-offset"),
         allow_gaps=args.allow_gaps,
@@ -235,6 +244,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
         restart=args.restart,
     )
     _check_bounds(options)
+    for config in configs:
+        _check_clients(config, ("consumer", "producer", "admin"))
     if len(configs) > 1:
         return _restore_statements(args, configs, options)
     engine = _engine(args, configs[0], "kafka-s3 restore")

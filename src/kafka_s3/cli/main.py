@@ -428,9 +428,16 @@ def cmd_bucket_create(args: argparse.Namespace) -> int:
         raw = {**raw, **stored, "s3.bucket.name": args.name}
     raw.update(_overrides(args.set))
     config = SINK.parse(raw)
+    from kafka_s3.core.errors import BucketNotFoundError
+
     store = StoreSpec.from_config(config).open()
-    store.create_bucket()
-    print(f"created bucket {args.name} at {store.url}")
+    try:
+        store.check()  # S3 answers the re-creation of one's own bucket with success: ask first, to say what happened
+    except BucketNotFoundError:
+        store.create_bucket()
+        print(f"created bucket {args.name} at {store.url}")
+        return 0
+    print(f"bucket {args.name} already exists at {store.url}: nothing to do")
     return 0
 
 

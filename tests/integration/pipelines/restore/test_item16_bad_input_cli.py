@@ -446,3 +446,20 @@ def test_item16_bad_input(case, golden, s3_client, s3_env, kafka_bootstrap, fres
 def test_item16_bad_input_table_is_big_enough():
     assert len(CASES) >= 50 and len({c.id for c in CASES}) == len(CASES)
     json.dumps([c.id for c in CASES])  # ids are plain strings
+
+
+def test_item16_bucket_create_says_when_the_bucket_already_exists(s3_env, s3_client, remove_bucket, tmp_path):
+    """Found by the table: creating a bucket that exists printed "created bucket" (S3 answers our own bucket's
+    re-creation with success). It stays a success (scripts may run it every time) but says what happened."""
+    name = f"t-{uuid.uuid4().hex[:16]}"
+    props = {k: v for k, v in base_properties(s3_env, "127.0.0.1:1", "b", "t", name).items() if "s3" in k or "aws" in k}
+    path = str(write_properties(tmp_path / "store.properties", {**props, "store.url": s3_env["endpoint_url"]}))
+    try:
+        first = run_cli(["bucket", "create", name, "--config", path], timeout=120)
+        assert first.returncode == 0 and first.stdout.startswith(f"created bucket {name} at "), first
+        again = run_cli(["bucket", "create", name, "--config", path], timeout=120)
+        assert again.returncode == 0, again.stderr[-2000:]
+        assert again.stdout.startswith(f"bucket {name} already exists at "), again.stdout
+        assert "nothing to do" in again.stdout and "created" not in again.stdout, again.stdout
+    finally:
+        remove_bucket(name)

@@ -60,7 +60,7 @@ def _take(
     store: Store, plugins: ReadPlugins, part: SourcePartition, bounds: Bounds, count: int
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    batches = read_partition(store, plugins, part, bounds)
+    batches = read_partition(store, plugins, part, bounds, bound_options=("--offset", "--offset + --count"))
     try:
         for batch in batches:
             out.extend(to_dicts(batch.slice(0, count - len(out))))

@@ -261,7 +261,10 @@ _UNBOUNDED = Bounds()
 
 
 def unprovable_bound(
-    objects: list[BackupObject], bounds: Bounds, count: Callable[[BackupObject], int | None] | None = None
+    objects: list[BackupObject],
+    bounds: Bounds,
+    count: Callable[[BackupObject], int | None] | None = None,
+    options: tuple[str, str] = ("--from-offset", "--until-offset"),
 ) -> str | None:
     """Why an offset bound cannot be honoured on objects without stored offsets, or ``None``.
 
@@ -269,8 +272,9 @@ def unprovable_bound(
     (compaction and transaction markers leave some): ``last - start + 1 == records``. A bound at an object's start is
     always exact; one inside an object is exact only when that holds. ``count`` counts an object's records when no
     manifest says (objects of another tool); without it such objects are left to be checked later (``None``).
+    ``options`` name the bounds as the user gave them (``restore``'s flags by default).
     """
-    for option, bound in (("--from-offset", bounds.from_offset), ("--until-offset", bounds.until_offset)):
+    for option, bound in ((options[0], bounds.from_offset), (options[1], bounds.until_offset)):
         if bound is None:
             continue
         for i, obj in enumerate(objects):
@@ -305,6 +309,7 @@ def read_partition(
     problems: list[Problem] | None = None,
     on_object: Callable[[BackupObject], None] | None = None,
     on_span: Callable[[BackupObject, int | None, int | None], None] | None = None,
+    bound_options: tuple[str, str] = ("--from-offset", "--until-offset"),
 ) -> Generator[pa.RecordBatch, None, None]:
     """A source partition's records in offset order, filtered to ``bounds`` and to offsets >= ``resume_from``.
 
@@ -318,7 +323,7 @@ def read_partition(
     if len(part.directories) <= 1:
         # Objects of one directory never overlap: object i holds offsets [start_i, start_i+1).
         if not plugins.stored_offsets and (bounds.from_offset is not None or bounds.until_offset is not None):
-            reason = unprovable_bound(objects, bounds, lambda o: _count(store, plugins.value_format, o))
+            reason = unprovable_bound(objects, bounds, lambda o: _count(store, plugins.value_format, o), bound_options)
             if reason:
                 raise FormatError(reason)
         nexts = [o.start for o in objects[1:]] + [None]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+import shutil
 import socket
 import subprocess
 from collections.abc import Iterable, Mapping
@@ -50,7 +51,19 @@ def apache_kafka_missing(environ: Mapping[str, str] | None = None) -> str | None
     script = home / "bin" / "kafka-test-broker.sh"
     if not script.exists():
         return f"no Apache Kafka distribution at {home} (set KAFKA_S3_KAFKA_HOME; {script.name} is missing)"
+    if not shutil.which("java"):
+        return "Apache Kafka needs Java 17, and no java is on PATH"
     return None
+
+
+def secure_kafka_unavailable(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why the secured-Kafka tests cannot run: no external secured cluster (``KAFKA_S3_SECURE_BOOTSTRAP``) and no
+    Apache Kafka to start one from. ``None`` when they can."""
+    env = os.environ if environ is None else environ
+    if env.get("KAFKA_S3_SECURE_BOOTSTRAP"):
+        return None
+    why = apache_kafka_missing(env)
+    return f"{why}, and KAFKA_S3_SECURE_BOOTSTRAP names no external secured cluster" if why else None
 
 
 def _free_port() -> int:

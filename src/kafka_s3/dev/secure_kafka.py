@@ -23,6 +23,7 @@ import os
 import shutil
 import socket
 import subprocess
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,12 +227,18 @@ class SecureKafka:
         )
         if done.returncode != 0:
             raise RuntimeError(f"secured Kafka did not start: {done.stderr.strip() or done.stdout.strip()}")
-        return cls(
+        cluster = cls(
             bootstrap=f"127.0.0.1:{secure}",
             ca_file=ca_file,
             admin_settings={"bootstrap.servers": f"127.0.0.1:{plain}"},
             state=state,
         )
+        try:
+            cluster.warm_up()
+        except Exception:
+            cluster.stop()
+            raise
+        return cluster
 
     def stop(self) -> None:
         if self.state is None:
@@ -243,6 +250,33 @@ class SecureKafka:
             timeout=120,
             check=False,
         )
+
+    def warm_up(self, timeout: float = 60.0) -> None:
+        """Create the broker's internal topics (consumer offsets, transaction state) as the admin, so the tests'
+        first group and transactional requests meet a settled coordinator. (Retrying a fresh cluster's
+        NOT_COORDINATOR is the clients' job, tested on its own; these tests are about security.)"""
+        from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+        topic = "kafka-s3-warm-up"
+        from kafka_s3.io.kafka.admin import Admin
+
+        admin = Admin(self.admin_settings)
+        if topic not in admin.topics():
+            admin.create_topic(topic, 1)
+        deadline = time.monotonic() + timeout
+        while True:
+            consumer = Consumer({**self.admin_settings, "group.id": topic, "enable.auto.commit": "false"})
+            try:
+                consumer.commit(offsets=[TopicPartition(topic, 0, 0)], asynchronous=False)
+                producer = Producer({**self.admin_settings, "transactional.id": topic})
+                producer.init_transactions(30)
+                return
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+            finally:
+                consumer.close()
 
     # ------------------------------------------------------------------------------------------------ admin
     @property

@@ -47,8 +47,9 @@ def _grant_backup(secure_kafka, who, topic: str, group: str, topic_ops=("READ", 
         secure_kafka.allow(who.user, "GROUP", group, group_ops)
 
 
-def _grant_restore(secure_kafka, who, target: str, name: str, transactional=True):
-    secure_kafka.allow(who.user, "TOPIC", target, ["WRITE", "DESCRIBE"])
+def _grant_restore(secure_kafka, who, target: str, name: str, transactional=True, target_ops=("WRITE", "READ")):
+    # READ on the target too: the restore's progress is committed as its group's offsets of the target partitions
+    secure_kafka.allow(who.user, "TOPIC", target, target_ops)
     secure_kafka.allow(who.user, "GROUP", f"kafka-s3-restore-{name}", ["READ"], prefixed=True)
     if transactional:
         secure_kafka.allow(
@@ -123,9 +124,9 @@ def test_item3_dataframe_reader_over_sasl_ssl_with_java_style_options(
     assert rows == [(p, i, f"k{p}-{i}".encode()) for p in range(2) for i in range(4)]
 
 
-def _fails_fast(call) -> tuple[KafkaS3Error, float]:
+def _fails_fast(call) -> tuple[Exception, float]:
     began = time.monotonic()
-    with pytest.raises(KafkaS3Error) as caught:
+    with pytest.raises(Exception) as caught:
         call()
     return caught.value, time.monotonic() - began
 
@@ -227,3 +228,23 @@ def test_item3_restore_without_transactional_id_acl_names_the_acl(
     error, _ = _fails_fast(lambda: Restore(source, engine).run())
     text = str(error)
     assert f"User:{who.user} lacks WRITE on transactional-id 'kafka-s3-restore-{source['name']}" in text, text
+
+
+def test_item3_restore_without_target_read_names_the_acl(
+    engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
+):
+    topic = secure_topic(1)
+    secure_produce(topic, _records(1, 3))
+    backuper = principal("backup")
+    _, sink = secure_config(fresh_bucket, topic, backuper)
+    _grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
+    Backup(sink, engine=engine).run_once()
+
+    target = f"{topic}-copy"
+    Admin(secure_kafka.admin_settings).create_topic(target, 1)
+    who = principal("restore")
+    _, source = secure_config(fresh_bucket, topic, who, source=True, **_props(ROUTER))
+    _grant_restore(secure_kafka, who, target, source["name"], target_ops=("WRITE",))
+    error, _ = _fails_fast(lambda: Restore(source, engine).run())
+    text = str(error)
+    assert f"User:{who.user} lacks READ on topic '{target}'" in text, text

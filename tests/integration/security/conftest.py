@@ -101,6 +101,7 @@ def secure_config(secure_kafka, s3_env):
             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
             "value.converter.schemas.enable": "false",
             "service.timeout.ms": "30000",
+            "store.envelope": "true",  # keys, headers and value bytes restored exactly
         }
         for prefix in prefixes:
             raw.update(secure_kafka.client_config(who.user, who.password, prefix))

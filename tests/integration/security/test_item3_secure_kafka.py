@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from kafka_s3.core.errors import KafkaError, KafkaS3Error
+from kafka_s3.core.errors import KafkaError
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
@@ -98,7 +98,11 @@ def test_item3_backup_status_and_restore_over_sasl_ssl_with_least_privilege(
     _grant_restore(secure_kafka, restorer, target, source["name"])
     restored = Restore(source, engine).run()
     assert restored.records == 10
-    back = _read_all(secure_kafka.admin_settings, target, 2)
+    # a committed transaction's markers reach the partitions just after commit_transaction returns: until then the
+    # last stable offset (read_committed) stays below the records
+    deadline = time.monotonic() + 15
+    while len(back := _read_all(secure_kafka.admin_settings, target, 2)) < 10 and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert sorted((r["partition"], r["key"], r["value"]) for r in back) == sorted(
         (r["partition"], r["key"], r["value"]) for r in sent
     )

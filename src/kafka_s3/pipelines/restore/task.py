@@ -124,6 +124,26 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
             poll(0)
 
 
+def _progress_refused(exc: Exception, plan: RestorePlan, settings: dict[str, str]) -> Exception:
+    """A refused progress commit as the ACL it needs: committing offsets takes READ on the group and on the target
+    topic (the restore's progress is the group's offsets of the target partitions)."""
+    from kafka_s3.core.errors import KafkaError
+    from kafka_s3.io.kafka.denied import denial
+
+    error: Any = exc.args[0] if exc.args else None
+    code = error.code() if hasattr(error, "code") else None
+    needed = denial(
+        code, settings, topic=plan.target_topic, group=plan.progress_group, transactional_id=plan.transactional_id
+    )
+    if not needed:
+        return exc
+    text = error.str() if hasattr(error, "str") else str(exc)
+    return KafkaError(
+        f"{plan.target_topic}[{plan.target_partition}]: committing the restore's progress was refused: {needed} "
+        f"(progress is stored as group '{plan.progress_group}' offsets of the target partitions) ({text})"
+    )
+
+
 def _produce_error(
     exc: KafkaException,
     plan: RestorePlan,
@@ -161,7 +181,7 @@ def run_restore_partition(
     consumer_settings: dict[str, str],
     live: tuple[str, int, int] | None = None,
 ) -> RestoreResult:
-    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
     from kafka_s3.core.config.source import SOURCE
     from kafka_s3.core.errors import FormatError, KafkaError
@@ -215,7 +235,10 @@ def run_restore_partition(
             if plan.exactly_once:
                 if not in_txn:
                     producer.begin_transaction()
-                producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
+                try:
+                    producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
+                except KafkaException as exc:
+                    raise _progress_refused(exc, plan, producer_settings) from None
                 producer.commit_transaction(120)
                 in_txn = False
             else:
@@ -225,7 +248,10 @@ def run_restore_partition(
                 # Progress never passes a record that was not delivered: a rerun restores it again.
                 if outcome.delivery_errors:
                     raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
-                consumer.commit(offsets=offsets, asynchronous=False)
+                try:
+                    consumer.commit(offsets=offsets, asynchronous=False)
+                except KafkaException as exc:
+                    raise _progress_refused(exc, plan, consumer_settings) from None
             if outcome.delivery_errors:
                 raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
             pending = 0

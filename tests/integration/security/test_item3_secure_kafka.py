@@ -252,3 +252,23 @@ def test_item3_restore_without_target_read_names_the_acl(
     error, _ = _fails_fast(lambda: Restore(source, engine).run())
     text = str(error)
     assert f"User:{who.user} lacks READ on topic '{target}'" in text, text
+
+
+def test_item3_restore_without_target_write_names_the_acl(
+    engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
+):
+    topic = secure_topic(1)
+    secure_produce(topic, _records(1, 3))
+    backuper = principal("backup")
+    _, sink = secure_config(fresh_bucket, topic, backuper)
+    _grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
+    Backup(sink, engine=engine).run_once()
+
+    target = f"{topic}-copy"
+    Admin(secure_kafka.admin_settings).create_topic(target, 1)
+    who = principal("restore")
+    _, source = secure_config(fresh_bucket, topic, who, source=True, **_props(ROUTER))
+    _grant_restore(secure_kafka, who, target, source["name"], target_ops=("READ",))
+    error, _ = _fails_fast(lambda: Restore(source, engine).run())
+    text = str(error)
+    assert f"User:{who.user} lacks WRITE on topic '{target}'" in text, text

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from kafka_s3.io.kafka.denied import TOPIC_AUTHORIZATION_FAILED, principal
 from kafka_s3.pipelines.engine import Task
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.worker_cache import cached
@@ -64,6 +65,7 @@ class Outcome:
     first_target: int | None = None
     last_target: int | None = None
     delivery_errors: list[str] = field(default_factory=list)
+    who: str = ""  # the producer's principal (``User:name``), named when a write is refused
 
     def on_delivery(self, err: RdKafkaError | None, msg: Any) -> None:
         # msg: a confluent_kafka Message, left untyped here: its offset() is typed Optional though a delivered message
@@ -74,6 +76,8 @@ class Outcome:
                 if err.code() == MSG_SIZE_TOO_LARGE:
                     size = len(msg.key() or b"") + len(msg.value() or b"")
                     hint = f" (a record of {size} bytes: raise the topic's max.message.bytes above it)"
+                elif err.code() == TOPIC_AUTHORIZATION_FAILED:
+                    hint = f" ({self.who} lacks WRITE on topic '{msg.topic()}')"
                 self.delivery_errors.append(f"{msg.topic()}[{msg.partition()}]: {err.str()}{hint}")
             return
         offset = msg.offset()
@@ -132,12 +136,22 @@ def _progress_refused(exc: Exception, plan: RestorePlan, settings: dict[str, str
 
     error: Any = exc.args[0] if exc.args else None
     code = error.code() if hasattr(error, "code") else None
+    text = error.str() if hasattr(error, "str") else str(exc)
+    writing = "add partition" in text.lower()  # the transaction took in the target partition: a write, refused
     needed = denial(
-        code, settings, topic=plan.target_topic, group=plan.progress_group, transactional_id=plan.transactional_id
+        code,
+        settings,
+        topic=plan.target_topic,
+        group=plan.progress_group,
+        transactional_id=plan.transactional_id,
+        write=writing,
     )
     if not needed:
         return exc
-    text = error.str() if hasattr(error, "str") else str(exc)
+    if writing:
+        return KafkaError(
+            f"{plan.target_topic}[{plan.target_partition}]: the restore's writes were refused: {needed} ({text})"
+        )
     return KafkaError(
         f"{plan.target_topic}[{plan.target_partition}]: committing the restore's progress was refused: {needed} "
         f"(progress is stored as group '{plan.progress_group}' offsets of the target partitions) ({text})"
@@ -197,7 +211,7 @@ def run_restore_partition(
     # Skipped objects are collected in ``problems``; under ``log`` the driver logs them (a worker's log is not seen).
     on_error = {"log": "ignore"}.get(plugins.config["behavior.on.error"], plugins.config["behavior.on.error"])
     txn_records = plugins.config["restore.transaction.records"]
-    outcome = Outcome()
+    outcome = Outcome(who=principal(producer_settings))
     reporter = LiveReporter(live, plan.source_topic, plan.source_partition)
     produced_bytes = 0
     problems: list[Problem] = []
@@ -237,9 +251,9 @@ def run_restore_partition(
                     producer.begin_transaction()
                 try:
                     producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
+                    producer.commit_transaction(120)
                 except KafkaException as exc:
                     raise _progress_refused(exc, plan, producer_settings) from None
-                producer.commit_transaction(120)
                 in_txn = False
             else:
                 remaining = producer.flush(120)

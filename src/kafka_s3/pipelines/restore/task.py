@@ -128,6 +128,22 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
             poll(0)
 
 
+def _txn_cause(producer: Producer, exc: KafkaException) -> KafkaException:
+    """The error that failed the transaction when ``exc`` only says its state is wrong: a refused write fails the
+    transaction in the background, and the next call reports just "Erroneous state". A transaction that requires
+    abort cannot commit: ``commit_transaction`` then raises the stored cause (and commits nothing)."""
+    from confluent_kafka import KafkaException
+
+    error = exc.args[0] if exc.args else None
+    if error is None or not hasattr(error, "txn_requires_abort") or not error.txn_requires_abort():
+        return exc
+    try:
+        producer.commit_transaction(10)
+    except KafkaException as cause:
+        return cause
+    return exc
+
+
 def _progress_refused(exc: Exception, plan: RestorePlan, settings: dict[str, str]) -> Exception:
     """A refused progress commit as the ACL it needs: committing offsets takes READ on the group and on the target
     topic (the restore's progress is the group's offsets of the target partitions)."""
@@ -253,7 +269,7 @@ def run_restore_partition(
                     producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
                     producer.commit_transaction(120)
                 except KafkaException as exc:
-                    raise _progress_refused(exc, plan, producer_settings) from None
+                    raise _progress_refused(_txn_cause(producer, exc), plan, producer_settings) from None
                 in_txn = False
             else:
                 remaining = producer.flush(120)

@@ -82,11 +82,14 @@ def secure_produce(secure_kafka):
 
 @pytest.fixture
 def secure_config(secure_kafka, s3_env):
-    """``secure_config(bucket, topics, who, source=False, prefixes=("",), **properties)`` → (raw, parsed config) of a
-    backup (or, ``source=True``, a restore) reaching Kafka over SASL_SSL as ``who``, with the Confluent-style security
-    settings under each of ``prefixes`` (``""`` for top level, ``"consumer."``, ``"producer."``, ``"admin."``...)."""
+    """``secure_config(bucket, topics, who, source=False, prefixes=("",), ca_location=False, **properties)`` → (raw,
+    parsed config) of a backup (or, ``source=True``, a restore) reaching Kafka over SASL_SSL as ``who``, with the
+    Confluent-style security settings under each of ``prefixes`` (``""`` for top level, ``"consumer."``,
+    ``"producer."``, ``"admin."``...): a PEM truststore, or (``ca_location``) ``ssl.ca.location``."""
 
-    def make(bucket: str, topics: str, who: Principal, source: bool = False, prefixes=("",), **properties):
+    def make(
+        bucket: str, topics: str, who: Principal, source: bool = False, prefixes=("",), ca_location=False, **properties
+    ):
         raw = {
             "name": f"sec-{bucket}",
             "topics": topics,
@@ -105,6 +108,9 @@ def secure_config(secure_kafka, s3_env):
         }
         for prefix in prefixes:
             raw.update(secure_kafka.client_config(who.user, who.password, prefix))
+            if ca_location:  # librdkafka's own name for the CA file instead of the Java truststore settings
+                del raw[f"{prefix}ssl.truststore.type"]
+                raw[f"{prefix}ssl.ca.location"] = raw.pop(f"{prefix}ssl.truststore.location")
         raw.update({k.replace("__", "."): str(v) for k, v in properties.items()})
         return raw, (SOURCE if source else SINK).parse(raw)
 

@@ -88,12 +88,18 @@ def test_item3_backup_status_and_restore_over_sasl_ssl_with_least_privilege(
     ]
 
     # restore: a principal with WRITE on the target, its transactional ids and its progress groups; the security
-    # settings only under the admin./producer./consumer. prefixes
+    # settings only under the admin./producer./consumer. prefixes, the CA file as ssl.ca.location
     target = f"{topic}-copy"
     Admin(secure_kafka.admin_settings).create_topic(target, 2)
     restorer = principal("restore")
     _, source = secure_config(
-        fresh_bucket, topic, restorer, source=True, prefixes=("admin.", "producer.", "consumer."), **_props(ROUTER)
+        fresh_bucket,
+        topic,
+        restorer,
+        source=True,
+        prefixes=("admin.", "producer.", "consumer."),
+        ca_location=True,
+        **_props(ROUTER),
     )
     _grant_restore(secure_kafka, restorer, target, source["name"])
     restored = Restore(source, engine).run()

@@ -116,3 +116,27 @@ def engine(spark):
     from kafka_s3.spark.engine import SparkEngine
 
     return SparkEngine(session=spark)
+
+
+# ----------------------------------------------------------------------------------------- secured Kafka (issue 13)
+_DESELECTED_SECURE: list[str] = []
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``secure_kafka`` need a secured Apache Kafka: an external one (``KAFKA_S3_SECURE_BOOTSTRAP``...)
+    or one started from the Apache Kafka distribution. Without either they are deselected, and the terminal summary
+    says so and why (never a silent skip)."""
+    from kafka_s3.dev.secure_kafka import secure_kafka_unavailable
+
+    marked = [item for item in items if item.get_closest_marker("secure_kafka")]
+    why = secure_kafka_unavailable() if marked else None
+    if not why:
+        return
+    config.hook.pytest_deselected(items=marked)
+    items[:] = [item for item in items if not item.get_closest_marker("secure_kafka")]
+    _DESELECTED_SECURE.append(f"DESELECTED {len(marked)} secured-Kafka test(s): {why}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in _DESELECTED_SECURE:
+        terminalreporter.write_sep("!", line, yellow=True, bold=True)

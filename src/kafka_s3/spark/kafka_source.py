@@ -11,7 +11,10 @@ options, using confluent-kafka inside the tasks and Arrow batches end to end::
         .option("endingOffsets", "latest")
         .load()
 
-Any other ``kafka.*`` option is passed to librdkafka (``kafka.security.protocol``, ``kafka.sasl.username``...).
+Any other ``kafka.*`` option is a client setting, named as librdkafka or the Java clients (and Spark's Kafka source)
+name it: ``kafka.security.protocol``, ``kafka.sasl.mechanism``, ``kafka.sasl.jaas.config``,
+``kafka.ssl.truststore.location`` with ``kafka.ssl.truststore.type=PEM``... are translated as a backup's settings are
+(``kafka_s3.io.kafka.settings``).
 """
 
 from __future__ import annotations
@@ -52,11 +55,18 @@ def _offsets_option(value: str | None, default: str) -> OffsetsSpec:
         ) from exc
 
 
+def _client_settings(options: dict[str, str], warn: bool = True) -> dict[str, str]:
+    """The ``kafka.*`` options as librdkafka settings."""
+    from kafka_s3.io.kafka.settings import librdkafka_settings
+
+    return librdkafka_settings({k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}, warn)
+
+
 def plan_ranges(options: dict[str, str]) -> list[tuple[str, int, int, int]]:
     """``(topic, partition, start, end)`` for every partition selected by the options (runs on the driver)."""
     from kafka_s3.io.kafka.admin import Admin
 
-    settings = {k[len("kafka.") :]: v for k, v in options.items() if k.startswith("kafka.")}
+    settings = _client_settings(options)
     if "bootstrap.servers" not in settings:
         raise ValueError("option kafka.bootstrap.servers is required")
     admin = Admin(settings)
@@ -110,7 +120,7 @@ class KafkaTopicReader(DataSourceReader):
 
         partition = cast(KafkaRangePartition, partition)  # one of those partitions() planned
 
-        settings = {k[len("kafka.") :]: v for k, v in self.options.items() if k.startswith("kafka.")}
+        settings = _client_settings(self.options, warn=False)
         isolation = settings.pop("isolation.level", "read_committed")
         yield from read_range(
             settings, partition.topic, partition.partition, partition.start, partition.end, isolation_level=isolation

@@ -32,18 +32,18 @@ def store_config(secure_s3, **settings: str):
 
 
 def test_item4_backup_verify_restore_over_https_with_private_ca(
-    secure_s3, secure_config, engine, fresh_topic, produce, kafka_bootstrap
+    secure_s3, secure_s3_config, engine, fresh_topic, produce, kafka_bootstrap
 ):
     topic = fresh_topic(PARTITIONS)
     produce(topic, records(PARTITIONS, PER_PARTITION))
-    _, sink = secure_config("admin", topic, **JSON)
+    _, sink = secure_s3_config("admin", topic, **JSON)
 
     summary = Backup(sink, engine=engine).run_once()
 
     assert summary.records == PARTITIONS * PER_PARTITION
     listed = secure_s3.client().list_objects_v2(Bucket=secure_s3.bucket, Prefix=f"topics/{topic}/")
     assert len(listed.get("Contents", [])) == PARTITIONS * 3  # flush.size=3: 3, 3 and the flushed 1 per partition
-    _, source = secure_config("admin", topic, source=True, topic__rename=f"{topic}:{topic}-copy", **JSON)
+    _, source = secure_s3_config("admin", topic, source=True, topic__rename=f"{topic}:{topic}-copy", **JSON)
     assert not verify(source, engine, deep=True).problems
     Admin({"bootstrap.servers": kafka_bootstrap}).create_topic(f"{topic}-copy", PARTITIONS)
     restored = Restore(source, engine).run()

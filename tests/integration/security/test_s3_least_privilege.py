@@ -43,16 +43,16 @@ def operation(request, bucket: str) -> str:
 
 
 def test_item4_least_privilege_identities_back_up_verify_and_restore(
-    secure_s3, secure_config, recording_proxy, engine, fresh_topic, produce, kafka_bootstrap
+    secure_s3, secure_s3_config, recording_proxy, engine, fresh_topic, produce, kafka_bootstrap
 ):
     topic = fresh_topic(PARTITIONS)
     produce(topic, records(PARTITIONS, PER_PARTITION))
     through_proxy = {"store__url": recording_proxy.url}
-    _, sink = secure_config("backup", topic, **JSON, **through_proxy)
+    _, sink = secure_s3_config("backup", topic, **JSON, **through_proxy)
 
     assert Backup(sink, engine=engine).run_once().records == PARTITIONS * PER_PARTITION
 
-    _, source = secure_config(
+    _, source = secure_s3_config(
         "restore", topic, source=True, topic__rename=f"{topic}:{topic}-copy", **JSON, **through_proxy
     )
     assert not verify(source, engine, deep=True).problems
@@ -110,9 +110,9 @@ def test_item4_a_missing_right_names_the_s3_action_and_the_object(secure_s3):
             store.close()
 
 
-def test_item4_a_backup_with_the_restore_identity_names_s3_putobject(secure_config, fresh_topic, engine):
+def test_item4_a_backup_with_the_restore_identity_names_s3_putobject(secure_s3_config, fresh_topic, engine):
     topic = fresh_topic(1)
-    _, sink = secure_config("restore", topic, **JSON)
+    _, sink = secure_s3_config("restore", topic, **JSON)
 
     with pytest.raises(StoreAccessDeniedError) as caught:
         Backup(sink, engine=engine).run_once()

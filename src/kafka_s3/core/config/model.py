@@ -239,6 +239,7 @@ _SECRET_PATTERNS = (
     re.compile(r"secret", re.I),
     re.compile(r"password", re.I),
     re.compile(r"(^|\.)sasl\.", re.I),
+    re.compile(r"(^|\.)ssl\.(keystore\.key|key\.pem)$", re.I),  # an inline private key
     re.compile(r"sse\.customer\.key", re.I),
     re.compile(r"user\.info", re.I),
     re.compile(r"(^|\.)token", re.I),

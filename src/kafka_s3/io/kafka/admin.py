@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kafka_s3.core.errors import KafkaError
+from kafka_s3.io.kafka.denied import AUTHENTICATION, SSL, connection_failure, denial, lacks
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer, TopicPartition
@@ -20,6 +22,9 @@ if TYPE_CHECKING:
 TP = tuple[str, int]
 
 DEFAULT_TIMEOUT = 30.0
+# A request that may wait long is sent in slices this long, so that a refused login, an unverifiable certificate or a
+# missing ACL (reported beside the request, not by it) ends it within seconds instead of at its timeout.
+_SLICE = 1.0
 
 
 class _DebugLog:
@@ -39,19 +44,34 @@ def _quiet(settings: Mapping[str, str]) -> dict[str, Any]:
 
 class _FirstError:
     """librdkafka's ``error_cb``: keeps the first error it reports (connection refused, unknown host, refused
-    credentials...), the cause a failed request's own "Broker transport failure" hides."""
+    credentials...), the cause a failed request's own "Broker transport failure" hides; and the first refused login
+    or TLS failure, which no retry will cure."""
 
     def __init__(self) -> None:
         self.first: str | None = None
+        self.final: tuple[int, str] | None = None
 
     def __call__(self, error: Any) -> None:
+        text = str(error.str() if hasattr(error, "str") else error)
         if self.first is None:
-            self.first = str(error.str() if hasattr(error, "str") else error)
+            self.first = text
+        code = error.code() if hasattr(error, "code") else None
+        if self.final is None and code in (AUTHENTICATION, SSL):
+            self.final = (code, text)
 
 
 def _text(exc: BaseException) -> str:
     detail = exc.args[0] if getattr(exc, "args", None) else exc
     return str(getattr(detail, "str", lambda: str(detail))())
+
+
+_TIMED_OUT = -185  # librdkafka's local timeout
+
+
+def _code(exc: BaseException) -> int | None:
+    detail = exc.args[0] if getattr(exc, "args", None) else None
+    code = getattr(detail, "code", None)
+    return code() if callable(code) else None
 
 
 def _error(operation: str, exc: BaseException) -> KafkaError:
@@ -80,16 +100,24 @@ class Admin:
         if self._reached:
             return
         servers = self.settings.get("bootstrap.servers")
-        try:
-            self.client.list_topics(timeout=self.connect_timeout)
-        except Exception as exc:
-            self.client.poll(0)  # serves error_cb: the underlying cause
-            detail = _text(exc)
-            cause = f"{self._errors.first} ({detail})" if self._errors.first else detail
-            raise KafkaError(
-                f"cannot reach the Kafka cluster at {servers} within {self.connect_timeout:g} s "
-                f"(service.timeout.ms): {cause}"
-            ) from None
+        deadline = time.monotonic() + self.connect_timeout
+        while True:
+            try:
+                self.client.list_topics(timeout=max(0.1, min(_SLICE, deadline - time.monotonic())))
+                break
+            except Exception as exc:
+                self.client.poll(0)  # serves error_cb: the underlying cause
+                if self._errors.final is not None:  # a refused login or certificate: waiting longer cannot help
+                    code, text = self._errors.final
+                    raise KafkaError(connection_failure(code, text, self.settings) or text) from None
+                if time.monotonic() < deadline:
+                    continue
+                detail = _text(exc)
+                cause = f"{self._errors.first} ({detail})" if self._errors.first else detail
+                raise KafkaError(
+                    f"cannot reach the Kafka cluster at {servers} within {self.connect_timeout:g} s "
+                    f"(service.timeout.ms): {cause}"
+                ) from None
         self._reached = True
 
     # ------------------------------------------------------------------------------------------------- topics
@@ -140,7 +168,12 @@ class Admin:
             return {t: n for t, n in sorted(existing.items()) if pattern.fullmatch(t)}
         missing = [t for t in names if t not in existing]
         if missing:
-            raise KafkaError(f"topic(s) not found in the Kafka cluster: {', '.join(missing)}")
+            hidden = (
+                f" (or {lacks(self.settings, 'DESCRIBE', 'topic', missing[0])}: a topic is invisible without it)"
+                if self.settings.get("sasl.username")
+                else ""
+            )
+            raise KafkaError(f"topic(s) not found in the Kafka cluster: {', '.join(missing)}{hidden}")
         return {t: existing[t] for t in names}
 
     def create_topic(
@@ -226,10 +259,18 @@ class Admin:
             return {}
         self._contact()
         consumer = self._group_consumer(group)
+        wanted = [TopicPartition(t, p) for t, p in tps]
+        deadline = time.monotonic() + self.timeout
         try:
-            committed = consumer.committed([TopicPartition(t, p) for t, p in tps], timeout=self.timeout)
-        except Exception as exc:
-            raise _error(f"read committed offsets of group {group!r}", exc) from None
+            while True:
+                try:
+                    committed = consumer.committed(wanted, timeout=max(0.1, min(_SLICE, deadline - time.monotonic())))
+                    break
+                except Exception as exc:
+                    self._raise_denied(consumer, group, exc)
+                    if _code(exc) == _TIMED_OUT and time.monotonic() < deadline:
+                        continue
+                    raise _error(f"read committed offsets of group {group!r}", exc) from None
         finally:
             consumer.close()
         return {
@@ -262,9 +303,27 @@ class Admin:
         except KafkaError:
             raise
         except Exception as exc:
+            self._raise_denied(consumer, group, exc)
             raise _error(f"commit offsets of group {group!r}", exc) from None
         finally:
             consumer.close()
+
+    def _raise_denied(self, consumer: Consumer, group: str, exc: BaseException) -> None:
+        """Raise the missing ACL when the failed group request, or an error event the group's consumer queued beside
+        it (librdkafka reports a refused FindCoordinator there), is an authorization failure."""
+        codes = [(_code(exc), _text(exc))]
+        try:
+            for message in consumer.consume(16, timeout=0):
+                error = message.error()
+                if error is not None:
+                    codes.append((error.code(), error.str()))
+        except Exception as drained:  # a closed or broken consumer: the request's own error is all there is
+            logging.getLogger(__name__).debug("group %s: no queued errors: %s", group, drained)
+        for code, text in codes:
+            topic = re.search(r"topic '([^']+)'", text)
+            needed = denial(code, self.settings, group=group, topic=topic.group(1) if topic else "")
+            if needed:
+                raise KafkaError(f"Kafka request for group {group!r} was refused: {needed} ({text})") from None
 
     def delete_group(self, group: str) -> None:
         futures = self.client.delete_consumer_groups([group], request_timeout=self.timeout)

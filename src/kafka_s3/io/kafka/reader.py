@@ -17,6 +17,7 @@ from confluent_kafka import Message
 
 from kafka_s3.core.errors import KafkaError
 from kafka_s3.core.records import HEADER_TYPE, HEADERS_TYPE, RECORD_SCHEMA, TIMESTAMP_TYPE
+from kafka_s3.io.kafka.denied import TOPIC_AUTHORIZATION_FAILED, denial
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer, TopicPartition
@@ -40,7 +41,9 @@ def consumer_settings(settings: Mapping[str, str], isolation_level: str = "read_
     merged = dict(READER_DEFAULTS)
     merged["isolation.level"] = isolation_level
     merged.update(settings)
-    merged.setdefault("group.id", "kafka-s3-reader")  # librdkafka requires one; nothing is committed with it
+    # librdkafka requires one; nothing is committed with it, and a principal needs no ACL on it (its refused
+    # coordinator lookup is an error event the reader passes over)
+    merged.setdefault("group.id", "kafka-s3-reader")
     return merged
 
 
@@ -154,6 +157,8 @@ def read_range(
                     position = max(position, cast(int, m.offset()))  # an EOF event's offset is the log end
                 elif err.code() == RdKafkaError._AUTO_OFFSET_RESET or err.code() == RdKafkaError.OFFSET_OUT_OF_RANGE:
                     raise KafkaError(_out_of_range(consumer, TopicPartition(topic, partition), position, err.str()))
+                elif err.code() == TOPIC_AUTHORIZATION_FAILED:  # retrying cannot help: name the ACL to grant
+                    raise KafkaError(f"{where}: {denial(err.code(), settings, topic=topic)} ({err.str()})")
                 elif not err.retriable() and err.fatal():
                     raise KafkaError(f"{where}: consume failed at offset {position}: {err.str()}")
             if good:  # records read from a partition always have an offset

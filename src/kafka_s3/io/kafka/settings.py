@@ -3,8 +3,13 @@
 Order (later wins): connection keys found at top level (``bootstrap.servers``, ``security.protocol``, ``sasl.*``,
 ``ssl.*``, ``client.*``), then worker-style ``consumer.*`` / ``producer.*`` / ``admin.*``, then the connector
 overrides ``consumer.override.*`` / ``producer.override.*`` / ``admin.override.*``. Java-client-only settings are
-translated where librdkafka has an equivalent (``sasl.jaas.config`` username/password) and otherwise dropped with a
-warning naming the key, because librdkafka would refuse to start on an unknown property.
+translated where librdkafka has an equivalent and otherwise dropped with a warning naming the key, because librdkafka
+would refuse to start on an unknown property. Translated: ``sasl.jaas.config`` (Plain/Scram username and password),
+``sasl.mechanism``, and the TLS stores once the layers are merged: a PEM truststore (``ssl.truststore.location`` /
+``.certificates`` with ``ssl.truststore.type=PEM``, or a location whose file is PEM) becomes ``ssl.ca.location`` /
+``ssl.ca.pem``; a PEM keystore (``ssl.keystore.location``, or ``ssl.keystore.key`` + ``.certificate.chain``) becomes
+``ssl.key.*`` + ``ssl.certificate.*``; a PKCS12 keystore is librdkafka's own ``ssl.keystore.location``. JKS stores
+and PKCS12 truststores have no librdkafka reader: a :class:`ConfigError` says what to use instead.
 """
 
 from __future__ import annotations
@@ -34,10 +39,6 @@ _JAVA_ONLY = {
     "interceptor.classes",
     "metric.reporters",
     "partition.assignment.strategy",
-    "ssl.truststore.type",
-    "ssl.keystore.type",
-    "ssl.truststore.location",
-    "ssl.truststore.password",
     "ssl.keymanager.algorithm",
     "ssl.trustmanager.algorithm",
     "ssl.enabled.protocols",
@@ -68,6 +69,61 @@ def translate_jaas(jaas: str) -> dict[str, str]:
     if "username" not in options or "password" not in options:
         raise ConfigError('sasl.jaas.config must contain username="..." and password="..."', key="sasl.jaas.config")
     return {"sasl.username": options["username"], "sasl.password": options["password"]}
+
+
+def _is_pem_file(location: str) -> bool:
+    try:
+        with open(location, "rb") as handle:
+            return b"-----BEGIN " in handle.read(64 * 1024)
+    except OSError:
+        return False
+
+
+def _translate_stores(settings: dict[str, str]) -> dict[str, str]:
+    """The Java clients' truststore/keystore settings (merged from every layer) → librdkafka's ``ssl.ca.*``,
+    ``ssl.key.*``, ``ssl.certificate.*`` and (PKCS12) ``ssl.keystore.*``."""
+    out = dict(settings)
+    trust_type = out.pop("ssl.truststore.type", "").strip().upper()
+    trust_location = out.pop("ssl.truststore.location", "")
+    trust_pem = out.pop("ssl.truststore.certificates", "")
+    out.pop("ssl.truststore.password", None)  # protects a JKS/PKCS12 file; a PEM truststore has none
+    if trust_location or trust_pem:
+        if not trust_type and trust_location and _is_pem_file(trust_location):
+            trust_type = "PEM"
+        if trust_type != "PEM":
+            shown = trust_type or "JKS (the Java default when ssl.truststore.type is unset)"
+            raise ConfigError(
+                f"ssl.truststore.type {shown}: librdkafka reads CA certificates only as PEM; export them "
+                "(keytool -exportcert -rfc) and set ssl.truststore.type=PEM with ssl.truststore.location, or set "
+                "ssl.ca.location to the PEM file",
+                key="ssl.truststore.type",
+            )
+        if trust_location:
+            out["ssl.ca.location"] = trust_location
+        if trust_pem:
+            out["ssl.ca.pem"] = trust_pem
+    key_type = out.pop("ssl.keystore.type", "").strip().upper()
+    key_pem, chain_pem = out.pop("ssl.keystore.key", ""), out.pop("ssl.keystore.certificate.chain", "")
+    if key_type == "PEM" or key_pem or chain_pem:
+        location = out.pop("ssl.keystore.location", "")
+        out.pop("ssl.keystore.password", None)  # Java's PEM keystores take the key's password as ssl.key.password
+        if location:  # one file: the private key and its certificate chain
+            out["ssl.key.location"] = location
+            out["ssl.certificate.location"] = location
+        if key_pem:
+            out["ssl.key.pem"] = key_pem
+        if chain_pem:
+            out["ssl.certificate.pem"] = chain_pem
+    elif key_type not in ("", "PKCS12") and out.get("ssl.keystore.location"):
+        raise ConfigError(
+            f"ssl.keystore.type {key_type}: librdkafka reads a client keystore as PKCS12 or PEM only; convert it "
+            "(keytool -importkeystore -deststoretype PKCS12) and set ssl.keystore.type=PKCS12, or give PEM files "
+            "(ssl.keystore.type=PEM)",
+            key="ssl.keystore.type",
+        )
+    if out.get("ssl.endpoint.identification.algorithm") == "":  # Java's way of turning host name checks off
+        out["ssl.endpoint.identification.algorithm"] = "none"
+    return out
 
 
 def _normalise(settings: dict[str, str], origin: str, warn: bool) -> dict[str, str]:
@@ -114,7 +170,13 @@ def client_settings(
     override = {k[len(override_prefix) :]: v for k, v in originals.items() if k.startswith(override_prefix)}
     settings.update(_normalise(worker, worker_prefix, warn))
     settings.update(_normalise(override, override_prefix, warn))
-    return settings
+    return _translate_stores(settings)
+
+
+def librdkafka_settings(java_style: Mapping[str, str], warn: bool = True) -> dict[str, str]:
+    """One flat set of client settings named as the Java clients name them (e.g. the ``kafka.*`` options of a
+    DataFrame read) → librdkafka's names, with the translations :func:`client_settings` applies."""
+    return _translate_stores(_normalise(dict(java_style), "", warn))
 
 
 def check_client_settings(settings: Mapping[str, str], role: Role) -> None:

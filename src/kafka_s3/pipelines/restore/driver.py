@@ -19,6 +19,7 @@ from kafka_s3.core.errors import ConfigError, KafkaError, PlanError, RestoreFail
 from kafka_s3.core.layouts.detection import Detection
 from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka.admin import TP, Admin
+from kafka_s3.io.kafka.denied import denial
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
@@ -149,6 +150,13 @@ class Restore:
             text = error.str() if isinstance(error, RdKafkaError) else str(exc)
             if code in (RdKafkaError._UNSUPPORTED_FEATURE, RdKafkaError.UNSUPPORTED_VERSION):
                 return False, text
+            needed = denial(code, self.producer_settings, transactional_id=f"{self.progress_base}-probe")
+            if needed:
+                raise KafkaError(
+                    f"exactly.once.support={mode}: the restore's transactional producer was refused: {needed} (every "
+                    f"transactional id of this restore starts with '{self.progress_base}-': grant WRITE and DESCRIBE "
+                    f"on that prefix), or set exactly.once.support=disabled to restore at least once ({text})"
+                ) from None
             raise KafkaError(
                 f"exactly.once.support={mode}: probing the Kafka cluster for transactions failed ({text}); fix the "
                 "cause, or set exactly.once.support=disabled to restore at least once"

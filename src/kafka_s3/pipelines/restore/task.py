@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from kafka_s3.io.kafka.denied import TOPIC_AUTHORIZATION_FAILED, principal
 from kafka_s3.pipelines.engine import Task
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.worker_cache import cached
@@ -64,6 +65,7 @@ class Outcome:
     first_target: int | None = None
     last_target: int | None = None
     delivery_errors: list[str] = field(default_factory=list)
+    who: str = ""  # the producer's principal (``User:name``), named when a write is refused
 
     def on_delivery(self, err: RdKafkaError | None, msg: Any) -> None:
         # msg: a confluent_kafka Message, left untyped here: its offset() is typed Optional though a delivered message
@@ -74,6 +76,8 @@ class Outcome:
                 if err.code() == MSG_SIZE_TOO_LARGE:
                     size = len(msg.key() or b"") + len(msg.value() or b"")
                     hint = f" (a record of {size} bytes: raise the topic's max.message.bytes above it)"
+                elif err.code() == TOPIC_AUTHORIZATION_FAILED:
+                    hint = f" ({self.who} lacks WRITE on topic '{msg.topic()}')"
                 self.delivery_errors.append(f"{msg.topic()}[{msg.partition()}]: {err.str()}{hint}")
             return
         offset = msg.offset()
@@ -124,6 +128,52 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
             poll(0)
 
 
+def _txn_cause(producer: Producer, exc: KafkaException) -> KafkaException:
+    """The error that failed the transaction when ``exc`` only says its state is wrong: a refused write fails the
+    transaction in the background, and the next call reports just "Erroneous state". A transaction that requires
+    abort cannot commit: ``commit_transaction`` then raises the stored cause (and commits nothing)."""
+    from confluent_kafka import KafkaException
+
+    error = exc.args[0] if exc.args else None
+    if error is None or not hasattr(error, "txn_requires_abort") or not error.txn_requires_abort():
+        return exc
+    try:
+        producer.commit_transaction(10)
+    except KafkaException as cause:
+        return cause
+    return exc
+
+
+def _progress_refused(exc: Exception, plan: RestorePlan, settings: dict[str, str]) -> Exception:
+    """A refused progress commit as the ACL it needs: committing offsets takes READ on the group and on the target
+    topic (the restore's progress is the group's offsets of the target partitions)."""
+    from kafka_s3.core.errors import KafkaError
+    from kafka_s3.io.kafka.denied import denial
+
+    error: Any = exc.args[0] if exc.args else None
+    code = error.code() if hasattr(error, "code") else None
+    text = error.str() if hasattr(error, "str") else str(exc)
+    writing = "add partition" in text.lower()  # the transaction took in the target partition: a write, refused
+    needed = denial(
+        code,
+        settings,
+        topic=plan.target_topic,
+        group=plan.progress_group,
+        transactional_id=plan.transactional_id,
+        write=writing,
+    )
+    if not needed:
+        return exc
+    if writing:
+        return KafkaError(
+            f"{plan.target_topic}[{plan.target_partition}]: the restore's writes were refused: {needed} ({text})"
+        )
+    return KafkaError(
+        f"{plan.target_topic}[{plan.target_partition}]: committing the restore's progress was refused: {needed} "
+        f"(progress is stored as group '{plan.progress_group}' offsets of the target partitions) ({text})"
+    )
+
+
 def _produce_error(
     exc: KafkaException,
     plan: RestorePlan,
@@ -161,7 +211,7 @@ def run_restore_partition(
     consumer_settings: dict[str, str],
     live: tuple[str, int, int] | None = None,
 ) -> RestoreResult:
-    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
     from kafka_s3.core.config.source import SOURCE
     from kafka_s3.core.errors import FormatError, KafkaError
@@ -177,7 +227,7 @@ def run_restore_partition(
     # Skipped objects are collected in ``problems``; under ``log`` the driver logs them (a worker's log is not seen).
     on_error = {"log": "ignore"}.get(plugins.config["behavior.on.error"], plugins.config["behavior.on.error"])
     txn_records = plugins.config["restore.transaction.records"]
-    outcome = Outcome()
+    outcome = Outcome(who=principal(producer_settings))
     reporter = LiveReporter(live, plan.source_topic, plan.source_partition)
     produced_bytes = 0
     problems: list[Problem] = []
@@ -215,8 +265,11 @@ def run_restore_partition(
             if plan.exactly_once:
                 if not in_txn:
                     producer.begin_transaction()
-                producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
-                producer.commit_transaction(120)
+                try:
+                    producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
+                    producer.commit_transaction(120)
+                except KafkaException as exc:
+                    raise _progress_refused(_txn_cause(producer, exc), plan, producer_settings) from None
                 in_txn = False
             else:
                 remaining = producer.flush(120)
@@ -225,7 +278,10 @@ def run_restore_partition(
                 # Progress never passes a record that was not delivered: a rerun restores it again.
                 if outcome.delivery_errors:
                     raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
-                consumer.commit(offsets=offsets, asynchronous=False)
+                try:
+                    consumer.commit(offsets=offsets, asynchronous=False)
+                except KafkaException as exc:
+                    raise _progress_refused(exc, plan, consumer_settings) from None
             if outcome.delivery_errors:
                 raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
             pending = 0

@@ -208,3 +208,11 @@ def test_item11_wallclock_extractor_warns_that_the_backup_is_not_exactly_once(ex
 def test_item11_record_time_and_default_partitioning_do_not_warn():
     for settings in ({**BASE, **TIME_BASED, "timestamp.extractor": "Record"}, {**BASE}):
         assert not [w for w in SINK.parse(settings).warnings if "Wallclock" in w]
+
+
+def test_item3_inline_private_keys_are_secret():
+    from kafka_s3.core.config.model import is_secret_key
+
+    for key in ("ssl.keystore.key", "consumer.override.ssl.keystore.key", "ssl.key.pem", "producer.ssl.key.pem"):
+        assert is_secret_key(key), key
+    assert not is_secret_key("ssl.keystore.certificate.chain") and not is_secret_key("ssl.truststore.location")

@@ -240,7 +240,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
     engine = _engine(args, configs[0], "kafka-s3 restore")
     restore = Restore(configs[0], engine, options)
     if args.dry_run:
-        return _dry_run(restore)
+        return _dry_run(restore, args.consumer_groups)
+    if args.consumer_groups is not None and args.follow:
+        raise ConfigError("restore --consumer-groups translates groups after a restore ends: not with --follow")
     from kafka_s3.cli.progress import RestoreProgress, print_restore_summary
     from kafka_s3.cli.signals import Interrupts
 
@@ -254,6 +256,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
                     summary = restore.run()
                 if interrupts.signum is None:
                     print_restore_summary(summary)
+                if interrupts.signum is None and args.consumer_groups is not None:
+                    for line in restore.translate_groups(args.consumer_groups).lines():
+                        print(line)
         except Exception:
             if interrupts.signum is None:
                 raise
@@ -329,8 +334,9 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
     return 0
 
 
-def _dry_run(restore: Restore) -> int:
-    """Print the plan; exit as the restore would (a backup that is not whole: the same code as the restore's)."""
+def _dry_run(restore: Restore, consumer_groups: str | None = None) -> int:
+    """Print the plan; exit as the restore would (a backup that is not whole: the same code as the restore's).
+    ``consumer_groups``: also the offsets ``--consumer-groups`` would commit."""
     from kafka_s3.pipelines.restore.report import describe_plan, oversized
 
     plan_set = restore.plan()
@@ -338,6 +344,13 @@ def _dry_run(restore: Restore) -> int:
         plan_set.blockers.extend(str(f) for f in plan_set.blocking)
     restore.check_targets(plan_set, create=False)
     print(describe_plan(plan_set))
+    if consumer_groups is not None:
+        restore.current_plan = plan_set
+        groups = restore.translate_groups(consumer_groups, dry_run=True)
+        plan_set.blockers.extend(f"group {g}: {n} active member(s) on the target" for g, n in groups.active.items())
+        print("consumer groups (restore --consumer-groups):")
+        for line in groups.lines():
+            print(f"  {line}")
     for warning in oversized(plan_set, int(restore.producer_settings.get("message.max.bytes", 1_000_000))):
         print(f"warning: {warning}")
     if plan_set.blocking and not restore.options.allow_gaps:
@@ -475,6 +488,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     restore.add_argument(
         "--verify-deep", action="store_true", help="decode every object before producing anything (reads it all twice)"
+    )
+    restore.add_argument(
+        "--consumer-groups",
+        nargs="?",
+        const=".*",
+        metavar="REGEX",
+        help="after the restore, commit the recorded consumer groups (all, or those fully matching REGEX) at the "
+        "target offsets their source offsets translate to; with --dry-run, print that plan",
     )
     restore.set_defaults(func=cmd_restore)
 

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kafka_s3.core.errors import FormatError, ObjectExistsError
+from kafka_s3.core.groups import GROUPS_DIR, GroupSnapshot, snapshot_name, snapshot_time
 from kafka_s3.core.store import Store
 
 EXTENSION = ".chunk"
@@ -215,6 +216,28 @@ class ManifestStore:
         counts = [n.partition(".")[0] for n in names if n.endswith(PARTITION_COUNT_EXTENSIONS)]
         numbers = [int(c) for c in counts if c.isdigit()]
         return max(numbers) if numbers else None
+
+    # ---------------------------------------------------------------------------------------- consumer groups
+    def _groups_prefix(self, topic: str) -> str:
+        return f"{self.root}{self.delim}{topic}{self.delim}{GROUPS_DIR}{self.delim}"
+
+    def note_group_snapshot(self, snapshot: GroupSnapshot) -> bool:
+        """Create the snapshot's object (never replacing one: a snapshot of the same millisecond is kept).
+        ``False`` when one existed already."""
+        try:
+            self.store.put(f"{self._groups_prefix(snapshot.topic)}{snapshot_name(snapshot.at)}", snapshot.to_bytes())
+            return True
+        except ObjectExistsError:
+            return False
+
+    def group_snapshot_times(self, topic: str) -> list[int]:
+        """Times of the topic's consumer-group snapshots, ascending."""
+        names = [info.key.rsplit(self.delim, 1)[-1] for info in self.store.list(self._groups_prefix(topic))]
+        return sorted(t for t in (snapshot_time(n) for n in names) if t is not None)
+
+    def group_snapshot(self, topic: str, at: int) -> GroupSnapshot:
+        key = f"{self._groups_prefix(topic)}{snapshot_name(at)}"
+        return GroupSnapshot.from_bytes(self.store.get(key), key)
 
     # ---------------------------------------------------------------------------------------- resume checks
     def starts(self, topic: str, partition: int) -> list[int]:

@@ -115,6 +115,17 @@ RESTORE_PROPS = (
         origin="kafka-s3",
     ),
     Prop(
+        "restore.offset.map.topic",
+        Type.STRING,
+        "kafka-s3-offset-map",
+        "Topic of the target cluster (created when missing: 1 partition, kept forever) where each restore records, "
+        "with its progress and in the same transaction, which target offsets its source offsets went to; "
+        "restore --consumer-groups translates the groups' offsets with it. Empty: not recorded.",
+        M,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
         "restore.allow.same.topic",
         Type.BOOLEAN,
         "false",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from kafka_s3.core.errors import (
     PlanError,
     StoreAccessDeniedError,
 )
+from kafka_s3.core.groups import GroupSnapshot
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
@@ -127,6 +129,7 @@ class Backup:
         self.plugins = BackupPlugins.from_config(config)  # also validates every plugin setting before a job starts
         self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
         self._noted_counts: dict[str, int] = {}
+        self._last_snapshots: dict[str, GroupSnapshot | None] = {}  # topic -> the newest group snapshot stored
         self.topic_ids: dict[str, str] = {}  # topic -> id ("" where the broker has none), recorded with commits
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
@@ -229,6 +232,7 @@ class Backup:
         self.cycle_number += 1
         report = CycleReport(self.cycle_number, len(plans))
         if not plans:
+            self.snapshot_groups()
             return report
         started = time.monotonic()
         self._cycle_wall_start = time.time()
@@ -243,6 +247,7 @@ class Backup:
         results = [PartitionResult.from_json(r) for r in self.engine.run_tasks(description, task, len(plans))]
         log.info("cycle %d: spark job ran in %.2fs", self.cycle_number, time.monotonic() - job_started)
         self._apply(results, plans, report)
+        self.snapshot_groups()
         report.seconds = time.monotonic() - started
         self.finished.append(report)
         log.info(
@@ -352,6 +357,52 @@ class Backup:
             for (topic, partition), offset in sorted(commits.items()):
                 log.debug("group %s: %s[%d] committed at %d", self.group, topic, partition, offset)
 
+    def snapshot_groups(self) -> None:
+        """Record the committed offsets of the consumer groups on the backed-up topics, after the cycle's commit
+        (``backup.consumer.groups.*``): one immutable object per topic whose groups' offsets changed since the
+        newest snapshot stored. A failure is logged and retried next cycle: the records' backup goes on."""
+        if not self.config["backup.consumer.groups.enable"]:
+            return
+        topics = sorted({tp[0] for tp in self.states})
+        if not topics:
+            return
+        pattern = re.compile(self.config["backup.consumer.groups.regex"])
+        try:
+            groups = [
+                g
+                for g in self.admin.list_groups()
+                if g != self.group and pattern.fullmatch(g) and not g.startswith("kafka-s3-restore-")
+            ]
+            offsets = self.admin.groups_on_topics(groups, topics)
+            at = int(time.time() * 1000)
+            for topic in topics:
+                snapshot = GroupSnapshot(
+                    topic,
+                    at,
+                    {
+                        group: {p: o for (t, p), o in sorted(tps.items()) if t == topic}
+                        for group, tps in offsets.items()
+                        if any(t == topic for t, _ in tps)
+                    },
+                )
+                if topic not in self._last_snapshots:
+                    times = self.manifests.group_snapshot_times(topic)
+                    self._last_snapshots[topic] = self.manifests.group_snapshot(topic, times[-1]) if times else None
+                last = self._last_snapshots[topic]
+                if snapshot.same_offsets(last) or (last is None and not snapshot.groups):
+                    continue
+                self.manifests.note_group_snapshot(snapshot)
+                self._last_snapshots[topic] = snapshot
+                log.info(
+                    "%s: consumer-group snapshot of %d group(s) at %d",
+                    topic,
+                    len(snapshot.groups),
+                    at,
+                    extra={"topic": topic, "groups": sorted(snapshot.groups), "at": at},
+                )
+        except KafkaS3Error as exc:
+            log.error("consumer-group snapshot failed (retried next cycle): %s", exc)
+
     def _retry_later(self, tp: TP, state: PartitionState, error: str, report: CycleReport) -> None:
         """A partition whose task failed in a way another attempt may cure: retried with exponential backoff,
         reported in the cycle's report and the log; the other partitions keep moving."""
@@ -399,6 +450,8 @@ class Backup:
                 time.sleep(max(0.0, min(waiting) - time.monotonic()))  # only failing partitions are left
                 continue
             summary.cycles.append(self._run_once_cycle(plans))
+        if not summary.cycles:
+            self.snapshot_groups()
         summary.committed = {tp: s.next_offset for tp, s in self.states.items()}
         return summary
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaError, PlanError, RestoreFailed
+from kafka_s3.core.groups import OffsetMap, Translation, pick_snapshot, translate_offset
 from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
@@ -34,6 +36,7 @@ from kafka_s3.pipelines.read.integrity import (
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import Gap, order_warning, unprovable_bound
+from kafka_s3.pipelines.restore.groups import GroupsPlan, MapKey, read_offset_maps
 from kafka_s3.pipelines.restore.progress import ProgressIdentity, Start, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
@@ -217,6 +220,7 @@ class Restore:
                     exactly_once=exactly_once,
                     transactional_id=f"{self.progress_base}-{tp[0]}-{tp[1]}",
                     progress_group=f"{self.progress_base}-{tp[0]}",
+                    offset_map_topic=self.config["restore.offset.map.topic"],
                 )
             )
         if unprovable:
@@ -338,6 +342,7 @@ class Restore:
             log.warning("skipped (--allow-gaps): %s", finding)
         plans = plan_set.plans
         if plans:
+            self._ensure_offset_map_topic()
             summary.results = self._run_job(plans)
         logged = self.config["behavior.on.error"] == "log"
         for result in summary.results:
@@ -375,8 +380,7 @@ class Restore:
         records (refused, unless ``--restart``)."""
         if not plans:
             return plans
-        cluster = self.admin.cluster_id()
-        topic_ids = self.admin.topic_ids({p.target_topic for p in plans})
+        identities = self._identities(plans)
         targets = [(p.target_topic, p.target_partition) for p in plans]
         ends = self.admin.end_offsets(targets, read_committed=False)
         committed: dict[tuple[str, TP], tuple[int | None, str]] = {}
@@ -384,20 +388,9 @@ class Restore:
             tps = [(p.target_topic, p.target_partition) for p in plans if p.progress_group == group]
             for tp, value in self.admin.group_offsets_with_metadata(group, tps).items():
                 committed[(group, tp)] = value
-        source = f"{self.store.url}/{self.plugins.layout.topics_dir}"
         decided, refusals = [], []
-        for plan in plans:
+        for plan, identity in zip(plans, identities, strict=True):
             tp = (plan.target_topic, plan.target_partition)
-            identity = ProgressIdentity(
-                source,
-                plan.source_topic,
-                plan.source_partition,
-                cluster,
-                plan.target_topic,
-                topic_ids.get(plan.target_topic, ""),
-                plan.target_partition,
-                str(plan.bounds),
-            )
             offset, metadata = committed.get((plan.progress_group, tp), (None, ""))
             decision = decide(identity, offset, metadata, ends.get(tp, 0), self.options.restart)
             if decision.refused:
@@ -410,6 +403,125 @@ class Restore:
         if refusals:
             raise PlanError("nothing was produced: " + "; ".join(refusals))
         return decided
+
+    # ------------------------------------------------------------------------------------------------ groups
+    def translate_groups(self, regex: str = ".*", dry_run: bool = False) -> GroupsPlan:
+        """Commit, on the target cluster, the recorded groups (full match of ``regex``) at the target offsets their
+        source offsets translate to (:mod:`.groups`); ``dry_run`` commits nothing. Groups with active members on the
+        target are refused (a ``PlanError`` naming them; nothing is committed)."""
+        try:
+            pattern = re.compile(regex)
+        except re.error as exc:
+            raise ConfigError(f"--consumer-groups: not a regular expression: {regex!r} ({exc})") from None
+        plan_set = self.current_plan or self.plan()
+        manifests = self.plugins.manifests(self.store)
+        result = GroupsPlan()
+        wanted: list[tuple[str, str, int, int]] = []  # group, source topic, partition, committed source offset
+        for topic in sorted(plan_set.targets):
+            at = pick_snapshot(manifests.group_snapshot_times(topic), self.options.until_timestamp)
+            result.snapshots[topic] = at
+            if at is None:
+                continue
+            snapshot = manifests.group_snapshot(topic, at)
+            for group, offsets in sorted(snapshot.groups.items()):
+                if pattern.fullmatch(group):
+                    wanted.extend((group, topic, p, o) for p, o in sorted(offsets.items()))
+        if not wanted:
+            return result
+        existing = self.admin.topics()
+        targets = {(t, p): plan_set.targets[t] for _, t, p, _ in wanted}
+        plans = {(p.source_topic, p.source_partition): p for p in plan_set.plans}
+        keyed = [
+            (tp, plans.get(tp) or RestorePlan(tp[0], tp[1], target, (), self.options.bounds(tp), False, "", ""))
+            for tp, target in sorted(targets.items())
+        ]
+        present = [(tp, plan) for tp, plan in keyed if existing.get(plan.target_topic, 0) > tp[1]]
+        identities = {
+            (tp[0], tp[1], plan.target_topic, plan.target_partition): identity.to_metadata()
+            for (tp, plan), identity in zip(present, self._identities([p for _, p in present]), strict=True)
+        }
+        map_topic = self.config["restore.offset.map.topic"]
+        maps: dict[MapKey, OffsetMap] = {}
+        if map_topic and map_topic in existing:
+            end = self.admin.end_offsets([(map_topic, 0)], read_committed=True)[(map_topic, 0)]
+            maps = read_offset_maps(self.consumer_settings, map_topic, end, self.progress_base, identities)
+        ends = self.admin.end_offsets([(p.target_topic, p.target_partition) for _, p in present], read_committed=True)
+        for group, topic, partition, offset in wanted:
+            target = targets[(topic, partition)]
+            key = (topic, partition, target, partition)
+            if key not in identities:  # the target partition does not exist (yet: a dry run before creating it)
+                result.translations.append(
+                    Translation(group, topic, partition, offset, target, partition, None, "pending")
+                )
+                continue
+            offset_map = maps.get(key, OffsetMap())
+            planned = plans.get((topic, partition))
+            if dry_run and planned is not None and planned.objects and not offset_map.ranges:
+                translated, how = None, "pending"
+            else:
+                translated, how = translate_offset(offset_map, offset, ends[(target, partition)])
+            result.translations.append(Translation(group, topic, partition, offset, target, partition, translated, how))
+        groups = sorted({t.group for t in result.translations})
+        result.active = {g: n for g, n in self.admin.active_members(groups).items() if n}
+        if dry_run:
+            return result
+        if result.active:
+            raise PlanError(
+                "restore --consumer-groups: "
+                + "; ".join(
+                    f"group {g} has {n} active member(s) on the target cluster" for g, n in result.active.items()
+                )
+                + ": stop its consumers first; no group offsets were committed"
+            )
+        for group in groups:
+            commits = {
+                (t.target_topic, t.target_partition): t.target_offset
+                for t in result.translations
+                if t.group == group and t.target_offset is not None
+            }
+            metadata = {
+                (t.target_topic, t.target_partition): f"kafka-s3 restore: {t.source_topic}[{t.source_partition}] "
+                f"{t.source_offset}"
+                for t in result.translations
+                if t.group == group
+            }
+            self.admin.commit_group_offsets(group, commits, metadata)
+        result.committed = True
+        for t in result.translations:
+            log.info("%s", t.line())
+        return result
+
+    def _identities(self, plans: list[RestorePlan]) -> list[ProgressIdentity]:
+        """Each plan's identity (:mod:`.progress`): what its progress and its offset map are stamped with."""
+        cluster = self.admin.cluster_id()
+        topic_ids = self.admin.topic_ids({p.target_topic for p in plans})
+        source = f"{self.store.url}/{self.plugins.layout.topics_dir}"
+        return [
+            ProgressIdentity(
+                source,
+                plan.source_topic,
+                plan.source_partition,
+                cluster,
+                plan.target_topic,
+                topic_ids.get(plan.target_topic, ""),
+                plan.target_partition,
+                str(plan.bounds),
+            )
+            for plan in plans
+        ]
+
+    def _ensure_offset_map_topic(self) -> None:
+        """The offset map's topic exists before any task writes to it (one partition: its records are few)."""
+        topic = self.config["restore.offset.map.topic"]
+        if not topic or topic in self.admin.topics():
+            return
+        replication = int(self._creation_settings()[0])
+        try:
+            self.admin.create_topic(topic, 1, replication, {"retention.ms": "-1", "retention.bytes": "-1"})
+        except KafkaError:
+            if topic not in self.admin.topics():  # created by a concurrent restore meanwhile: fine
+                raise
+        log.info("created topic %s (the restores' offset maps, restore.offset.map.topic)", topic)
 
     def _run_job(self, plans: list[RestorePlan]) -> list[RestoreResult]:
         cap = self.config["tasks.max"]

@@ -1,0 +1,172 @@
+"""Issue 17 items 1 and 4: the backup records the consumer groups' committed offsets; ``restore --consumer-groups``
+commits them on the target at the offsets their source offsets translate to, so each group's consumers read next
+exactly the record they would have read on the source.
+
+Real broker, real S3, real Spark. The target's offsets differ from the source's on purpose: the target already holds
+records, the restore is exactly-once with small transactions (a marker per transaction), the source has gaps.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+from restore_helpers import end_offsets, records
+
+from kafka_s3.core.errors import PlanError
+from kafka_s3.core.groups import GroupSnapshot
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
+
+pytestmark = pytest.mark.integration
+
+ENVELOPE = {"format.class": "avro", "store.envelope": "true", "flush.size": "100"}
+PARTITIONS, PER_PARTITION, AT = 3, 1000, 500
+
+
+def value_number(value: bytes) -> int:
+    return int(json.loads(value)["n"])
+
+
+def next_records(bootstrap: str, topic: str, group: str, partitions: int) -> dict[int, int | None]:
+    """What a consumer of ``group`` subscribing to ``topic`` reads first on each partition (``n`` of the value);
+    ``None`` where nothing comes (the group is at the end). auto.offset.reset=latest: a group without a committed
+    offset would read nothing."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "latest",
+            "isolation.level": "read_committed",
+        }
+    )
+    seen: dict[int, int | None] = {}
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 40
+        while len(seen) < partitions and time.monotonic() < deadline:
+            for m in consumer.consume(num_messages=100, timeout=0.5):
+                if m.error() is None and m.partition() not in seen:
+                    seen[m.partition()] = value_number(m.value())
+    finally:
+        consumer.close()
+    return {p: seen.get(p) for p in range(partitions)}
+
+
+@pytest.fixture
+def group() -> str:
+    return f"app-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def source(fresh_topic, produce, kafka_bootstrap, group):
+    """3 partitions of 1,000 records, the group committed at 500 on each."""
+    topic = fresh_topic(PARTITIONS)
+    produce(topic, records(PARTITIONS, PER_PARTITION))
+    Admin({"bootstrap.servers": kafka_bootstrap}).commit_group_offsets(
+        group, {(topic, p): AT for p in range(PARTITIONS)}
+    )
+    return topic
+
+
+@pytest.fixture
+def target(fresh_topic, produce):
+    """The target already holds 37 records in partition 0 (so offsets shift there)."""
+    name = fresh_topic(PARTITIONS)
+    produce(name, [{"partition": 0, "value": json.dumps({"n": -1 - i}).encode()} for i in range(37)])
+    return name
+
+
+def restore_properties(source: str, target: str, **more) -> dict:
+    return {**ENVELOPE, "topic.rename": f"{source}:{target}", "restore.transaction.records": "90", **more}
+
+
+def test_item17_group_resumes_at_source_record_500_after_an_exactly_once_restore(
+    source, target, group, backup, restorer, fresh_bucket, kafka_bootstrap, s3_client
+):
+    backup(fresh_bucket, source, ENVELOPE)
+    # The snapshot is a metadata object, never named like data.
+    keys = [
+        o["Key"]
+        for o in s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix="topics/_kafka-s3/")["Contents"]
+        if "/consumer-groups/" in o["Key"]
+    ]
+    assert len(keys) == 1 and keys[0].endswith(".offsets"), keys
+    snapshot = GroupSnapshot.from_bytes(s3_client.get_object(Bucket=fresh_bucket, Key=keys[0])["Body"].read())
+    assert snapshot.groups[group] == dict.fromkeys(range(PARTITIONS), AT)
+
+    restore = restorer(fresh_bucket, source, restore_properties(source, target))
+    assert restore.exactly_once()
+    assert restore.run().records == PARTITIONS * PER_PARTITION
+    plan = restore.translate_groups()
+    mine = sorted((t.source_partition, t.source_offset, t.target_offset) for t in plan.translations if t.group == group)
+    # partition 0: 37 foreign records, then a marker after every 90 records (5 transactions before record 500)
+    assert mine[0][2] != AT and [m[:2] for m in mine] == [(p, AT) for p in range(PARTITIONS)]
+    assert next_records(kafka_bootstrap, target, group, PARTITIONS) == {p: p * 1000 + AT for p in range(PARTITIONS)}
+
+
+def test_item17_a_second_backup_without_group_changes_writes_no_new_snapshot(
+    source, group, backup, fresh_bucket, s3_client, produce, kafka_bootstrap
+):
+    backup(fresh_bucket, source, ENVELOPE)
+    produce(source, records(1, 5))
+    backup(fresh_bucket, source, ENVELOPE)
+    prefix = "topics/_kafka-s3/avro/" + source + "/consumer-groups/"
+    assert len(s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix=prefix)["Contents"]) == 1
+    Admin({"bootstrap.servers": kafka_bootstrap}).commit_group_offsets(group, {(source, 0): 700})
+    backup(fresh_bucket, source, ENVELOPE)
+    assert len(s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix=prefix)["Contents"]) == 2  # history kept
+
+
+def test_item17_disabled_or_unmatched_groups_are_not_recorded(source, backup, fresh_bucket, s3_client):
+    backup(fresh_bucket, source, {**ENVELOPE, "backup.consumer.groups.regex": "nothing-matches"})
+    listed = s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix="topics/_kafka-s3/")["Contents"]
+    assert not [o["Key"] for o in listed if "/consumer-groups/" in o["Key"]]
+    backup(fresh_bucket, source, {**ENVELOPE, "backup.consumer.groups.enable": "false", "name": "other"})
+    listed = s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix="topics/_kafka-s3/")["Contents"]
+    assert not [o["Key"] for o in listed if "/consumer-groups/" in o["Key"]]
+
+
+def test_item17_point_in_time_bound_before_the_group_offset_puts_the_group_at_the_target_end(
+    source, target, group, backup, restorer, fresh_bucket, kafka_bootstrap
+):
+    backup(fresh_bucket, source, ENVELOPE)
+    until = RestoreOptions(until_offsets=parse_offsets("0:300,1:300,2:300", "--until-offset"))
+    restore = restorer(fresh_bucket, source, restore_properties(source, target), until)
+    assert restore.run().records == PARTITIONS * 300
+    plan = restore.translate_groups(group)
+    ends = end_offsets(kafka_bootstrap, target, read_committed=True)
+    assert {t.target_partition: (t.target_offset, t.how) for t in plan.translations} == {
+        p: (ends[p], "after") for p in range(PARTITIONS)
+    }
+    committed = Admin({"bootstrap.servers": kafka_bootstrap}).group_offsets(
+        group, [(target, p) for p in range(PARTITIONS)]
+    )
+    assert committed == {(target, p): ends[p] for p in range(PARTITIONS)}
+
+
+def test_item17_a_group_with_active_members_on_the_target_is_refused(
+    source, target, group, backup, restorer, fresh_bucket, kafka_bootstrap
+):
+    from confluent_kafka import Consumer
+
+    backup(fresh_bucket, source, ENVELOPE)
+    restore = restorer(fresh_bucket, source, restore_properties(source, target))
+    restore.run()
+    member = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": group, "auto.offset.reset": "latest"})
+    try:
+        member.subscribe([target])
+        deadline = time.monotonic() + 30
+        while not member.assignment() and time.monotonic() < deadline:
+            member.poll(0.2)
+        with pytest.raises(PlanError, match=f"group {group} has 1 active member"):
+            restore.translate_groups(group)
+    finally:
+        member.close()
+    committed = Admin({"bootstrap.servers": kafka_bootstrap}).group_offsets(group, [(target, 0)])
+    assert committed == {(target, 0): None}

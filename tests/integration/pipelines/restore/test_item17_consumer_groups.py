@@ -170,3 +170,62 @@ def test_item17_a_group_with_active_members_on_the_target_is_refused(
         member.close()
     committed = Admin({"bootstrap.servers": kafka_bootstrap}).group_offsets(group, [(target, 0)])
     assert committed == {(target, 0): None}
+
+
+def produce_with_gaps(bootstrap: str, topic: str, partitions: int) -> None:
+    """Per partition: 300 committed records (offsets 0..299, marker 300), 100 aborted ones (301..400, marker 401),
+    300 committed ones (402..701, marker 702): a read_committed backup holds offsets with two holes."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"gaps-{uuid.uuid4().hex[:8]}"})
+    producer.init_transactions(30)
+    for first, count, commit in ((0, 300, True), (10_000, 100, False), (300, 300, True)):
+        producer.begin_transaction()
+        for p in range(partitions):
+            for i in range(first, first + count):
+                producer.produce(topic, json.dumps({"n": p * 1000 + i}).encode(), f"k{i}".encode(), partition=p)
+        producer.flush(30)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+
+
+def test_item17_source_with_gaps_group_in_an_aborted_range_resumes_at_the_next_restored_record(
+    fresh_topic, target, group, backup, restorer, fresh_bucket, kafka_bootstrap
+):
+    source = fresh_topic(PARTITIONS)
+    produce_with_gaps(kafka_bootstrap, source, PARTITIONS)
+    assert end_offsets(kafka_bootstrap, source) == dict.fromkeys(range(PARTITIONS), 703)
+    admin = Admin({"bootstrap.servers": kafka_bootstrap})
+    # group: inside the aborted records; group-b: on the marker after the first transaction; group-c: a record
+    admin.commit_group_offsets(group, {(source, p): 350 for p in range(PARTITIONS)})
+    admin.commit_group_offsets(f"{group}-b", {(source, p): 300 for p in range(PARTITIONS)})
+    admin.commit_group_offsets(f"{group}-c", {(source, p): 450 for p in range(PARTITIONS)})
+    backup(fresh_bucket, source, ENVELOPE)
+    restore = restorer(fresh_bucket, source, restore_properties(source, target))
+    assert restore.run().records == PARTITIONS * 600
+    restore.translate_groups(f"{group}.*")
+    # source offset 402 holds the 301st committed record (n = p*1000 + 300); 450 holds n = p*1000 + 348
+    assert next_records(kafka_bootstrap, target, group, PARTITIONS) == {p: p * 1000 + 300 for p in range(PARTITIONS)}
+    assert next_records(kafka_bootstrap, target, f"{group}-b", PARTITIONS) == {
+        p: p * 1000 + 300 for p in range(PARTITIONS)
+    }
+    assert next_records(kafka_bootstrap, target, f"{group}-c", PARTITIONS) == {
+        p: p * 1000 + 348 for p in range(PARTITIONS)
+    }
+
+
+def test_item17_restore_into_the_recreated_source_topic_without_rename(
+    source, group, backup, restorer, fresh_bucket, kafka_bootstrap
+):
+    from restore_helpers import recreate_empty
+
+    backup(fresh_bucket, source, ENVELOPE)
+    recreate_empty(kafka_bootstrap, source, PARTITIONS)  # the disaster: the topic and its records are gone
+    Admin({"bootstrap.servers": kafka_bootstrap}).delete_group(group)  # and the group's offsets with it
+    restore = restorer(fresh_bucket, source, {**ENVELOPE, "restore.transaction.records": "90"})
+    assert restore.run().records == PARTITIONS * PER_PARTITION
+    plan = restore.translate_groups(group)
+    assert {(t.source_topic, t.target_topic) for t in plan.translations} == {(source, source)}
+    assert next_records(kafka_bootstrap, source, group, PARTITIONS) == {p: p * 1000 + AT for p in range(PARTITIONS)}

@@ -229,3 +229,69 @@ def test_item17_restore_into_the_recreated_source_topic_without_rename(
     plan = restore.translate_groups(group)
     assert {(t.source_topic, t.target_topic) for t in plan.translations} == {(source, source)}
     assert next_records(kafka_bootstrap, source, group, PARTITIONS) == {p: p * 1000 + AT for p in range(PARTITIONS)}
+
+
+def test_item17_kill_9_mid_restore_then_resume_and_consumer_groups_from_the_cli(
+    fresh_topic, target, group, backup, make_config, fresh_bucket, kafka_bootstrap, produce, tmp_path
+):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from restore_helpers import read_topic, restore_progress, run_cli, write_properties
+
+    per_partition, late = 20_000, 15_000
+    source = fresh_topic(PARTITIONS)
+    produce(source, records(PARTITIONS, per_partition))
+    admin = Admin({"bootstrap.servers": kafka_bootstrap})
+    admin.commit_group_offsets(group, {(source, p): AT for p in range(PARTITIONS)})
+    admin.commit_group_offsets(f"{group}-late", {(source, p): late for p in range(PARTITIONS)})
+    backup(fresh_bucket, source, {**ENVELOPE, "flush.size": "2000"})
+
+    raw, config = make_config(
+        fresh_bucket,
+        source,
+        source=True,
+        **{
+            k.replace(".", "__"): v
+            for k, v in restore_properties(source, target, **{"restore.transaction.records": "500"}).items()
+        },
+    )
+    props = str(write_properties(tmp_path / "restore.properties", raw))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_s3.cli", "restore", "--no-progress", "-c", props],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not any(v for v in restore_progress(kafka_bootstrap, config, source, target).values()):
+            assert proc.poll() is None, "the restore ended before it could be killed"
+            assert time.monotonic() < deadline, "the restore never committed progress"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)  # kill -9: the driver, its JVM and its Python workers
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    at_kill = restore_progress(kafka_bootstrap, config, source, target)
+    assert any(v is None or v < per_partition for v in at_kill.values()), at_kill  # killed mid-restore
+
+    resumed = run_cli(["restore", "--no-progress", "-c", props, "--consumer-groups", f"{group}.*"], timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-4000:]
+    for p in range(PARTITIONS):
+        assert f"group {group}: {source}[{p}] {AT} -> {target}[{p}] " in resumed.stdout, resumed.stdout
+    counts = {p: len(rows) for p, rows in read_topic(kafka_bootstrap, target).items()}
+    assert counts == {0: 37 + per_partition, 1: per_partition, 2: per_partition}  # exactly once across the kill
+    assert next_records(kafka_bootstrap, target, group, PARTITIONS) == {p: p * 1000 + AT for p in range(PARTITIONS)}
+    assert next_records(kafka_bootstrap, target, f"{group}-late", PARTITIONS) == {
+        p: p * 1000 + late for p in range(PARTITIONS)
+    }
+
+    planned = run_cli(["restore", "--dry-run", "-c", props, "--consumer-groups", group])
+    assert planned.returncode == 0, planned.stderr[-4000:]
+    assert f"group {group}: {source}[1] {AT} -> {target}[1] " in planned.stdout, planned.stdout
+    assert f"{group}-late" not in planned.stdout

@@ -31,6 +31,7 @@ from typing import Any
 from kafka_s3.core.errors import FormatError, ObjectExistsError
 from kafka_s3.core.groups import GROUPS_DIR, GroupSnapshot, snapshot_name, snapshot_time
 from kafka_s3.core.store import Store
+from kafka_s3.core.topic_config import CONFIG_DIR, TopicConfig, config_name, config_time
 
 EXTENSION = ".chunk"
 TAIL = ".tail"
@@ -238,6 +239,26 @@ class ManifestStore:
     def group_snapshot(self, topic: str, at: int) -> GroupSnapshot:
         key = f"{self._groups_prefix(topic)}{snapshot_name(at)}"
         return GroupSnapshot.from_bytes(self.store.get(key), key)
+
+    # ---------------------------------------------------------------------------------------- topic configs
+    def _config_prefix(self, topic: str) -> str:
+        return f"{self.root}{self.delim}{topic}{self.delim}{CONFIG_DIR}{self.delim}"
+
+    def note_topic_config(self, record: TopicConfig) -> bool:
+        """Create the record's object (never replacing one). ``False`` when one existed already."""
+        try:
+            self.store.put(f"{self._config_prefix(record.topic)}{config_name(record.at)}", record.to_bytes())
+            return True
+        except ObjectExistsError:
+            return False
+
+    def topic_config_times(self, topic: str) -> list[int]:
+        names = [info.key.rsplit(self.delim, 1)[-1] for info in self.store.list(self._config_prefix(topic))]
+        return sorted(t for t in (config_time(n) for n in names) if t is not None)
+
+    def topic_config(self, topic: str, at: int) -> TopicConfig:
+        key = f"{self._config_prefix(topic)}{config_name(at)}"
+        return TopicConfig.from_bytes(self.store.get(key), key)
 
     # ---------------------------------------------------------------------------------------- resume checks
     def starts(self, topic: str, partition: int) -> list[int]:

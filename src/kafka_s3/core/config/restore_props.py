@@ -126,6 +126,17 @@ RESTORE_PROPS = (
         origin="kafka-s3",
     ),
     Prop(
+        "restore.topic.configs",
+        Type.BOOLEAN,
+        "false",
+        "Create missing target topics (topic.creation.enable) with the partition count and the topic configs the "
+        "backup recorded for the source (cleanup.policy, retention.*, segment.*, ...); topic.creation.default.* "
+        "still win. An existing target whose cleanup.policy differs from the source's gets a warning either way.",
+        M,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
         "restore.allow.same.topic",
         Type.BOOLEAN,
         "false",

@@ -157,6 +157,31 @@ class Admin:
         except Exception as exc:
             raise _error(f"create topic {name!r} with {partitions} partitions", exc) from None
 
+    def topic_configs(self, names: Iterable[str], only_own: bool = True) -> dict[str, dict[str, str]]:
+        """Each topic's configs: only those set on the topic itself (``only_own``), or all; sensitive ones never."""
+        from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType  # type: ignore[attr-defined]
+
+        names = sorted(set(names))
+        if not names:
+            return {}
+        self._contact()
+        resources = [ConfigResource(ResourceType.TOPIC, name) for name in names]
+        out: dict[str, dict[str, str]] = {}
+        try:
+            futures = self.client.describe_configs(resources, request_timeout=self.timeout)
+            for resource, future in futures.items():
+                entries = future.result(self.timeout)
+                out[resource.name] = {
+                    key: str(entry.value)
+                    for key, entry in sorted(entries.items())
+                    if entry.value is not None
+                    and not entry.is_sensitive
+                    and (not only_own or entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
+                }
+        except Exception as exc:
+            raise _error(f"describe configs of topic(s) {', '.join(names)}", exc) from None
+        return out
+
     def delete_topic(self, name: str) -> None:
         futures = self.client.delete_topics([name], operation_timeout=self.timeout)
         try:

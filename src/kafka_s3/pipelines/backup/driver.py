@@ -28,6 +28,7 @@ from kafka_s3.core.errors import (
 )
 from kafka_s3.core.groups import GroupSnapshot
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
+from kafka_s3.core.topic_config import TopicConfig
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.io.stores.conformance import check_conditional_put
@@ -130,6 +131,7 @@ class Backup:
         self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
         self._noted_counts: dict[str, int] = {}
         self._last_snapshots: dict[str, GroupSnapshot | None] = {}  # topic -> the newest group snapshot stored
+        self._last_configs: dict[str, TopicConfig | None] = {}  # topic -> the newest configuration record stored
         self.topic_ids: dict[str, str] = {}  # topic -> id ("" where the broker has none), recorded with commits
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
@@ -147,7 +149,32 @@ class Backup:
             if self._noted_counts.get(topic) != count:  # a restore creates missing topics with this count
                 self.manifests.note_partition_count(topic, count)
                 self._noted_counts[topic] = count
+        self._note_topic_configs(topics)
         return topics
+
+    def _note_topic_configs(self, topics: dict[str, int]) -> None:
+        """Record each topic's partition count and own configs whenever they changed since the newest record
+        stored (history: records are never replaced). A failure is logged and retried next cycle."""
+        try:
+            configs = self.admin.topic_configs(topics)
+            at = int(time.time() * 1000)
+            for topic, count in sorted(topics.items()):
+                record = TopicConfig(topic, at, count, configs.get(topic, {}))
+                if topic not in self._last_configs:
+                    times = self.manifests.topic_config_times(topic)
+                    self._last_configs[topic] = self.manifests.topic_config(topic, times[-1]) if times else None
+                if record.same_as(self._last_configs[topic]):
+                    continue
+                self.manifests.note_topic_config(record)
+                self._last_configs[topic] = record
+                log.info(
+                    "%s: recorded %d partitions and configs %s",
+                    topic,
+                    count,
+                    ", ".join(f"{k}={v}" for k, v in sorted(record.configs.items())) or "(defaults)",
+                )
+        except KafkaS3Error as exc:
+            log.error("recording topic configurations failed (retried next cycle): %s", exc)
 
     def _resume(self, tps: list[TP]) -> None:
         """Initial positions for partitions seen for the first time (:mod:`.resume`)."""

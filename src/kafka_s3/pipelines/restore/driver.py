@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaError, PlanError, RestoreFailed
 from kafka_s3.core.groups import OffsetMap, Translation, pick_snapshot, translate_offset
+from kafka_s3.core.topic_config import TopicConfig, creation_configs, policy_warning
 from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
@@ -55,6 +56,7 @@ class RestorePlanSet:
     target_partitions: dict[str, int | None] = field(default_factory=dict)
     creation_partitions: dict[str, int] = field(default_factory=dict)  # missing targets: partitions they get
     blockers: list[str] = field(default_factory=list)  # what would stop the restore (dry runs)
+    warnings: list[str] = field(default_factory=list)  # what the plan warns about (cleanup.policy mismatches)
     checks: dict[TP, PartitionCheck] = field(default_factory=dict)  # is the backup whole (read/integrity)
     timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
 
@@ -261,6 +263,9 @@ class Restore:
                     )
                     continue
                 count = max(count, self._recorded_partitions(plan_set, target))
+                if self.config["restore.topic.configs"]:
+                    recorded = self._recorded_config(plan_set, target)
+                    count = max(count, recorded[1].partitions if recorded else 0)
                 plan_set.creation_partitions[target] = count
                 if create:
                     self._create_target(plan_set, target, count)
@@ -270,7 +275,34 @@ class Restore:
                     f"partitions (kafka-topics --alter --partitions {count}) or restore to another topic; nothing "
                     "was produced"
                 )
+        self._check_policies(plan_set, [t for t in sorted(needed) if t in existing])
         self._check_feedback_loop(plan_set, existing, fail)
+
+    def _recorded_config(self, plan_set: RestorePlanSet, target: str) -> tuple[str, TopicConfig] | None:
+        """The configuration the backup recorded for the source topic routed to ``target`` (the newest at or before
+        ``--until-timestamp`` when given), with that source's name; ``None`` when none was recorded."""
+        manifests = self.plugins.manifests(self.store)
+        for source, routed in sorted(plan_set.targets.items()):
+            if routed != target:
+                continue
+            at = pick_snapshot(manifests.topic_config_times(source), self.options.until_timestamp)
+            if at is not None:
+                return source, manifests.topic_config(source, at)
+        return None
+
+    def _check_policies(self, plan_set: RestorePlanSet, targets: list[str]) -> None:
+        """Existing targets whose cleanup.policy differs from the source's: a warning in the plan and the log."""
+        actual = self.admin.topic_configs(targets, only_own=False) if targets else {}
+        for target in targets:
+            recorded = self._recorded_config(plan_set, target)
+            if recorded is None:
+                continue
+            warning = policy_warning(
+                recorded[0], recorded[1], target, actual.get(target, {}).get("cleanup.policy", "delete")
+            )
+            if warning:
+                plan_set.warnings.append(warning)
+                log.warning("%s", warning)
 
     def _recorded_partitions(self, plan_set: RestorePlanSet, target: str) -> int:
         """The partition count the backup recorded for the source topic(s) routed to ``target`` (0 when none did:
@@ -281,6 +313,9 @@ class Restore:
 
     def _create_target(self, plan_set: RestorePlanSet, target: str, count: int) -> None:
         replication, topic_config = self._creation_settings()
+        if self.config["restore.topic.configs"]:
+            recorded = self._recorded_config(plan_set, target)
+            topic_config = creation_configs(recorded[1] if recorded else None, topic_config)
         self.admin.create_topic(target, count, replication, topic_config)
         plan_set.created_topics.append(target)
         plan_set.target_partitions[target] = count

@@ -233,6 +233,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         allow_gaps=args.allow_gaps,
         verify_deep=args.verify_deep,
         restart=args.restart,
+        schemas=args.schemas,
     )
     _check_bounds(options)
     if len(configs) > 1:
@@ -256,6 +257,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
                     summary = restore.run()
                 if interrupts.signum is None:
                     print_restore_summary(summary)
+                    if restore.current_plan is not None and restore.current_plan.schema_note:
+                        print(restore.current_plan.schema_note)
                 if interrupts.signum is None and args.consumer_groups is not None:
                     for line in restore.translate_groups(args.consumer_groups).lines():
                         print(line)
@@ -344,6 +347,14 @@ def _dry_run(restore: Restore, consumer_groups: str | None = None) -> int:
         plan_set.blockers.extend(str(f) for f in plan_set.blocking)
     restore.check_targets(plan_set, create=False)
     print(describe_plan(plan_set))
+    if restore.options.schemas:
+        saved = restore.saved_schemas(plan_set)
+        subjects = sorted({s for record in saved for s in record.subjects})
+        versions = sum(len(v) for record in saved for v in record.subjects.values())
+        print(
+            f"schemas: {versions} saved version(s) of {', '.join(subjects) or 'no subject'} would be registered in "
+            "the target registry; ids the target assigns differently are rewritten in the restored payloads"
+        )
     if consumer_groups is not None:
         restore.current_plan = plan_set
         groups = restore.translate_groups(consumer_groups, dry_run=True)
@@ -488,6 +499,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     restore.add_argument(
         "--verify-deep", action="store_true", help="decode every object before producing anything (reads it all twice)"
+    )
+    restore.add_argument(
+        "--schemas",
+        action="store_true",
+        help="first register the backup's saved Schema Registry subjects in schemas.registry.url, rewriting schema "
+        "ids in restored payloads where the target assigns other ids (use it on every run of that restore)",
     )
     restore.add_argument(
         "--consumer-groups",

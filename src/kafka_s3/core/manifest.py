@@ -30,6 +30,7 @@ from typing import Any
 
 from kafka_s3.core.errors import FormatError, ObjectExistsError
 from kafka_s3.core.groups import GROUPS_DIR, GroupSnapshot, snapshot_name, snapshot_time
+from kafka_s3.core.schemas import SCHEMAS_DIR, SavedSchemas, schemas_name, schemas_time
 from kafka_s3.core.store import Store
 from kafka_s3.core.topic_config import CONFIG_DIR, TopicConfig, config_name, config_time
 
@@ -259,6 +260,25 @@ class ManifestStore:
     def topic_config(self, topic: str, at: int) -> TopicConfig:
         key = f"{self._config_prefix(topic)}{config_name(at)}"
         return TopicConfig.from_bytes(self.store.get(key), key)
+
+    # ---------------------------------------------------------------------------------------- schemas
+    def _schemas_prefix(self, topic: str) -> str:
+        return f"{self.root}{self.delim}{topic}{self.delim}{SCHEMAS_DIR}{self.delim}"
+
+    def note_schemas(self, record: SavedSchemas) -> bool:
+        try:
+            self.store.put(f"{self._schemas_prefix(record.topic)}{schemas_name(record.at)}", record.to_bytes())
+            return True
+        except ObjectExistsError:
+            return False
+
+    def schemas_times(self, topic: str) -> list[int]:
+        names = [info.key.rsplit(self.delim, 1)[-1] for info in self.store.list(self._schemas_prefix(topic))]
+        return sorted(t for t in (schemas_time(n) for n in names) if t is not None)
+
+    def schemas(self, topic: str, at: int) -> SavedSchemas:
+        key = f"{self._schemas_prefix(topic)}{schemas_name(at)}"
+        return SavedSchemas.from_bytes(self.store.get(key), key)
 
     # ---------------------------------------------------------------------------------------- resume checks
     def starts(self, topic: str, partition: int) -> list[int]:

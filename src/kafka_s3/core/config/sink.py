@@ -315,6 +315,17 @@ SINK.define(
         origin="kafka-s3",
     ),
     Prop(
+        "schemas.registry.url",
+        Type.STRING,
+        "",
+        "Schema Registry whose subjects the backup saves (<topic>-key, <topic>-value, their references: every "
+        "version, id, type and the compatibility settings; default: the value or key converter's "
+        "schema.registry.url), and the target registry restore --schemas registers them in.",
+        M,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
         "store.allow.unconditional.puts",
         Type.BOOLEAN,
         "false",

@@ -28,6 +28,7 @@ from kafka_s3.core.errors import (
 )
 from kafka_s3.core.groups import GroupSnapshot
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
+from kafka_s3.core.schemas import SavedSchemas
 from kafka_s3.core.topic_config import TopicConfig
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
@@ -132,6 +133,7 @@ class Backup:
         self._noted_counts: dict[str, int] = {}
         self._last_snapshots: dict[str, GroupSnapshot | None] = {}  # topic -> the newest group snapshot stored
         self._last_configs: dict[str, TopicConfig | None] = {}  # topic -> the newest configuration record stored
+        self._last_schemas: dict[str, SavedSchemas | None] = {}  # topic -> the newest schema record stored
         self.topic_ids: dict[str, str] = {}  # topic -> id ("" where the broker has none), recorded with commits
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
@@ -150,7 +152,32 @@ class Backup:
                 self.manifests.note_partition_count(topic, count)
                 self._noted_counts[topic] = count
         self._note_topic_configs(topics)
+        self._note_schemas(topics)
         return topics
+
+    def _note_schemas(self, topics: dict[str, int]) -> None:
+        """Save the topics' Schema Registry subjects whenever they changed (when a registry is configured). A
+        failure is logged and retried next cycle."""
+        from kafka_s3.io.schema_registry.subjects import registry_for, save_subjects
+
+        try:
+            client = registry_for(self.config.originals)
+            if client is None:
+                return
+            at = int(time.time() * 1000)
+            for topic in sorted(topics):
+                saved = save_subjects(client, topic, at)
+                if topic not in self._last_schemas:
+                    times = self.manifests.schemas_times(topic)
+                    self._last_schemas[topic] = self.manifests.schemas(topic, times[-1]) if times else None
+                last = self._last_schemas[topic]
+                if saved.same_as(last) or (last is None and not saved.subjects):
+                    continue
+                self.manifests.note_schemas(saved)
+                self._last_schemas[topic] = saved
+                log.info("%s: saved Schema Registry subjects %s", topic, ", ".join(sorted(saved.subjects)))
+        except KafkaS3Error as exc:
+            log.error("saving Schema Registry subjects failed (retried next cycle): %s", exc)
 
     def _note_topic_configs(self, topics: dict[str, int]) -> None:
         """Record each topic's partition count and own configs whenever they changed since the newest record

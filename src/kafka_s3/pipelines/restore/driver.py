@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaError, PlanError, RestoreFailed
 from kafka_s3.core.groups import OffsetMap, Translation, pick_snapshot, translate_offset
+from kafka_s3.core.schemas import SavedSchemas
 from kafka_s3.core.topic_config import TopicConfig, creation_configs, policy_warning
 from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka.admin import TP, Admin
@@ -57,6 +58,7 @@ class RestorePlanSet:
     creation_partitions: dict[str, int] = field(default_factory=dict)  # missing targets: partitions they get
     blockers: list[str] = field(default_factory=list)  # what would stop the restore (dry runs)
     warnings: list[str] = field(default_factory=list)  # what the plan warns about (cleanup.policy mismatches)
+    schema_note: str = ""  # restore --schemas: ids preserved, or which are rewritten
     checks: dict[TP, PartitionCheck] = field(default_factory=dict)  # is the backup whole (read/integrity)
     timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
 
@@ -375,6 +377,8 @@ class Restore:
         )
         for finding in summary.skipped:
             log.warning("skipped (--allow-gaps): %s", finding)
+        if self.options.schemas:
+            plan_set.plans = self._import_schemas(plan_set)
         plans = plan_set.plans
         if plans:
             self._ensure_offset_map_topic()
@@ -526,6 +530,40 @@ class Restore:
             log.info("%s", t.line())
         return result
 
+    # ------------------------------------------------------------------------------------------------ schemas
+    def saved_schemas(self, plan_set: RestorePlanSet) -> list[SavedSchemas]:
+        """The newest saved subjects of each source topic (at or before ``--until-timestamp`` when given)."""
+        manifests = self.plugins.manifests(self.store)
+        out = []
+        for topic in sorted(plan_set.targets):
+            at = pick_snapshot(manifests.schemas_times(topic), self.options.until_timestamp)
+            if at is not None:
+                out.append(manifests.schemas(topic, at))
+        return out
+
+    def _import_schemas(self, plan_set: RestorePlanSet) -> list[RestorePlan]:
+        """``--schemas``: register the saved subjects in the target registry; where it gives other ids, the plans
+        rewrite them in the restored payloads."""
+        from kafka_s3.io.schema_registry.subjects import import_subjects, registry_for
+
+        client = registry_for(self.config.originals)
+        if client is None:
+            raise ConfigError(
+                "restore --schemas needs the target Schema Registry: set schemas.registry.url",
+                key="schemas.registry.url",
+            )
+        saved = self.saved_schemas(plan_set)
+        if not saved:
+            log.warning("restore --schemas: the backup saved no Schema Registry subjects for these topics")
+        ids: dict[int, int] = {}
+        for record in saved:
+            ids.update(import_subjects(client, record))
+            log.info("registered subjects %s in the target registry", ", ".join(sorted(record.subjects)))
+        moved = tuple(sorted((old, new) for old, new in ids.items() if old != new))
+        plan_set.schema_note = schema_note(len(ids), moved)
+        log.info("%s", plan_set.schema_note)
+        return [dataclasses.replace(p, schema_ids=moved) for p in plan_set.plans]
+
     def _identities(self, plans: list[RestorePlan]) -> list[ProgressIdentity]:
         """Each plan's identity (:mod:`.progress`): what its progress and its offset map are stamped with."""
         cluster = self.admin.cluster_id()
@@ -626,3 +664,14 @@ def late_objects(plan_set: RestorePlanSet, seen: dict[TP, set[str]], progress: d
                     )
         seen[tp] = keys
     return problems
+
+
+def schema_note(registered: int, moved: tuple[tuple[int, int], ...]) -> str:
+    """What ``restore --schemas`` does with the schema ids, in words (the plan and the summary say it)."""
+    if not moved:
+        return f"schemas: {registered} schema version(s) registered in the target registry, ids preserved"
+    pairs = ", ".join(f"{old}->{new}" for old, new in moved)
+    return (
+        f"schemas: {registered} schema version(s) registered in the target registry under other ids; the restore "
+        f"rewrites them in each wire-format key and value ({pairs})"
+    )

@@ -52,6 +52,7 @@ class RestorePlan:
     identity: str = ""  # stamped in the progress's metadata (see pipelines/restore/progress.py)
     fresh: bool = False  # ignore committed progress: it is not this restore's (the driver decided why)
     offset_map_topic: str = ""  # where the source -> target offset map goes, in each transaction ("": nowhere)
+    schema_ids: tuple[tuple[int, int], ...] = ()  # source -> target schema ids to rewrite in wire-format payloads
 
     @property
     def target_partition(self) -> int:
@@ -97,6 +98,12 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
     keys = batch.column("key").to_pylist()
     sources = batch.column("offset").to_pylist()
     values = batch.column("value").to_pylist()
+    if plan.schema_ids:
+        from kafka_s3.core.schemas import rewrite_schema_id
+
+        ids = dict(plan.schema_ids)
+        keys = [rewrite_schema_id(k, ids) for k in keys]
+        values = [rewrite_schema_id(v, ids) for v in values]
     stamps = batch.column("timestamp").cast(pa.int64()).to_pylist()
     headers_col = batch.column("headers")
     header_offsets = headers_col.offsets.to_pylist() if len(headers_col) else [0]

@@ -427,6 +427,47 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_groups(args: argparse.Namespace) -> int:
+    """The consumer groups a backup recorded (every snapshot's time, the newest one's offsets) and, where a restore
+    of it recorded its offset map in the target cluster, where each group would resume there."""
+    import datetime as dt
+
+    from kafka_s3.core.config.source import SOURCE
+    from kafka_s3.pipelines.restore.driver import Restore
+
+    config = load_config(args.config, SOURCE, args.set)
+    restore = Restore(config, _engine(args, config, "kafka-s3 groups"))
+    plan_set = restore.plan()
+    restore.current_plan = plan_set
+    manifests = restore.plugins.manifests(restore.store)
+
+    def iso(ms: int) -> str:
+        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    doc: dict[str, object] = {"topics": {}}
+    lines = []
+    for topic in sorted(plan_set.targets):
+        times = manifests.group_snapshot_times(topic)
+        newest = manifests.group_snapshot(topic, times[-1]) if times else None
+        doc["topics"][topic] = {  # type: ignore[index]
+            "snapshots": times,
+            "groups": {g: {str(p): o for p, o in ps.items()} for g, ps in (newest.groups if newest else {}).items()},
+        }
+        lines.append(
+            f"{topic}: {len(times)} consumer-group snapshot(s)" + (f", newest {iso(times[-1])}" if times else "")
+        )
+        lines.extend(f"  snapshot {iso(at)} ({at})" for at in times)
+        for group, offsets in sorted((newest.groups if newest else {}).items()):
+            lines.append(f"  group {group}: " + ", ".join(f"[{p}] {o}" for p, o in sorted(offsets.items())))
+    translated = restore.translate_groups(args.regex, dry_run=True)
+    doc["translations"] = [t.to_dict() for t in translated.translations]
+    if translated.translations:
+        lines.append(f"translations into the target cluster (restore {config['name']}):")
+        lines.extend(f"  {t.line()}" for t in translated.translations)
+    print(json.dumps(doc, indent=2) if args.json else "\n".join(lines))
+    return 0
+
+
 def cmd_bucket_create(args: argparse.Namespace) -> int:
     from kafka_s3.core.config.kcql import KCQL_KEY
     from kafka_s3.core.config.sink import SINK
@@ -539,6 +580,14 @@ def build_parser() -> argparse.ArgumentParser:
     common(status)
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
+
+    groups = sub.add_parser(
+        "groups", help="consumer groups a backup recorded, its snapshots and, after a restore, their translations"
+    )
+    common(groups, master=True)
+    groups.add_argument("--regex", default=".*", help="only groups fully matching this regular expression")
+    groups.add_argument("--json", action="store_true")
+    groups.set_defaults(func=cmd_groups)
 
     config = sub.add_parser("config", help="inspect a configuration")
     config_sub = config.add_subparsers(dest="config_command", required=True)

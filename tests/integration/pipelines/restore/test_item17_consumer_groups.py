@@ -295,3 +295,25 @@ def test_item17_kill_9_mid_restore_then_resume_and_consumer_groups_from_the_cli(
     assert planned.returncode == 0, planned.stderr[-4000:]
     assert f"group {group}: {source}[1] {AT} -> {target}[1] " in planned.stdout, planned.stdout
     assert f"{group}-late" not in planned.stdout
+
+
+def test_item17_groups_command_lists_snapshots_groups_and_translations(
+    source, target, group, backup, restorer, make_config, fresh_bucket, kafka_bootstrap, tmp_path
+):
+    from restore_helpers import run_cli, write_properties
+
+    backup(fresh_bucket, source, ENVELOPE)
+    properties = restore_properties(source, target)
+    restorer(fresh_bucket, source, properties).run()
+    raw, _ = make_config(fresh_bucket, source, source=True, **{k.replace(".", "__"): v for k, v in properties.items()})
+    props = str(write_properties(tmp_path / "restore.properties", raw))
+    listed = run_cli(["groups", "-c", props, "--regex", group])
+    assert listed.returncode == 0, listed.stderr[-4000:]
+    assert f"{source}: 1 consumer-group snapshot(s)" in listed.stdout, listed.stdout
+    assert f"group {group}: [0] {AT}, [1] {AT}, [2] {AT}" in listed.stdout, listed.stdout
+    assert f"group {group}: {source}[2] {AT} -> {target}[2] " in listed.stdout, listed.stdout
+    as_json = json.loads(run_cli(["groups", "-c", props, "--regex", group, "--json"]).stdout)
+    assert as_json["topics"][source]["groups"][group] == {str(p): AT for p in range(PARTITIONS)}
+    assert {t["target_partition"]: t["how"] for t in as_json["translations"]} == dict.fromkeys(
+        range(PARTITIONS), "record"
+    )

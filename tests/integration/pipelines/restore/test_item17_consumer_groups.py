@@ -317,3 +317,68 @@ def test_item17_groups_command_lists_snapshots_groups_and_translations(
     assert {t["target_partition"]: t["how"] for t in as_json["translations"]} == dict.fromkeys(
         range(PARTITIONS), "record"
     )
+
+
+def test_item17_compacted_source_groups_resume_at_the_first_surviving_record(
+    admin_compacted_source, target, group, backup, restorer, fresh_bucket, kafka_bootstrap
+):
+    source, surviving = admin_compacted_source
+    for rows in surviving.values():  # gaps: offsets compacted away, the last record still there
+        assert len(rows) < PER_PARTITION and rows[-1]["offset"] == PER_PARTITION - 1
+    admin = Admin({"bootstrap.servers": kafka_bootstrap})
+    at = {"": 300, "-b": 650}  # 300: among the compacted-away records; 650: unique keys
+    for suffix, offset in at.items():
+        admin.commit_group_offsets(f"{group}{suffix}", {(source, p): offset for p in range(PARTITIONS)})
+    backup(fresh_bucket, source, ENVELOPE)
+    from restore_helpers import read_topic
+
+    assert read_topic(kafka_bootstrap, source) == surviving  # compaction did not move on while backing up
+    restore = restorer(fresh_bucket, source, restore_properties(source, target))
+    assert restore.run().records == sum(len(rows) for rows in surviving.values())
+    restore.translate_groups(f"{group}.*")
+    for suffix, offset in at.items():
+        expected = {p: value_number(next(r for r in surviving[p] if r["offset"] >= offset)["value"]) for p in surviving}
+        assert next_records(kafka_bootstrap, target, f"{group}{suffix}", PARTITIONS) == expected
+
+
+@pytest.fixture
+def admin_compacted_source(kafka_bootstrap, produce):
+    """A compacted topic whose first 600 records per partition share 10 keys (most are compacted away, leaving gaps)
+    and whose last 400 have unique keys; returned once compaction has settled, with what survived."""
+    from restore_helpers import read_topic
+
+    topic = f"compacted-{uuid.uuid4().hex[:10]}"
+    admin = Admin({"bootstrap.servers": kafka_bootstrap})
+    admin.create_topic(
+        topic,
+        PARTITIONS,
+        config={
+            "cleanup.policy": "compact",
+            "segment.ms": "100",
+            "segment.bytes": "20000",
+            "min.cleanable.dirty.ratio": "0.001",
+            "delete.retention.ms": "100",
+        },
+    )
+    rows = [
+        {
+            "partition": p,
+            "key": (f"k{i % 10}" if i < 600 else f"u{i}").encode(),
+            "value": json.dumps({"n": p * 1000 + i, "pad": "x" * 40}).encode(),
+        }
+        for p in range(PARTITIONS)
+        for i in range(PER_PARTITION)
+    ]
+    for start in range(0, len(rows), 250):  # in steps, so that segments roll between them
+        produce(topic, rows[start : start + 250])
+        time.sleep(0.2)
+    deadline = time.monotonic() + 120
+    previous = None
+    while True:
+        current = read_topic(kafka_bootstrap, topic)
+        compacted = all(len(current[p]) < PER_PARTITION for p in range(PARTITIONS))
+        if compacted and current == previous:
+            return topic, current
+        assert time.monotonic() < deadline, "the broker did not compact the topic"
+        previous = current
+        time.sleep(5)

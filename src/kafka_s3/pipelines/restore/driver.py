@@ -457,7 +457,16 @@ class Restore:
         result = GroupsPlan()
         wanted: list[tuple[str, str, int, int]] = []  # group, source topic, partition, committed source offset
         for topic in sorted(plan_set.targets):
-            at = pick_snapshot(manifests.group_snapshot_times(topic), self.options.until_timestamp)
+            times = manifests.group_snapshot_times(topic)
+            at = pick_snapshot(times, self.options.until_timestamp)
+            if at is None and times:
+                at = times[0]
+                log.warning(
+                    "%s: no consumer-group snapshot at or before --until-timestamp %s: using the oldest (%d)",
+                    topic,
+                    self.options.until_timestamp,
+                    at,
+                )
             result.snapshots[topic] = at
             if at is None:
                 continue

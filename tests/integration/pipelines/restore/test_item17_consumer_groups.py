@@ -382,3 +382,27 @@ def admin_compacted_source(kafka_bootstrap, produce):
         assert time.monotonic() < deadline, "the broker did not compact the topic"
         previous = current
         time.sleep(5)
+
+
+def test_item17_point_in_time_restore_uses_the_snapshot_of_its_time(
+    fresh_topic, target, group, backup, restorer, fresh_bucket, kafka_bootstrap, produce, s3_client
+):
+    source = fresh_topic(PARTITIONS)
+    produce(source, records(PARTITIONS, PER_PARTITION, base_ts=int(time.time() * 1000) - 60_000, step_ms=1))
+    admin = Admin({"bootstrap.servers": kafka_bootstrap})
+    admin.commit_group_offsets(group, {(source, p): 200 for p in range(PARTITIONS)})
+    backup(fresh_bucket, source, ENVELOPE)  # snapshot 1: the group at 200
+    time.sleep(0.05)
+    admin.commit_group_offsets(group, {(source, p): AT for p in range(PARTITIONS)})
+    backup(fresh_bucket, source, ENVELOPE)  # snapshot 2: the group at 500
+    prefix = f"topics/_kafka-s3/avro/{source}/consumer-groups/"
+    keys = sorted(o["Key"] for o in s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix=prefix)["Contents"])
+    assert len(keys) == 2, keys
+    second = int(keys[1].rsplit("/", 1)[-1].split(".")[0])
+
+    until = RestoreOptions(until_timestamp=second - 1)  # every record is older: all restored
+    restore = restorer(fresh_bucket, source, restore_properties(source, target), until)
+    assert restore.run().records == PARTITIONS * PER_PARTITION
+    plan = restore.translate_groups(group)
+    assert {t.source_offset for t in plan.translations} == {200}
+    assert next_records(kafka_bootstrap, target, group, PARTITIONS) == {p: p * 1000 + 200 for p in range(PARTITIONS)}

@@ -348,13 +348,7 @@ def _dry_run(restore: Restore, consumer_groups: str | None = None) -> int:
     restore.check_targets(plan_set, create=False)
     print(describe_plan(plan_set))
     if restore.options.schemas:
-        saved = restore.saved_schemas(plan_set)
-        subjects = sorted({s for record in saved for s in record.subjects})
-        versions = sum(len(v) for record in saved for v in record.subjects.values())
-        print(
-            f"schemas: {versions} saved version(s) of {', '.join(subjects) or 'no subject'} would be registered in "
-            "the target registry; ids the target assigns differently are rewritten in the restored payloads"
-        )
+        print(restore.schemas_plan(plan_set))
     if consumer_groups is not None:
         restore.current_plan = plan_set
         groups = restore.translate_groups(consumer_groups, dry_run=True)

@@ -98,3 +98,23 @@ def import_subjects(client: SchemaRegistryClient, saved: SavedSchemas) -> dict[i
     except Exception as exc:
         raise SchemaRegistryError(f"registering subject {subject!r} in the target registry: {describe(exc)}") from None
     return ids
+
+
+def predict_ids(client: SchemaRegistryClient, saved: SavedSchemas) -> dict[int, int | None]:
+    """Dry run: source id -> the id the target registry already holds that version under (``None``: not there yet,
+    ``restore --schemas`` registers it and the target assigns an id)."""
+    from confluent_kafka.schema_registry import Schema, SchemaReference
+
+    out: dict[int, int | None] = {}
+    for subject, version in saved.registration_order():
+        references = [SchemaReference(name, ref, number) for name, ref, number in version.references]
+        try:
+            found = client.lookup_schema(subject, Schema(version.schema, version.schema_type, references))
+            out[version.id] = int(found.schema_id) if found.schema_id is not None else None
+        except Exception as exc:
+            if not is_not_found(exc):
+                raise SchemaRegistryError(
+                    f"looking subject {subject!r} up in the target registry: {describe(exc)}"
+                ) from None
+            out[version.id] = None
+    return out

@@ -550,6 +550,34 @@ class Restore:
                 out.append(manifests.schemas(topic, at))
         return out
 
+    def schemas_plan(self, plan_set: RestorePlanSet) -> str:
+        """Dry run of ``--schemas``: which saved versions keep their ids in the target registry, which get others
+        (rewritten in the payloads) and which are not there yet."""
+        from kafka_s3.io.schema_registry.subjects import predict_ids, registry_for
+
+        client = registry_for(self.config.originals)
+        if client is None:
+            return "schemas: no target Schema Registry (set schemas.registry.url): restore --schemas would fail"
+        saved = self.saved_schemas(plan_set)
+        if not saved:
+            return "schemas: the backup saved no Schema Registry subjects for these topics"
+        predicted: dict[int, int | None] = {}
+        for record in saved:
+            predicted.update(predict_ids(client, record))
+        same = sorted(old for old, new in predicted.items() if new == old)
+        moved = sorted((old, new) for old, new in predicted.items() if new is not None and new != old)
+        missing = sorted(old for old, new in predicted.items() if new is None)
+        subjects = ", ".join(sorted({s for record in saved for s in record.subjects}))
+        parts = [f"schemas ({subjects}): {len(same)} id(s) preserved"]
+        if moved:
+            parts.append("rewritten in payloads: " + ", ".join(f"{old}->{new}" for old, new in moved))
+        if missing:
+            parts.append(
+                f"{len(missing)} version(s) not in the target registry yet (ids {', '.join(map(str, missing))}): "
+                "registered, and rewritten in payloads where the target assigns other ids"
+            )
+        return "; ".join(parts)
+
     def _import_schemas(self, plan_set: RestorePlanSet) -> list[RestorePlan]:
         """``--schemas``: register the saved subjects in the target registry; where it gives other ids, the plans
         rewrite them in the restored payloads."""

@@ -56,6 +56,8 @@ def test_item17_schemas_restored_into_an_emptied_registry_decode_with_confluents
             {**ENVELOPE, "topic.rename": f"{topic}:{target}", "schemas.registry.url": target_registry.url},
             RestoreOptions(schemas=True),
         )
+        planned = restore.schemas_plan(restore.plan())  # what --dry-run --schemas prints
+        assert "0 id(s) preserved" in planned and "3 version(s) not in the target registry yet" in planned, planned
         assert restore.run().records == len(values)
         assert restore.current_plan is not None and "rewrites" in restore.current_plan.schema_note
         target_ids = {
@@ -63,6 +65,9 @@ def test_item17_schemas_restored_into_an_emptied_registry_decode_with_confluents
             for v in saved.subjects[f"{topic}-value"]
         }
         assert all(old != new for old, new in target_ids.items()), target_ids
+        replanned = restore.schemas_plan(restore.plan())
+        moved = ", ".join(f"{old}->{new}" for old, new in sorted(target_ids.items()))
+        assert f"rewritten in payloads: {moved}" in replanned, replanned
 
         deserialize = AvroDeserializer(SchemaRegistryClient({"url": target_registry.url}))
         restored = read_topic(kafka_bootstrap, target)[0]

@@ -322,13 +322,18 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
             restore = Restore(config, engine, options)
             print(f"# {_statement_label(config)}")
             if args.dry_run:
-                code = _dry_run(restore)
+                code = _dry_run(restore, args.consumer_groups)
                 if code:
                     return code
                 continue
             done.append(restore)
             try:
                 print_restore_summary(restore.run())
+                if restore.current_plan is not None and restore.current_plan.schema_note:
+                    print(restore.current_plan.schema_note)
+                if args.consumer_groups is not None and not stop.is_set():
+                    for line in restore.translate_groups(args.consumer_groups).lines():
+                        print(line)
             except Exception:
                 if interrupts.signum is None:
                     raise

@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import re
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -55,14 +56,17 @@ class SeenRequest:
     started: float  # time.monotonic()
     finished: float
     fault: str | None  # the action applied, if any
+    status: int | None = None  # the upstream server's answer, when the request was forwarded
 
 
 class FaultProxy:
     """Start with ``with FaultProxy(upstream) as proxy:``; point the client at ``proxy.url``."""
 
-    def __init__(self, upstream: str):
+    def __init__(self, upstream: str, ca_bundle: str | None = None):
+        """``upstream``: http:// or https:// (verified against ``ca_bundle``, or the system's CAs)."""
         parsed = urlparse(upstream)
-        self._upstream = (parsed.hostname or "127.0.0.1", parsed.port or 80)
+        self._tls = ssl.create_default_context(cafile=ca_bundle) if parsed.scheme == "https" else None
+        self._upstream = (parsed.hostname or "127.0.0.1", parsed.port or (443 if self._tls else 80))
         self._rules: list[Rule] = []
         self._seen: list[SeenRequest] = []
         self._lock = threading.Lock()
@@ -170,7 +174,8 @@ class _Handler(BaseHTTPRequestHandler):
         # recorded before answering, so a client that got its answer always finds its request recorded
         headers = {name.lower(): value for name, value in self.headers.items()}
         fault = rule.action if rule is not None else None
-        proxy._record(SeenRequest(self.command, path, query, headers, started, time.monotonic(), fault))
+        status = answer[0].status if answer is not None else None
+        proxy._record(SeenRequest(self.command, path, query, headers, started, time.monotonic(), fault, status))
         if answer is not None and rule is not None and rule.action == "ignore_condition" and answer[0].status == 412:
             self.send_response(200)
             self.send_header("ETag", '"ignored-condition"')
@@ -201,7 +206,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
 
     def _ask_upstream(self, body: bytes) -> tuple[http.client.HTTPResponse, bytes]:
-        upstream = http.client.HTTPConnection(*self.server.proxy._upstream, timeout=120)
+        proxy = self.server.proxy
+        upstream = (
+            http.client.HTTPSConnection(*proxy._upstream, timeout=120, context=proxy._tls)
+            if proxy._tls
+            else http.client.HTTPConnection(*proxy._upstream, timeout=120)
+        )
         try:
             upstream.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
             for name, value in self.headers.items():

@@ -16,6 +16,7 @@ from kafka_s3.core.errors import BackupIncomplete, ConfigError, KafkaS3Error, Pl
 
 if TYPE_CHECKING:
     from kafka_s3.cli.signals import Interrupts
+    from kafka_s3.io.kafka.settings import Role
     from kafka_s3.pipelines.backup.driver import Backup
     from kafka_s3.pipelines.read.options import RestoreOptions
     from kafka_s3.pipelines.restore.driver import Restore
@@ -23,7 +24,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafka_s3.cli")
 
-SOURCE_CLASSES = ("io.confluent.connect.s3.source.S3SourceConnector", "S3SourceConnector")
+SOURCE_CLASSES = (
+    "io.confluent.connect.s3.source.S3SourceConnector",
+    "S3SourceConnector",
+    "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector",
+)
 
 
 # ---------------------------------------------------------------------------------------------------- config helpers
@@ -100,19 +105,10 @@ def cmd_config_show(args: argparse.Namespace) -> int:
 
 
 def cmd_config_validate(args: argparse.Namespace) -> int:
-    from kafka_s3.io.kafka.settings import check_client_settings, client_settings
-
     definition = _definition_for(args.config, args.connector)
     configs = load_configs(args.config, definition, args.set)
     for config in configs:
-        for role in ("consumer", "producer", "admin"):
-            try:
-                settings = client_settings(config, role, warn=role == "consumer")
-            except ConfigError as exc:
-                if exc.key == "bootstrap.servers":
-                    continue  # validation does not need a cluster
-                raise
-            check_client_settings(settings, role)
+        _check_clients(config, ("consumer", "producer", "admin"), warn=True)
         _check_plugins(config, definition)
     warnings = len({w for config in configs for w in config.warnings})
     statements = f", {len(configs)} KCQL statements" if len(configs) > 1 else ""
@@ -121,6 +117,21 @@ def cmd_config_validate(args: argparse.Namespace) -> int:
         + (f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else "")
     )
     return 0
+
+
+def _check_clients(config: Config, roles: Sequence[Role], warn: bool = False) -> None:
+    """Let librdkafka judge the Kafka client settings of ``roles`` now (an unknown ``consumer.override.*`` name or a
+    bad value is a configuration error naming the key, before any task runs), without connecting."""
+    from kafka_s3.io.kafka.settings import check_client_settings, client_settings
+
+    for role in roles:
+        try:
+            settings = client_settings(config, role, warn=warn and role == "consumer")
+        except ConfigError as exc:
+            if exc.key == "bootstrap.servers":
+                continue  # checking the settings does not need a cluster
+            raise
+        check_client_settings(settings, role)
 
 
 def _check_plugins(config: Config, definition: ConfigDef) -> None:
@@ -149,6 +160,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
     from kafka_s3.pipelines.backup.driver import Backup
 
     configs = load_configs(args.config, SINK, args.set)
+    for config in configs:
+        _check_clients(config, ("consumer", "admin"))
     if len(configs) > 1:
         return _backup_statements(args, configs)
     engine = _engine(args, configs[0], "kafka-s3 backup")
@@ -226,8 +239,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     configs = load_configs(args.config, SOURCE, args.set)
     options = RestoreOptions(
         topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
-        from_timestamp=parse_time(args.from_timestamp) if args.from_timestamp else None,
-        until_timestamp=parse_time(args.until_timestamp) if args.until_timestamp else None,
+        from_timestamp=parse_time(args.from_timestamp, "--from-timestamp") if args.from_timestamp else None,
+        until_timestamp=parse_time(args.until_timestamp, "--until-timestamp") if args.until_timestamp else None,
         from_offsets=parse_offsets(args.from_offset, "--from-offset"),
         until_offsets=parse_offsets(args.until_offset, "--until-offset"),
         allow_gaps=args.allow_gaps,
@@ -236,6 +249,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
         schemas=args.schemas,
     )
     _check_bounds(options)
+    for config in configs:
+        _check_clients(config, ("consumer", "producer", "admin"))
     if len(configs) > 1:
         return _restore_statements(args, configs, options)
     engine = _engine(args, configs[0], "kafka-s3 restore")
@@ -391,8 +406,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    import base64
-
+    from kafka_s3.cli.read_output import render
     from kafka_s3.core.config.source import SOURCE
     from kafka_s3.pipelines.read.lookup import parse_position, read_records
 
@@ -404,12 +418,14 @@ def cmd_read(args: argparse.Namespace) -> int:
         configs = [c for c in configs if args.topic in c["topics"]]
         if not configs:
             raise ConfigError(f"no KCQL statement of the file reads topic {args.topic!r}")
-    for record in read_records(configs[0], partition, offset, args.count, args.topic):
-        value = record["value"]
-        if args.base64:
-            print("" if value is None else base64.b64encode(value).decode("ascii"))
-        else:
-            print("" if value is None else value.decode("utf-8", errors="backslashreplace"))
+    records = read_records(configs[0], partition, offset, args.count, args.topic)
+    topic = records[0]["topic"] or args.topic or ""
+    out, notes = render(records, topic, partition, offset, args.format, args.base64)
+    for line in out:
+        print(line)
+    sys.stdout.flush()
+    for note in notes:
+        print(note, file=sys.stderr)
     return 0
 
 
@@ -480,9 +496,16 @@ def cmd_bucket_create(args: argparse.Namespace) -> int:
         raw = {**raw, **stored, "s3.bucket.name": args.name}
     raw.update(_overrides(args.set))
     config = SINK.parse(raw)
+    from kafka_s3.core.errors import BucketNotFoundError
+
     store = StoreSpec.from_config(config).open()
-    store.create_bucket()
-    print(f"created bucket {args.name} at {store.url}")
+    try:
+        store.check()  # S3 answers the re-creation of one's own bucket with success: ask first, to say what happened
+    except BucketNotFoundError:
+        store.create_bucket()
+        print(f"created bucket {args.name} at {store.url}")
+        return 0
+    print(f"bucket {args.name} already exists at {store.url}: nothing to do")
     return 0
 
 
@@ -563,7 +586,13 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--offset", required=True, metavar="P:O", help="partition and offset of the first record")
     read.add_argument("--count", type=int, default=1, help="number of records to print (default 1)")
     read.add_argument("--topic", help="the topic (default: the configuration's or the bucket's only topic)")
-    read.add_argument("--base64", action="store_true", help="print values as base64 (binary values)")
+    read.add_argument("--base64", action="store_true", help="print keys, values and headers as base64 (binary data)")
+    read.add_argument(
+        "--format",
+        choices=["table", "json", "raw"],
+        default="table",
+        help="table: partition, offset, time, key, value, headers (default); json: an object per line; raw: values",
+    )
     read.set_defaults(func=cmd_read)
 
     check = sub.add_parser(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -13,11 +14,14 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from typing import Self
@@ -28,6 +32,44 @@ if TYPE_CHECKING:
     from kafka_s3.pipelines.verify import VerifyReport
 
 Key = tuple[str, int]
+
+
+def _rate(task: Task, now: float | None = None) -> float | None:
+    """Records per second since records began to move (the bar's ``since`` field: the last moment it stood at zero,
+    so Spark's start-up does not count), averaged over the run: steady between the tasks' count updates."""
+    since = task.fields.get("since")
+    if since is None or task.completed <= 0:
+        return None
+    if task.finished_time is not None and task.start_time is not None:
+        now = task.start_time + task.finished_time
+    elif now is None:
+        now = time.monotonic()
+    return float(task.completed / max(now - float(since), 1e-3))
+
+
+class RateColumn(ProgressColumn):
+    """``12,345 rec/s`` (blank until records move)."""
+
+    def render(self, task: Task) -> Text:
+        rate = _rate(task)
+        if rate is None or task.fields.get("stage"):
+            return Text("")
+        return Text(f"{rate:,.0f} rec/s", style="progress.data.speed")
+
+
+class EtaColumn(ProgressColumn):
+    """``ETA 0:01:23`` for a bar with a known total (bounded runs), ``done`` when it is reached, blank otherwise."""
+
+    def render(self, task: Task) -> Text:
+        if task.total is None or task.fields.get("stage"):
+            return Text("")
+        if task.completed >= task.total:
+            return Text("done", style="progress.remaining")
+        rate = _rate(task)
+        if rate is None:
+            return Text("ETA -:--:--", style="progress.remaining")
+        seconds = int((task.total - task.completed) / rate)
+        return Text(f"ETA {seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}", style="progress.remaining")
 
 
 class _LiveBars(ABC):
@@ -47,6 +89,8 @@ class _LiveBars(ABC):
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[detail]}"),
+            RateColumn(),
+            EtaColumn(),
             TimeElapsedColumn(),
             console=self.console,
             disable=not self.enabled,
@@ -65,14 +109,18 @@ class _LiveBars(ABC):
         self.job.live_progress = self.enabled
         self.progress.start()
         if self.enabled:
-            self._stage_bar = self.progress.add_task("spark tasks", total=None, detail="")
+            self._stage_bar = self.progress.add_task("spark tasks", total=None, detail="", stage=True)
             threading.Thread(target=self._poll, name="kafka-s3-progress", daemon=True).start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self._stop.set()
         with self._lock:
             self._refresh()
+            if exc_type is None:  # the run finished: what it did is the total (a restore's total was an estimate)
+                for task in self.progress.tasks:
+                    if task.id in self.bars.values():
+                        self.progress.update(task.id, total=task.completed)
         self.progress.stop()
         if self.job.live is not None:
             self.job.live.close()
@@ -91,7 +139,7 @@ class _LiveBars(ABC):
     def _refresh(self) -> None:
         if not self.bars:
             for topic, total in sorted(self.totals().items()):
-                self.bars[topic] = self.progress.add_task(topic, total=total, detail="")
+                self.bars[topic] = self.progress.add_task(topic, total=total, detail="", since=time.monotonic())
         live = self.job.live.snapshot() if self.job.live is not None else {}
         per_topic: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for source in (self.finished, live):
@@ -100,7 +148,10 @@ class _LiveBars(ABC):
                 per_topic[topic][1] += nbytes
         for topic, (records, nbytes) in per_topic.items():
             if topic in self.bars:
-                self.progress.update(self.bars[topic], completed=records, detail=f"{nbytes / 1e6:.1f} {self.unit}")
+                bar = self.bars[topic]
+                self.progress.update(bar, completed=records, detail=f"{nbytes / 1e6:.1f} {self.unit}")
+                if not records:  # still at zero: the rate counts from the last moment the bar stood here
+                    self.progress.update(bar, since=time.monotonic())
 
     def _poll(self) -> None:
         while not self._stop.wait(0.5):
@@ -209,19 +260,45 @@ def print_restore_summary(summary: RestoreSummary) -> None:
         console.print(
             f"[yellow]skipped (--allow-gaps)[/yellow] {escape(str(finding))}", highlight=False, soft_wrap=True
         )
+    if summary.layout:
+        console.print(summary.layout, markup=False, highlight=False, soft_wrap=True)
     if summary.timestamps:
         console.print(summary.timestamps, markup=False, highlight=False, soft_wrap=True)
     console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
 
 
+def age_text(seconds: int | None) -> str:
+    """``42s``, ``5m 3s``, ``2h 4m``, ``3d 2h``: how long ago, to the precision an operator reads."""
+    if seconds is None:
+        return "-"
+    for unit, size, sub, sub_size in (("d", 86400, "h", 3600), ("h", 3600, "m", 60), ("m", 60, "s", 1)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} {seconds % size // sub_size}{sub}"
+    return f"{seconds}s"
+
+
 def render_status(rows: list[dict[str, Any]]) -> str:
+    """Per partition: Kafka's side (committed offset of the group, log end, lag) and the bucket's (its committed end
+    from the chunk manifests); the last object and how long ago it was committed. ``view`` says which side the lag
+    and last object come from: ``group``, or ``bucket`` when the group has no offset."""
     from io import StringIO
 
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"backup status (group {rows[0]['group']})" if rows else "backup status")
-    for column in ("topic", "partition", "committed", "end", "lag", "last object", "last commit (UTC)"):
+    for column in (
+        "topic",
+        "partition",
+        "committed",
+        "end",
+        "lag",
+        "last object",
+        "last commit (UTC)",
+        "age",
+        "bucket end",
+        "view",
+    ):
         table.add_column(column)
     for r in rows:
         table.add_row(
@@ -232,9 +309,23 @@ def render_status(rows: list[dict[str, Any]]) -> str:
             "-" if r["lag"] is None else str(r["lag"]),
             r["last_object"] or "-",
             r["last_commit"] or "-",
+            age_text(r.get("last_commit_age_s")),
+            "-" if r.get("bucket_committed") is None else str(r["bucket_committed"]),
+            r.get("view") or "-",
         )
     out = StringIO()
-    Console(file=out, width=200).print(table)
+    console = Console(file=out, width=240)
+    console.print(table)
+    gone = sorted({r["group"] for r in rows if r["committed"] is None})
+    if gone and rows:
+        bucket_rows = sum(1 for r in rows if r.get("view") == "bucket")
+        console.print(
+            f"group {', '.join(gone)} has no committed offset for {sum(1 for r in rows if r['committed'] is None)} "
+            f"partition(s): {bucket_rows} shown from the bucket's chunk manifests (where a backup would resume)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return out.getvalue()
 
 
@@ -261,6 +352,8 @@ def render_verify_report(report: VerifyReport) -> str:
     for check in report.checks.values():
         for finding in check.findings:
             console.print(f"{'PROBLEM' if finding.blocking else 'note'}: {escape(str(finding))}", soft_wrap=True)
+    if report.layout:
+        console.print(report.layout, markup=False, soft_wrap=True)
     problems = len(report.problems)
     console.print(f"{problems} problem{'' if problems == 1 else 's'}" if problems else "the backup is whole")
     return out.getvalue().rstrip("\n")

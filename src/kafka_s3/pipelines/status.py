@@ -1,24 +1,82 @@
-"""``kafka-s3 status``: where a backup stands, per partition, from Kafka alone (group offsets and their metadata)."""
+"""``kafka-s3 status``: where a backup stands, per partition, read from both sides: Kafka (the log end, the consumer
+group's committed offset and its metadata) and the bucket (the committed end its chunk manifests and marks record,
+the newest object and its age). When the consumer group is gone, the bucket's view is what a backup would resume
+from, and what the lag is counted against."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from kafka_s3.core.config.model import Config
+from kafka_s3.core.manifest import EXTENSION, TAIL, ManifestStore
+from kafka_s3.core.store import Store
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.backup.driver import group_id
 
 
-def backup_status(config: Config) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class BucketView:
+    """One partition as the bucket records it: the end of its committed chunks, and its newest data object."""
+
+    committed: int  # the offset after the last committed chunk
+    last_object: str
+    last_modified: float | None  # epoch seconds
+
+
+def bucket_views(store: Store, manifests: ManifestStore, topic: str) -> dict[int, BucketView]:
+    """Per partition with manifests: one listing of the topic's manifest tree, then the one manifest that holds the
+    committed end (the newest chunk with a committed mark, else the newest chunk) and a HEAD of its data object."""
+    base = f"{manifests.root}{manifests.delim}{topic}{manifests.delim}"
+    chunks: dict[int, int] = {}
+    marks: dict[int, int] = {}
+    for listed in store.list(base):
+        parts = listed.key[len(base) :].split(manifests.delim)
+        if len(parts) != 2 or not parts[0].isdigit():
+            continue
+        partition, name = int(parts[0]), parts[1]
+        stem, _, extension = name.partition(".")
+        if not stem.isdigit():
+            continue
+        found = chunks if "." + extension == EXTENSION else marks if "." + extension == TAIL else None
+        if found is not None:
+            found[partition] = max(found.get(partition, -1), int(stem))
+    views = {}
+    for partition in sorted(chunks):
+        manifest = manifests.get(topic, partition, marks.get(partition, chunks[partition]))
+        if manifest is None:
+            continue
+        data = [f.key for f in manifest.files if f.kind == "data"]
+        key = data[-1] if data else ""
+        info = store.head(key) if key else None
+        views[partition] = BucketView(manifest.end + 1, key, info.last_modified if info else None)
+    return views
+
+
+def _iso(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="seconds")
+
+
+def backup_status(config: Config, store: Store | None = None, now: float | None = None) -> list[dict[str, Any]]:
+    from kafka_s3.io.stores.spec import StoreSpec
+    from kafka_s3.pipelines.backup.plugins import BackupPlugins
+
     admin = Admin(client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000)
     topics = admin.select_topics(config["topics"], config["topics.regex"])
     tps = [(t, p) for t, n in sorted(topics.items()) for p in range(n)]
     group = group_id(config)
     committed = admin.group_offsets_with_metadata(group, tps)
     ends = admin.end_offsets(tps, read_committed=config["isolation.level"] == "read_committed")
+    store = store or StoreSpec.from_config(config).open()
+    manifests = ManifestStore(store, BackupPlugins.from_config(config).manifest_root, config["directory.delim"])
+    bucket = {topic: bucket_views(store, manifests, topic) for topic in sorted(topics)}
+    now = time.time() if now is None else now
     rows = []
     for tp in tps:
         offset, metadata = committed.get(tp, (None, ""))
@@ -28,7 +86,15 @@ def backup_status(config: Config) -> list[dict[str, Any]]:
                 info = json.loads(metadata)
             except ValueError:
                 info = {}
-        at = info.get("at")
+        view = bucket[tp[0]].get(tp[1])
+        at = info["at"] / 1000 if info.get("at") else None
+        last_object = info.get("object") or None
+        source = "group"
+        if offset is None:  # the group is gone (or never committed): the bucket's view
+            source = "bucket" if view is not None else "none"
+            if view is not None:
+                last_object, at = view.last_object or None, view.last_modified
+        base = offset if offset is not None else view.committed if view is not None else None
         rows.append(
             {
                 "group": group,
@@ -36,11 +102,12 @@ def backup_status(config: Config) -> list[dict[str, Any]]:
                 "partition": tp[1],
                 "committed": offset,
                 "end": ends[tp],
-                "lag": None if offset is None else max(0, ends[tp] - offset),
-                "last_object": info.get("object") or None,
-                "last_commit": dt.datetime.fromtimestamp(at / 1000, dt.UTC).isoformat(timespec="seconds")
-                if at
-                else None,
+                "lag": None if base is None else max(0, ends[tp] - base),
+                "bucket_committed": None if view is None else view.committed,
+                "last_object": last_object,
+                "last_commit": _iso(at),
+                "last_commit_age_s": None if at is None else max(0, round(now - at)),
+                "view": source,
             }
         )
     return rows

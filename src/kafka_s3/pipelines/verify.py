@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import FormatError
+from kafka_s3.core.layouts.detection import Detection
 from kafka_s3.io.kafka.admin import TP
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.engine import Engine, Task
 from kafka_s3.pipelines.read.discovery import BackupObject, discover
 from kafka_s3.pipelines.read.integrity import Finding, Kind, PartitionCheck, check_backup, with_records
+from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.worker_cache import cached
 
@@ -26,6 +28,7 @@ from kafka_s3.pipelines.worker_cache import cached
 class VerifyReport:
     checks: dict[TP, PartitionCheck] = field(default_factory=dict)
     deep: bool = False
+    layout: str = ""  # whose layout the prefix holds (read/layouts.py)
 
     @property
     def problems(self) -> list[Finding]:
@@ -34,6 +37,7 @@ class VerifyReport:
     def to_dict(self) -> dict[str, object]:
         return {
             "deep": self.deep,
+            "layout": self.layout,
             "clean": not self.problems,
             "partitions": [check.to_dict() for check in self.checks.values()],
         }
@@ -42,7 +46,8 @@ class VerifyReport:
 def check_store(
     config: Config, topics: list[str] | None = None
 ) -> tuple[dict[TP, PartitionCheck], dict[TP, list[BackupObject]]]:
-    """The listing-and-manifest checks of every source partition, and the objects each partition would restore."""
+    """The listing-and-manifest checks of every source partition, and the objects each partition would restore.
+    ``config`` holds the layout already (:func:`detected_config`)."""
     store = StoreSpec.from_config(config).open()
     store.check()
     plugins = ReadPlugins.from_config(config)
@@ -57,9 +62,17 @@ def check_store(
     return checks, objects
 
 
+def detected_config(config: Config) -> tuple[Config, Detection]:
+    """The configuration with the layout its prefix holds (:func:`kafka_s3.pipelines.read.layouts.detected`)."""
+    store = StoreSpec.from_config(config).open()
+    store.check()
+    return detected(config, store)
+
+
 def verify(config: Config, engine: Engine | None, topics: list[str] | None = None, deep: bool = False) -> VerifyReport:
+    config, detection = detected_config(config)
     checks, objects = check_store(config, topics)
-    report = VerifyReport(checks, deep)
+    report = VerifyReport(checks, deep, detection.describe())
     if deep:
         if engine is None:
             raise ValueError("a deep verify decodes objects in Spark tasks: it needs an engine")

@@ -41,9 +41,17 @@ UNTIL_OFFSET = "until.offset"
 
 
 class BackupPartition(InputPartition):
-    def __init__(self, topic: str, partition: int, objects: tuple[BackupObject, ...], bounds: Bounds | None = None):
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        objects: tuple[BackupObject, ...],
+        bounds: Bounds | None = None,
+        layout: str = "auto",
+    ):
         super().__init__((topic, partition))
         self.topic, self.partition, self.objects, self.bounds = topic, partition, objects, bounds
+        self.layout = layout  # restore.layout as the driver detected it: tasks read with the same layout
 
 
 class BackupReader(DataSourceReader):
@@ -51,13 +59,20 @@ class BackupReader(DataSourceReader):
         self.raw = raw
         self.offsets = offsets or {}
 
-    def _setup(self) -> tuple[Config, Store, ReadPlugins]:
+    def _setup(self, layout: str | None = None) -> tuple[Config, Store, ReadPlugins]:
+        """``layout``: the layout the driver detected (tasks); ``None``: detect it (the driver)."""
         from kafka_s3.core.config.source import SOURCE
         from kafka_s3.io.stores.spec import StoreSpec
+        from kafka_s3.pipelines.read.layouts import detected
         from kafka_s3.pipelines.read.plugins import ReadPlugins
 
         config = SOURCE.parse(self.raw)
-        return config, StoreSpec.from_config(config).open(), ReadPlugins.from_config(config)
+        store = StoreSpec.from_config(config).open()
+        if layout is None:
+            config, _ = detected(config, store)
+        else:
+            config = config.replace(restore__layout=layout)
+        return config, store, ReadPlugins.from_config(config)
 
     def partitions(self) -> list[BackupPartition]:
         from kafka_s3.pipelines.read.discovery import discover
@@ -69,7 +84,10 @@ class BackupReader(DataSourceReader):
             until_offsets=parse_offsets(self.offsets.get(UNTIL_OFFSET), UNTIL_OFFSET),
         )
         parts = discover(store, plugins, config["topics"] or None, config["behavior.on.error"])
-        return [BackupPartition(t, p, tuple(part.objects), options.bounds((t, p))) for (t, p), part in parts.items()]
+        layout = config["restore.layout"]
+        return [
+            BackupPartition(t, p, tuple(part.objects), options.bounds((t, p)), layout) for (t, p), part in parts.items()
+        ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from kafka_s3.pipelines.read.discovery import SourcePartition
@@ -78,7 +96,7 @@ class BackupReader(DataSourceReader):
 
         partition = cast(BackupPartition, partition)  # one of those partitions() planned
 
-        config, store, plugins = self._setup()
+        config, store, plugins = self._setup(partition.layout)
         part = SourcePartition(partition.topic, partition.partition, list(partition.objects))
         bounds = partition.bounds or Bounds()
         yield from read_partition(store, plugins, part, bounds, on_error=config["behavior.on.error"])

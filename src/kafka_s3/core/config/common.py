@@ -144,7 +144,8 @@ STORAGE = ConfigDef("storage").define(
         "s3.credentials.provider.class",
         Type.CLASS,
         "DefaultAWSCredentialsProviderChain",
-        "Credentials provider: DefaultAWSCredentialsProviderChain (boto3's default chain) or "
+        "Credentials provider: the AWS SDK's default chain, by its SDK v1 name (DefaultAWSCredentialsProviderChain) or "
+        "its SDK v2 name (DefaultCredentialsProvider), both boto3's default chain; or "
         "AwsAssumeRoleCredentialsProvider (assume sts.role.arn).",
         L,
         "S3",
@@ -152,6 +153,8 @@ STORAGE = ConfigDef("storage").define(
             (
                 "DefaultAWSCredentialsProviderChain",
                 "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
+                "DefaultCredentialsProvider",
+                "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
                 "AwsAssumeRoleCredentialsProvider",
                 "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",
             )
@@ -209,6 +212,16 @@ STORAGE = ConfigDef("storage").define(
         L,
         "S3",
     ),
+    Prop(
+        "s3.ssl.ca.bundle",
+        Type.STRING,
+        "",
+        "PEM file of the certificate authorities an https:// store.url is verified against (a private CA); "
+        "defaults to $AWS_CA_BUNDLE, then the system's CAs. Read on every machine that runs tasks.",
+        L,
+        "S3",
+        origin="kafka-s3",
+    ),
     Prop("s3.proxy.url", Type.STRING, "", "HTTP(S) proxy URL for S3 requests.", L, "S3"),
     Prop("s3.proxy.user", Type.STRING, "", "Proxy user name.", L, "S3"),
     Prop("s3.proxy.password", Type.PASSWORD, None, "Proxy password.", L, "S3"),
@@ -221,7 +234,9 @@ FORMAT = ConfigDef("format").define(
         Type.CLASS,
         REQUIRED,
         "Format of the objects: json, bytearray, avro, parquet, block_gzip (DeviantArt's Block-GZIP: lines in gzip "
-        "blocks with a <name>.index seek index), or a Confluent class name "
+        "blocks with a <name>.index seek index), csv and csv_withheaders (Lenses' CSV: struct values' fields, "
+        "every field quoted; the second starts each object with the field names), lenses_json (restores of "
+        "Lenses' JSON objects), or a Confluent class name "
         "(io.confluent.connect.s3.format.avro.AvroFormat...), or a dotted path to a Python Format class.",
         H,
         "Connector",
@@ -287,8 +302,9 @@ FORMAT = ConfigDef("format").define(
         "format.bytearray.separator",
         Type.STRING,
         None,
-        "Bytes written after each record by ByteArrayFormat; escape sequences such as \\n are understood. "
-        "Defaults to the line separator (\\n).",
+        "Text written (UTF-8) after each record by ByteArrayFormat, verbatim as Confluent takes it: only the "
+        "config file's own escapes apply (\\n in a .properties file or a JSON string is a newline). Defaults to "
+        "the line separator (\\n).",
         L,
         "S3",
     ),
@@ -478,11 +494,16 @@ KCQL = ConfigDef("kcql", preprocessors=[kcql.expand]).define(
         Type.STRING,
         "",
         "Lenses' KCQL: INSERT INTO bucket:prefix SELECT * FROM topic [PARTITIONBY f1, _key, _header.h] "
-        "[STOREAS AVRO|PARQUET|JSON|TEXT|BYTES] [WITHPARTITIONER KeysAndValues|Values] [WITH_FLUSH_SIZE bytes] "
-        "[WITH_FLUSH_INTERVAL seconds] [WITH_FLUSH_COUNT records], statements separated by ';'. Each statement sets "
+        "[STOREAS AVRO|PARQUET|JSON|TEXT|BYTES|CSV|CSV_WITHHEADERS] [WITHPARTITIONER KeysAndValues|Values] "
+        "[WITH_FLUSH_SIZE bytes] "
+        "[WITH_FLUSH_INTERVAL seconds] [WITH_FLUSH_COUNT records] [PROPERTIES('flush.count'=n, 'flush.size'=bytes, "
+        "'flush.interval'=seconds)], statements separated by ';'. Each statement sets "
         "s3.bucket.name, topics.dir, topics, format.class, partitioner.class=kcql, partition.field.name, "
         "partition.path.style, flush.size (default 50000), rotate.size.bytes and rotate.schedule.interval.ms (with "
-        "timezone UTC), over the file's values; several statements run as one backup.",
+        "timezone UTC), over the file's values; several statements run as one backup. With connector.class="
+        "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector a statement restores Lenses' objects: "
+        "INSERT INTO topic SELECT * FROM bucket:prefix STOREAS JSON [PROPERTIES('store.envelope'=true)] restores every "
+        "topic under bucket:prefix into topic.",
         M,
         "KCQL",
         origin="kafka-s3",
@@ -502,7 +523,7 @@ UNSUPPORTED = {
     "confluent.topic.replication.factor": "No license topic is used.",
     "s3.wan.mode": "S3 transfer acceleration is not supported.",
     "enhanced.avro.schema.support": "Avro schemas are written as given.",
-    "connect.meta.data": "Connect metadata is not added to schemas.",
+    "connect.meta.data": "Connect metadata (connect.name, connect.version...) is always added, as the S3 sink does.",
     "schema.cache.size": "Schema caching needs no tuning.",
     "retry.backoff.ms": "S3 retries use s3.retry.backoff.ms.",
     "shutdown.timeout.ms": "Shutdown waits for the current cycle.",

@@ -15,7 +15,8 @@ KCQL                           properties
 =============================  =========================================================================
 ``INSERT INTO b:p``            ``s3.bucket.name=b``, ``topics.dir=p`` (no ``:p``: objects at the bucket root)
 ``FROM t``                     ``topics=t`` (and no ``topics.regex``)
-``STOREAS AVRO``               ``format.class``: AVRO→avro, PARQUET→parquet, JSON→json, TEXT and BYTES→bytearray;
+``STOREAS AVRO``               ``format.class``: AVRO→avro, PARQUET→parquet, JSON→json, TEXT and BYTES→bytearray,
+                               CSV→csv, CSV_WITHHEADERS→csv_withheaders;
                                any other kafka-s3 format name is accepted too (``block_gzip``...)
 ``WITH_FLUSH_COUNT n``         ``flush.size=n`` (default 50000 when neither the statement nor the file sets it)
 ``WITH_FLUSH_SIZE n``          ``rotate.size.bytes=n``: the bytes of records (keys, values, headers) written since
@@ -48,14 +49,30 @@ from kafka_s3.core.errors import ConfigError
 
 KCQL_KEY = "connect.s3.kcql"
 DEFAULT_FLUSH_COUNT = "50000"
-STORE_AS = {"AVRO": "avro", "PARQUET": "parquet", "JSON": "json", "TEXT": "bytearray", "BYTES": "bytearray"}
+STORE_AS = {
+    "AVRO": "avro",
+    "PARQUET": "parquet",
+    "JSON": "json",
+    "TEXT": "bytearray",
+    "BYTES": "bytearray",
+    "CSV": "csv",
+    "CSV_WITHHEADERS": "csv_withheaders",
+}
 PARTITIONER_STYLES = ("KeysAndValues", "Values")
 NUMBER_CLAUSES = {
     "WITH_FLUSH_SIZE": "flush_size",
     "WITH_FLUSH_INTERVAL": "flush_interval",
     "WITH_FLUSH_COUNT": "flush_count",
 }
-CLAUSES = ("PARTITIONBY", "STOREAS", "WITHPARTITIONER", *NUMBER_CLAUSES)
+CLAUSES = ("PARTITIONBY", "STOREAS", "WITHPARTITIONER", "PROPERTIES", *NUMBER_CLAUSES)
+#: ``PROPERTIES('flush.count'=n, ...)`` of a sink statement (Lenses ≥7.0 replaced WITH_FLUSH_* with them)
+SINK_PROPERTIES = {"flush.count": "flush_count", "flush.size": "flush_size", "flush.interval": "flush_interval"}
+#: Lenses' S3 source connector: its statements read a bucket into a topic (``INSERT INTO topic SELECT * FROM
+#: bucket:prefix``)
+LENSES_SOURCE_CLASS = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector"
+#: STOREAS of a Lenses source statement → the format reading Lenses' objects
+SOURCE_STORE_AS = {"JSON": "lenses_json", "CSV": "csv", "CSV_WITHHEADERS": "csv_withheaders"}
+TARGET_TRANSFORM = "kcqlTarget"
 
 _WORD = re.compile(r"[A-Za-z0-9_.\-/]+")
 _PUNCTUATION = ":,*=;()"
@@ -63,7 +80,7 @@ _PUNCTUATION = ":,*=;()"
 
 @dataclass(frozen=True)
 class Token:
-    kind: str  # "word", "quoted", a punctuation character, or "end"
+    kind: str  # "word", "quoted" (back-quoted), "string" (single-quoted), a punctuation character, or "end"
     text: str
     index: int  # character index in the KCQL text
     line: int
@@ -73,6 +90,8 @@ class Token:
     def shown(self) -> str:
         if self.kind == "end":
             return "the end of the statement"
+        if self.kind == "string":
+            return f"'{self.text}'"
         return f"`{self.text}`" if self.kind == "quoted" else repr(self.text)
 
     def is_keyword(self, keyword: str) -> bool:
@@ -104,6 +123,13 @@ def tokens(text: str) -> Iterator[Token]:
                 raise error(Token("`", "`", index, line, column), "a back-quoted name must be non-empty, on one line")
             yield Token("quoted", name, index, line, column)
             index = close + 1
+        elif char == "'":
+            close = text.find("'", index + 1)
+            if close < 0:
+                raise error(Token("'", "'", index, line, column), "unclosed quote")
+            yield Token("string", text[index + 1 : close], index, line, column)
+            line += text.count("\n", index, close)
+            index = close + 1
         elif char in _PUNCTUATION:
             yield Token(char, char, index, line, column)
             index += 1
@@ -131,9 +157,49 @@ class Statement:
     flush_size: int | None = None
     flush_interval: int | None = None
     flush_count: int | None = None
+    from_prefix: str | None = None  # ``FROM bucket:prefix`` (source statements)
+    store_as_name: str | None = None  # STOREAS as written
+    options: tuple[tuple[str, str, Token], ...] = ()  # PROPERTIES('key'=value, ...)
+
+    def source_properties(self, raw: Mapping[str, Any]) -> dict[str, str]:
+        """The properties of a Lenses *source* statement: ``INSERT INTO topic SELECT * FROM bucket:prefix STOREAS JSON
+        [PROPERTIES('store.envelope'=true)]`` restores every topic found under ``bucket:prefix`` into ``topic``."""
+        target, bucket = self.bucket, self.topic
+        props = {"s3.bucket.name": bucket, "topics.dir": self.from_prefix or ""}
+        store_as = (self.store_as_name or "").upper()
+        if store_as not in SOURCE_STORE_AS:
+            raise error(
+                self.topic_token,
+                f"STOREAS {self.store_as_name or '(none)'}: restoring Lenses' objects supports STOREAS "
+                f"{', '.join(SOURCE_STORE_AS)}",
+            )
+        props["format.class"] = SOURCE_STORE_AS[store_as]
+        props["store.envelope"] = "false"
+        for key, value, token in self.options:
+            if key != "store.envelope":
+                raise error(token, f"PROPERTIES key {key!r} is not supported by a restore (supported: store.envelope)")
+            if value.lower() not in ("true", "false"):
+                raise error(token, f"'store.envelope' must be true or false, found {value!r}")
+            props["store.envelope"] = value.lower()
+        # the statement's own router first (once: the properties may be expanded again when parsed)
+        transforms = [t.strip() for t in str(raw.get("transforms") or "").split(",") if t.strip()]
+        transforms = [t for t in transforms if t != TARGET_TRANSFORM]
+        props["transforms"] = ",".join([TARGET_TRANSFORM, *transforms])
+        prefix = f"transforms.{TARGET_TRANSFORM}."
+        props[prefix + "type"] = "org.apache.kafka.connect.transforms.RegexRouter"
+        props[prefix + "regex"] = ".*"
+        props[prefix + "replacement"] = target
+        props[KCQL_KEY] = self.text
+        return props
 
     def properties(self, raw: Mapping[str, Any]) -> dict[str, str]:
         """The properties this statement sets, given the file's other settings ``raw``."""
+        if self.from_prefix is not None:
+            raise error(
+                self.topic_token,
+                f"FROM {self.topic}:{self.from_prefix} reads a bucket: that is a source statement (set "
+                f"connector.class={LENSES_SOURCE_CLASS} to restore), a sink statement reads FROM a topic",
+            )
         props = {"s3.bucket.name": self.bucket, "topics.dir": self.prefix or "", "topics": self.topic}
         if self.store_as:
             props["format.class"] = self.store_as
@@ -143,14 +209,21 @@ class Statement:
                 f"the statement for topic {self.topic!r} has no STOREAS and format.class is "
                 "not set: add e.g. STOREAS JSON",
             )
-        if self.flush_count is not None:
-            props["flush.size"] = str(self.flush_count)
+        flush = {"flush_count": self.flush_count, "flush_size": self.flush_size, "flush_interval": self.flush_interval}
+        for key, value, token in self.options:
+            if key not in SINK_PROPERTIES:
+                raise error(token, f"PROPERTIES key {key!r} is not supported (supported: {', '.join(SINK_PROPERTIES)})")
+            if not value.isdigit() or int(value) <= 0:
+                raise error(token, f"PROPERTIES {key!r} must be a positive whole number, found {value!r}")
+            flush[SINK_PROPERTIES[key]] = int(value)
+        if flush["flush_count"] is not None:
+            props["flush.size"] = str(flush["flush_count"])
         elif not raw.get("flush.size"):
             props["flush.size"] = DEFAULT_FLUSH_COUNT
-        if self.flush_size is not None:
-            props["rotate.size.bytes"] = str(self.flush_size)
-        if self.flush_interval is not None:
-            props["rotate.schedule.interval.ms"] = str(self.flush_interval * 1000)
+        if flush["flush_size"] is not None:
+            props["rotate.size.bytes"] = str(flush["flush_size"])
+        if flush["flush_interval"] is not None:
+            props["rotate.schedule.interval.ms"] = str(flush["flush_interval"] * 1000)
             if not raw.get("timezone"):
                 props["timezone"] = "UTC"
         if self.partition_by:
@@ -218,6 +291,8 @@ class _Parser:
         self.keyword("FROM", " after SELECT *")
         topic_token = self.name("a topic name after FROM")
         values: dict[str, Any] = {}
+        if self.punctuation(":"):
+            values["from_prefix"] = self.name("a path prefix after 'FROM bucket:'").text.strip("/")
         seen: dict[str, Token] = {}
         while self.token.kind not in (";", "end"):
             token = self.token
@@ -231,7 +306,9 @@ class _Parser:
             if clause == "PARTITIONBY":
                 values["partition_by"] = self.partition_fields()
             elif clause == "STOREAS":
-                values["store_as"] = self.store_as()
+                values["store_as_token"] = self.store_as_token()
+            elif clause == "PROPERTIES":
+                values["options"] = self.options()
             elif clause == "WITHPARTITIONER":
                 values["partitioner"] = self.partitioner_style()
             else:
@@ -239,9 +316,38 @@ class _Parser:
         if "WITHPARTITIONER" in seen and "PARTITIONBY" not in seen:
             raise error(seen["WITHPARTITIONER"], "WITHPARTITIONER needs a PARTITIONBY clause")
         end = self.token.index
+        store_as_token = values.pop("store_as_token", None)
+        if store_as_token is not None:
+            values["store_as_name"] = store_as_token.text
+            if "from_prefix" not in values:  # a sink statement: a format kafka-s3 writes
+                values["store_as"] = resolve_store_as(store_as_token)
         return Statement(
             self.source[first.index : end].strip(), bucket, prefix, topic_token.text, topic_token, **values
         )
+
+    def options(self) -> tuple[tuple[str, str, Token], ...]:
+        if not self.punctuation("("):
+            raise error(self.token, f"expected '(' after PROPERTIES, found {self.token.shown}")
+        found: list[tuple[str, str, Token]] = []
+        while True:
+            token = self.token
+            if token.kind not in ("string", "word", "quoted"):
+                raise error(token, f"expected a 'key' in PROPERTIES, found {token.shown}")
+            self.advance()
+            if not self.punctuation("="):
+                raise error(self.token, f"expected '=' after {token.shown} in PROPERTIES, found {self.token.shown}")
+            value = self.token
+            if value.kind not in ("string", "word", "quoted"):
+                raise error(value, f"expected a value for {token.shown} in PROPERTIES, found {value.shown}")
+            self.advance()
+            if any(key == token.text for key, _, _ in found):
+                raise error(token, f"PROPERTIES key {token.shown} appears twice")
+            found.append((token.text, value.text, token))
+            if not self.punctuation(","):
+                break
+        if not self.punctuation(")"):
+            raise error(self.token, f"expected ')' after the PROPERTIES, found {self.token.shown}")
+        return tuple(found)
 
     def partition_fields(self) -> tuple[str, ...]:
         parenthesised = self.punctuation("(")
@@ -259,24 +365,9 @@ class _Parser:
             raise error(self.token, f"expected ')' after the PARTITIONBY fields, found {self.token.shown}")
         return tuple(names)
 
-    def store_as(self) -> str:
+    def store_as_token(self) -> Token:
         self.punctuation("=")
-        token = self.name("a storage format after STOREAS (AVRO, PARQUET, JSON, TEXT, BYTES)")
-        known = STORE_AS.get(token.text.upper())
-        if known:
-            return known
-        from kafka_s3.core.config.registries import FORMATS
-        from kafka_s3.core.registry import import_object
-
-        try:
-            canonical: str = import_object(FORMATS).canonical(token.text)
-            return canonical
-        except ConfigError:
-            raise error(
-                token,
-                f"STOREAS {token.text} is not a format kafka-s3 writes (AVRO, PARQUET, JSON, TEXT, BYTES, "
-                "or a kafka-s3 format name such as block_gzip)",
-            ) from None
+        return self.name("a storage format after STOREAS (AVRO, PARQUET, JSON, TEXT, BYTES)")
 
     def partitioner_style(self) -> str:
         self.punctuation("=")
@@ -293,6 +384,25 @@ class _Parser:
             raise error(token, f"expected a positive whole number after {clause}, found {token.shown}")
         self.advance()
         return int(token.text)
+
+
+def resolve_store_as(token: Token) -> str:
+    """A sink statement's STOREAS as ``format.class``."""
+    known = STORE_AS.get(token.text.upper())
+    if known:
+        return known
+    from kafka_s3.core.config.registries import FORMATS
+    from kafka_s3.core.registry import import_object
+
+    try:
+        canonical: str = import_object(FORMATS).canonical(token.text)
+        return canonical
+    except ConfigError:
+        raise error(
+            token,
+            f"STOREAS {token.text} is not a format kafka-s3 writes (AVRO, PARQUET, JSON, TEXT, BYTES, "
+            "or a kafka-s3 format name such as block_gzip)",
+        ) from None
 
 
 def parse(text: str) -> list[Statement]:
@@ -315,7 +425,10 @@ def parse(text: str) -> list[Statement]:
 
 def _statement_raw(raw: Mapping[str, Any], statement: Statement) -> dict[str, Any]:
     out = {k: v for k, v in raw.items() if k != "topics.regex"}
-    out.update(statement.properties(raw))
+    if raw.get("connector.class") == LENSES_SOURCE_CLASS:
+        out.update(statement.source_properties(raw))
+    else:
+        out.update(statement.properties(raw))
     return out
 
 

@@ -157,4 +157,16 @@ RESTORE_PROPS = (
         "kafka-s3",
         origin="kafka-s3",
     ),
+    Prop(
+        "restore.layout",
+        Type.STRING,
+        "auto",
+        "Whose object layout the bucket holds under topics.dir: auto (detected from the object names: kafka-s3, "
+        "confluent, lenses or deviantart; a prefix mixing them is refused), or one of those names to skip the "
+        "detection. Restore, verify, read and the DataFrame reader all use it; the plan says which layout it is.",
+        M,
+        "kafka-s3",
+        OneOf(("auto", "kafka-s3", "confluent", "lenses", "deviantart")),
+        origin="kafka-s3",
+    ),
 )

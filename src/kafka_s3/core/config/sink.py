@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.deviantart import DEVIANTART
 from kafka_s3.core.config.model import (
     REQUIRED,
     Check,
@@ -347,6 +348,6 @@ SINK.define(
         origin="kafka-s3",
     ),
 )
-SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL)
+SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL).include(DEVIANTART)
 # One file serves backup and restore: the restore's own keys are known here, without effect on a backup.
 SINK.quiet.update(p.key for p in RESTORE_PROPS if p.key not in SINK.props)

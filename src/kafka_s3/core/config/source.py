@@ -7,6 +7,8 @@ objects were written, which the restore reads from the objects themselves).
 from __future__ import annotations
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.deviantart import DEVIANTART
+from kafka_s3.core.config.kcql import LENSES_SOURCE_CLASS
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.config.restore_props import RESTORE_PROPS
 from kafka_s3.core.config.sink import OTHER_SINK_CLASSES, SINK
@@ -17,6 +19,7 @@ SOURCE_CONNECTOR_CLASSES = (
         "io.confluent.connect.s3.source.S3SourceConnector",
         "S3SourceConnector",
         "kafka_s3.pipelines.restore.driver",
+        LENSES_SOURCE_CLASS,
     )
     + ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector")
     + OTHER_SINK_CLASSES
@@ -45,6 +48,6 @@ SOURCE = ConfigDef(
     checks=[_check_source],
 )
 SOURCE.define(*RESTORE_PROPS)
-SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL)
+SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL).include(DEVIANTART)
 # A backup's configuration restores as is: the sink's own keys are known, not unknown.
 SOURCE.quiet.update(key for key in SINK.props if key not in SOURCE.props)

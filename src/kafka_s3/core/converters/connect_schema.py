@@ -2,8 +2,9 @@
 
 One module owns every translation of Connect schemas so they cannot drift apart:
 
-- Connect JSON schema -> :class:`ConnectSchema` -> Avro schema (the way Confluent's ``AvroData`` maps it, without
-  ``connect.*`` metadata) and Arrow type;
+- Connect JSON schema -> :class:`ConnectSchema` -> Avro schema (the way Confluent's ``AvroData`` maps it with
+  ``connect.meta.data=true``, as the S3 sink configures it: ``connect.doc``, ``connect.version``,
+  ``connect.parameters``, ``connect.default``, ``connect.name``, ``connect.type``) and Arrow type;
 - Avro schema (from a backup file) -> :class:`ConnectSchema`, so a restore can rebuild Connect envelopes;
 - field defaults in both directions, and the byte encodings they use (base64 bytes, decimals).
 
@@ -232,7 +233,8 @@ class ConnectSchema:
 
     # -------------------------------------------------------------------------------------------------------- Avro
     def to_avro(self) -> Any:
-        """The Avro schema Confluent's AvroData derives (``connect.meta.data=false``)."""
+        """The Avro schema Confluent's AvroData derives with ``connect.meta.data=true`` (SC
+        ``StorageSinkConnectorConfig.avroDataConfig``; SR ``AvroData.fromConnectSchema``)."""
         return _AvroSchemaBuilder().build(self)
 
     @classmethod
@@ -271,7 +273,10 @@ class _AvroSchemaBuilder:
         self._unnamed: dict[str, int] = {}  # default name -> structs given it so far
 
     def build(self, schema: ConnectSchema) -> Any:
+        defined = len(self._records)
         base = self._base(schema)
+        if not (isinstance(base, str) and schema.type == "struct" and len(self._records) == defined):
+            base = _with_connect_meta(base, schema)  # not a reference to a record defined before
         if not schema.optional:
             return base
         # Avro unions take their default from the first branch: a non-null default puts the type first.
@@ -335,6 +340,48 @@ class _AvroSchemaBuilder:
         return field
 
 
+CONNECT_META_PROPS = ("connect.doc", "connect.version", "connect.parameters", "connect.default", "connect.name")
+CONNECT_TYPE_PROP = "connect.type"
+
+
+def _with_connect_meta(base: Any, s: ConnectSchema) -> Any:
+    """SR ``AvroData.fromConnectSchema`` (``connectMetaData``): the Connect schema's doc, version, parameters (when not
+    empty), default and name, and ``connect.type`` for int8/int16, as properties of the non-union Avro schema."""
+    props: dict[str, Any] = {}
+    if s.doc is not None:
+        props["connect.doc"] = s.doc
+    if s.version is not None:
+        props["connect.version"] = s.version
+    if s.parameters:
+        props["connect.parameters"] = dict(s.parameters)
+    if s.default is not None:
+        props["connect.default"] = _connect_default(s, s.default)
+    if s.name is not None:
+        props["connect.name"] = s.name
+    if s.type in ("int8", "int16"):
+        props[CONNECT_TYPE_PROP] = s.type
+    if not props:
+        return base
+    return {**(base if isinstance(base, dict) else {"type": base}), **props}
+
+
+def _connect_default(s: ConnectSchema, value: Any) -> Any:
+    """SR ``AvroData.defaultValueFromConnect`` as JSON: the payload form (bytes and decimals as base64, as Jackson
+    prints a binary node), maps with non-string keys as ``{"key", "value"}`` entries."""
+    if value is None:
+        return None
+    if s.type == "array":
+        return [_connect_default(s.array_items, v) for v in value]
+    if s.type == "map":
+        keys, values = s.map_keys, s.map_values
+        if keys.type == "string" and not keys.optional:
+            return {k: _connect_default(values, v) for k, v in value.items()}
+        return [{"key": _connect_default(keys, k), "value": _connect_default(values, v)} for k, v in value]
+    if s.type == "struct":
+        return {name: _connect_default(fs, value.get(name, fs.default)) for name, fs in s.fields}
+    return value
+
+
 def _avro_default(s: ConnectSchema, value: Any) -> Any:
     """A payload-form default as Avro's JSON default (bytes as ISO-8859-1 text, non-string maps as entries)."""
     if value is None:
@@ -375,6 +422,27 @@ def _from_avro(
         raise SchemaError(f"unknown Avro type {avro!r}")
     if not isinstance(avro, dict):
         raise SchemaError(f"not an Avro schema: {avro!r}")
+    return _read_connect_meta(avro, _from_avro_dict(avro, arrow, named, namespace))
+
+
+def _read_connect_meta(avro: dict[str, Any], schema: ConnectSchema) -> ConnectSchema:
+    """AvroData's ``connect.*`` properties back into the Connect schema (Confluent's sink and ours write them)."""
+    changes: dict[str, Any] = {}
+    for prop, attr in (("connect.doc", "doc"), ("connect.version", "version"), ("connect.name", "name")):
+        if avro.get(prop) is not None:
+            changes[attr] = avro[prop]
+    if isinstance(avro.get("connect.parameters"), dict):
+        changes["parameters"] = {str(k): str(v) for k, v in avro["connect.parameters"].items()}
+    if avro.get("connect.default") is not None:
+        changes["default"] = avro["connect.default"]
+    if avro.get(CONNECT_TYPE_PROP) in ("int8", "int16") and schema.type == "int32":
+        changes["type"] = avro[CONNECT_TYPE_PROP]
+    return replace(schema, **changes) if changes else schema
+
+
+def _from_avro_dict(
+    avro: dict[str, Any], arrow: pa.DataType | None, named: dict[str, ConnectSchema], namespace: str | None
+) -> ConnectSchema:
     typ = avro.get("type")
     logical = avro.get("logicalType")
     if logical is not None:

@@ -41,3 +41,6 @@ REGISTRY.register(
         "blockgzip",
     ),
 )
+REGISTRY.register("lenses_json", "kafka_s3.core.formats.lenses_json:LensesJsonFormat")
+REGISTRY.register("csv", "kafka_s3.core.formats.csv:CsvFormat", aliases=("CSV",))
+REGISTRY.register("csv_withheaders", "kafka_s3.core.formats.csv:CsvWithHeadersFormat", aliases=("CSV_WITHHEADERS",))

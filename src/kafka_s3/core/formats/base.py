@@ -34,6 +34,8 @@ class FileContext:
     object_key: str = ""
     #: Where a reader notes the records it skips (``behavior.on.error=ignore|log``); ``None``: bad bytes are errors.
     skips: list[Skipped] | None = field(default=None, compare=False, repr=False)
+    #: The object's last offset when its name tells it (Lenses' names), else ``None``.
+    last_offset: int | None = None
 
     def skip(self, error: FormatError, records: int | None) -> None:
         """Skip ``records`` bad records, or raise ``error`` when bad records are errors (``behavior.on.error=fail``).

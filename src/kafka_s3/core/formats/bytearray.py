@@ -8,7 +8,6 @@ records the count in the chunk manifest, and a restore refuses the object rather
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -28,13 +27,6 @@ if TYPE_CHECKING:
 
 SEPARATOR_KEY = "format.bytearray.separator"
 READ_BATCH_BYTES = 16 * 1024 * 1024
-_JAVA_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[btnfr\"'\\])")
-_JAVA_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "'": "'", "\\": "\\"}
-
-
-def java_unescape(text: str) -> str:
-    """Java string escapes (``\\n``, ``\\t``, ``\\\\``, ``\\u0001``...), as Confluent unescapes the separator."""
-    return _JAVA_ESCAPE.sub(lambda m: chr(int(m[1][1:], 16)) if m[1][0] == "u" else _JAVA_ESCAPES[m[1]], text)
 
 
 class ByteArrayFormat(Format):
@@ -60,9 +52,11 @@ class ByteArrayFormat(Format):
                 key="headers.format.class",
             )
         self.compression, self.level = stream_settings(config)
-        # The raw text: the typed value is stripped, which would turn a " " or "\n" separator into nothing.
+        # The raw text, verbatim as Confluent's getFormatByteArrayLineSeparator takes it from the originals (no
+        # unescaping: only the config file's own escapes apply). The typed value is stripped, which would turn a " "
+        # or "\n" separator into nothing.
         raw = config.originals.get(SEPARATOR_KEY)
-        self.separator = java_unescape(str(raw)).encode() if raw is not None else b"\n"
+        self.separator = str(raw).encode() if raw is not None else b"\n"
         self.column = "key" if role == "keys" else "value"
 
     @property

@@ -1,7 +1,9 @@
 """Confluent's FieldPartitioner: ``<field>=<value>`` directories from fields of the record value.
 
 As in Confluent, only integers, strings and booleans make directory names (a float's text or a nested object would
-not round-trip), and a record whose field is missing or null cannot be placed: it is an error naming the record.
+not round-trip). A null struct field gives ``<field>=null`` whatever its type (SC ``FieldPartitioner.getStructField``
+since CC-36988); a field missing from the schema, a null parent struct, and a JSON field that is missing or null
+cannot be placed (SC ``DataUtils.getNestedFieldValue`` throws): an error naming the record.
 """
 
 from __future__ import annotations
@@ -74,14 +76,19 @@ class FieldPartitioner(Partitioner):
 
 
 def _struct_text(records: pa.RecordBatch, values: Logical, field: str) -> pa.Array:
-    """The field's values as directory text, for the whole batch at once."""
+    """The field's values as directory text, for the whole batch at once; a null field is the text ``null``."""
     column = struct_field(records, values, field, FIELDS_KEY)
     if not _renders_as_text(column.type):
         raise record_error(records, 0, _unsupported(field, str(column.type)))
-    row = first_null(column)
-    if row >= 0:
-        raise record_error(records, row, f"{FIELDS_KEY}: field {field!r} is missing or null")
-    return pc.cast(column, pa.string())
+    row = first_null(values.array)
+    if row >= 0:  # SC FieldPartitioner: a null value is neither a Struct nor a Map
+        raise record_error(records, row, f"{FIELDS_KEY}: the value is null (a tombstone), it has no field {field!r}")
+    if "." in field:
+        parent = struct_field(records, values, field.rsplit(".", 1)[0], FIELDS_KEY)
+        row = first_null(parent)
+        if row >= 0:
+            raise record_error(records, row, f"{FIELDS_KEY}: field {field!r} is inside a null struct")
+    return pc.fill_null(pc.cast(column, pa.string()), "null")
 
 
 def _renders_as_text(arrow_type: pa.DataType) -> bool:

@@ -132,7 +132,9 @@ def check_client_settings(settings: Mapping[str, str], role: Role) -> None:
         else:
             AdminClient(probe)
     except (KafkaException, ValueError, TypeError) as exc:
-        message = str(exc.args[0] if exc.args else exc)
-        bad = re.search(r'"([^"]+)"', message)
+        error: object = exc.args[0] if exc.args else exc
+        text = getattr(error, "str", None)  # a KafkaError's own text, without its repr around it
+        message = str(text()) if callable(text) else str(error)
+        bad = re.search(r'property: "([^"]+)"', message) or re.search(r'"([^"]+)"', message)
         key = f"{role}.override.{bad.group(1)}" if bad else None
-        raise ConfigError(f"invalid Kafka {role} setting: {message}", key=key) from None
+        raise ConfigError(f"invalid Kafka {role} setting{f' {key}' if key else ''}: {message}", key=key) from None

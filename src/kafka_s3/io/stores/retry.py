@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import random as _random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from botocore.exceptions import (
     ClientError,
     HTTPClientError,
     IncompleteReadError,
+    SSLError,
 )
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
@@ -58,8 +60,26 @@ def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code") or "")
 
 
+TLS_VERIFICATION_MARKS = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed", "Hostname mismatch")
+
+
+def tls_verification_failure(exc: BaseException) -> str | None:
+    """Why the store's certificate was refused (e.g. "unable to get local issuer certificate"), or None when ``exc``
+    is not a failed certificate verification. Another attempt meets the same certificate: it is never retried."""
+    if not isinstance(exc, SSLError):
+        return None
+    text = str(exc)
+    if not any(mark in text for mark in TLS_VERIFICATION_MARKS):
+        return None
+    reason = re.search(r"\] (.*?)(?: \(_ssl\.c:\d+\))?$", text)
+    return reason.group(1) if reason else text
+
+
 def is_transient(exc: BaseException) -> bool:
-    """True for failures worth another attempt; never for a 4xx answer other than throttling and timeouts."""
+    """True for failures worth another attempt; never for a 4xx answer other than throttling and timeouts, nor for a
+    certificate the client cannot verify."""
+    if tls_verification_failure(exc) is not None:
+        return False
     if isinstance(exc, ClientError):
         status = http_status(exc)
         return status >= 500 or status == 429 or error_code(exc) in TRANSIENT_CODES

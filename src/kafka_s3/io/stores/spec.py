@@ -61,6 +61,7 @@ class StoreSpec:
     proxy_url: str | None = None
     proxy_user: str | None = None
     proxy_password: str | None = None
+    ca_bundle: str | None = None  # PEM file of the CAs an https endpoint is verified against; None: botocore's default
     service_timeout_ms: int = 10000  # check(): the store's first answer within this time, else an error
 
     def __repr__(self) -> str:
@@ -134,6 +135,7 @@ class StoreSpec:
             proxy_url=config["s3.proxy.url"] or None,
             proxy_user=config["s3.proxy.user"] or None,
             proxy_password=config["s3.proxy.password"] or None,
+            ca_bundle=_ca_bundle(config, environ),
             service_timeout_ms=config["service.timeout.ms"],
         )
 
@@ -154,6 +156,23 @@ def _local_root(url: str) -> str:
     if parsed.netloc not in ("", "localhost") or not parsed.path:
         raise ConfigError(f"store.url={url!r}: a local store URL looks like file:///path/to/directory", key="store.url")
     return url2pathname(parsed.path)
+
+
+def _ca_bundle(config: Config, environ: Mapping[str, str]) -> str | None:
+    """``s3.ssl.ca.bundle``, else ``$AWS_CA_BUNDLE`` (the AWS tools' convention): a readable file, or an error now
+    rather than a TLS failure in every task."""
+    path, source = config["s3.ssl.ca.bundle"] or "", "s3.ssl.ca.bundle"
+    if not path:
+        path, source = environ.get("AWS_CA_BUNDLE", ""), "AWS_CA_BUNDLE"
+    if not path:
+        return None
+    if not (os.path.isfile(path) and os.access(path, os.R_OK)):
+        raise ConfigError(
+            f"{source}={path!r} is not a readable file: it must name a PEM file of the certificate authorities that "
+            "sign the object store's certificate",
+            key="s3.ssl.ca.bundle",
+        )
+    return path
 
 
 def _check_customer_key(key: str, sse_algorithm: str | None) -> None:

@@ -12,7 +12,9 @@ chunk) share the open-file state of one partition; plugin wiring and value fitti
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -159,6 +161,8 @@ class PartitionBackup:
         self._replays: dict[int, Manifest] = {}  # chunk start -> manifest found by the rotator's hook
         self._committer: ThreadPoolExecutor | None = None
         self._pending: list[Future[int]] = []
+        self._cursor_lock = threading.Lock()
+        self._cursor_offset = -1  # first offset of the chunk the cursor object points at (this run)
 
     @property
     def where(self) -> str:
@@ -383,6 +387,10 @@ class PartitionBackup:
         key = plugins.layout.object_key(
             directory, self.topic, self.partition, first_offset, plugins.value_format.extension
         )
+        if self.replaying is not None and getattr(plugins.layout, "dated_by_upload", False):
+            # A name holding the upload date (DeviantArt's) is the one the chunk's manifest recorded.
+            name = key.rsplit(plugins.layout.directory_delim, 1)[-1]
+            key = next((e.key for e in self.replaying.files if e.kind == "data" and e.key.endswith("/" + name)), key)
         file = OpenFile(encoded, key, directory, first_offset)
         if self.replaying is not None and self.store.head(key) is not None:
             self.replayed_files += 1
@@ -491,7 +499,28 @@ class PartitionBackup:
                     existing += 1
             if self.plugins.tagging and f.upload is not None:
                 self._tag(f)
+        self._move_cursor(files)
         return existing
+
+    def _move_cursor(self, files: list[OpenFile]) -> None:
+        """A layout with a cursor object (DeviantArt's ``last_chunk_index.<topic>-<p>.txt``, DA
+        ``S3Writer.updateCursorFile``) points it at the newest chunk's index once that chunk is stored; chunks
+        committing concurrently never move it back."""
+        cursor_key = getattr(self.plugins.layout, "cursor_key", None)
+        if cursor_key is None:
+            return
+        newest = max(files, key=lambda f: f.first_offset)
+        index = next((side.key for side in newest.sidecars if side.kind == "index"), None)
+        if index is None:
+            return
+        with self._cursor_lock:
+            if newest.first_offset > self._cursor_offset:
+                key = cursor_key(self.topic, self.partition)
+                # Stores create conditionally only: the cursor is replaced (DeviantArt's task reads it at start).
+                self.store.delete([key])
+                with contextlib.suppress(ObjectExistsError):  # another run put it back meanwhile: as new as ours
+                    self.store.put(key, index.encode())
+                self._cursor_offset = newest.first_offset
 
     def _reap_commits(self, keep: int = 0) -> None:
         """Wait until at most ``keep`` chunk commits are in flight; a failed commit raises here."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafka_s3.core.config.deviantart import SINK_CLASS as DEVIANTART_SINK_CLASS
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Converter
 from kafka_s3.core.formats.base import Format
 from kafka_s3.core.layout import Layout
+from kafka_s3.core.layouts.deviantart import DeviantArtLayout
 from kafka_s3.core.manifest import manifest_root
 from kafka_s3.core.partitioners.base import Partitioner
 from kafka_s3.core.rotation import RotationPolicy
@@ -52,7 +54,12 @@ class BackupPlugins:
         )
         key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
         envelope = config["store.envelope"]
-        value_format = formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope)
+        layout = Layout.from_config(config)
+        if config.get("connector.class") == DEVIANTART_SINK_CLASS:
+            layout = DeviantArtLayout.from_config(config)  # DeviantArt's names, as its connector writes them
+        # a peer's layout has its own format (DeviantArt writes only Block-GZIP), whatever format.class says
+        format_class = getattr(layout, "value_format", None) or config["format.class"]
+        value_format = formats.REGISTRY.resolve(format_class)(config, "value", value_converter, envelope)
         keys_format = (
             formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter)
             if config["store.kafka.keys"]
@@ -63,7 +70,6 @@ class BackupPlugins:
             if config["store.kafka.headers"]
             else None
         )
-        layout = Layout.from_config(config)
         extra_tags = {}
         for pair in config["s3.object.tagging.extra"]:
             k, _, v = pair.partition(":")

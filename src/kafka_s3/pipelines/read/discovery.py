@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.layout import ObjectName
+from kafka_s3.core.layouts.lenses import assign_starts, with_start
 from kafka_s3.core.manifest import MANIFEST_DIR
 from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.plugins import ReadPlugins
@@ -100,10 +101,13 @@ def discover(
     """Every source partition's objects, sorted by start offset. Listing runs in parallel, one prefix per topic (all
     topics under ``topics.dir`` when none are named). ``sizes``, when given, receives every listed key's size."""
     layout = plugins.layout
-    manifest_prefix = layout.topic_prefix(MANIFEST_DIR)
-    if not topics:
-        topics = [t for t in store.children(layout.topic_prefix(), layout.directory_delim) if t != MANIFEST_DIR]
-    prefixes = [layout.topic_prefix(t) for t in topics]
+    whole = getattr(layout, "lists_whole_prefix", False)  # a peer's layout whose directories do not name topics
+    manifest_prefix = layout.topic_prefix() + MANIFEST_DIR + layout.directory_delim
+    names = list(topics) if topics else []
+    if not names and not whole:
+        names = [t for t in store.children(layout.topic_prefix(), layout.directory_delim) if t != MANIFEST_DIR]
+    wanted = set(names) if names else None
+    prefixes = [layout.topic_prefix()] if whole else [layout.topic_prefix(t) for t in names]
     with ThreadPoolExecutor(max_workers=min(16, max(1, len(prefixes)))) as pool:
         listings = list(pool.map(lambda prefix: list(store.list(prefix)), prefixes))
     extensions = plugins.extensions()
@@ -121,7 +125,7 @@ def discover(
                 raise
             _note(problems, on_error, Problem(info.key, "name", str(exc)))
             continue
-        if name is None:
+        if name is None or (wanted is not None and name.topic not in wanted):
             continue
         base = name.key[: len(name.key) - len(name.extension)]
         if name.kind == "data":
@@ -139,7 +143,25 @@ def discover(
         )
     for part in partitions.values():
         part.objects.sort(key=lambda o: (o.start, o.key))
+        if getattr(layout, "names_hold_last_offset", False):
+            part.objects = _lenses_spans(part.objects)
     return dict(sorted(partitions.items()))
+
+
+def _lenses_spans(objects: list[BackupObject]) -> list[BackupObject]:
+    """Lenses' names hold each object's last offset: keep it as ``last_offset`` and start each object after the one
+    before it in its directory (:func:`kafka_s3.core.layouts.lenses.assign_starts`)."""
+    by_directory: dict[str, list[BackupObject]] = {}
+    for obj in objects:
+        by_directory.setdefault(obj.name.directory, []).append(obj)
+    out = []
+    for group in by_directory.values():
+        starts = assign_starts([o.name.start_offset for o in group])
+        out += [
+            replace(o, name=with_start(o.name, start), last_offset=o.name.start_offset)
+            for o, start in zip(group, starts, strict=True)
+        ]
+    return sorted(out, key=lambda o: (o.start, o.key))
 
 
 def _note(problems: list[Problem] | None, on_error: str, problem: Problem) -> None:

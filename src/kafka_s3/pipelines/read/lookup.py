@@ -14,6 +14,7 @@ from kafka_s3.core.errors import ConfigError, NotInBackup
 from kafka_s3.core.records import to_dicts
 from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.discovery import SourcePartition, discover
+from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.options import Bounds
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import read_partition
@@ -38,6 +39,7 @@ def read_records(
         from kafka_s3.io.stores.spec import StoreSpec
 
         store = StoreSpec.from_config(config).open()
+    config, _ = detected(config, store)
     plugins = ReadPlugins.from_config(config)
     topic = topic or _only_topic(config, store, plugins)
     part = discover(store, plugins, [topic]).get((topic, partition))
@@ -58,7 +60,7 @@ def _take(
     store: Store, plugins: ReadPlugins, part: SourcePartition, bounds: Bounds, count: int
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    batches = read_partition(store, plugins, part, bounds)
+    batches = read_partition(store, plugins, part, bounds, bound_options=("--offset", "--offset + --count"))
     try:
         for batch in batches:
             out.extend(to_dicts(batch.slice(0, count - len(out))))

@@ -51,15 +51,18 @@ class Bounds:
         return mask
 
 
-def parse_time(text: str) -> int:
-    """Epoch milliseconds from an integer or an ISO-8601 timestamp (UTC when no offset is given)."""
+def parse_time(text: str, option: str = "timestamp") -> int:
+    """Epoch milliseconds from an integer or an ISO-8601 timestamp (UTC when no offset is given); ``option`` names
+    the flag in the error."""
     text = text.strip()
     if text.lstrip("-").isdigit():
         return int(text)
     try:
         moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ConfigError(f"not a timestamp: {text!r} (use epoch ms or ISO-8601 like 2024-05-01T12:00:00Z)") from None
+        raise ConfigError(
+            f"{option}: not a timestamp: {text!r} (use epoch ms or ISO-8601 like 2024-05-01T12:00:00Z)", key=option
+        ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
     return int(moment.timestamp() * 1000)
@@ -82,6 +85,8 @@ def parse_offsets(text: str | None, option: str) -> dict[tuple[str | None, int],
                 raise ValueError
         except ValueError:
             raise ConfigError(f"{option}: expected PARTITION:OFFSET or TOPIC:PARTITION:OFFSET, got {item!r}") from None
+        if any(number < 0 for (_, partition), offset in out.items() for number in (partition, offset)):
+            raise ConfigError(f"{option}: partitions and offsets are not negative, got {item!r}", key=option)
     return out
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
+from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.formats.base import LEGACY_INDEX_EXTENSION, Format
 from kafka_s3.core.layout import Layout
 from kafka_s3.core.manifest import Manifest, ManifestStore, manifest_root
@@ -29,6 +30,7 @@ class ReadPlugins:
     @classmethod
     def from_config(cls, config: Config) -> ReadPlugins:
         from kafka_s3.core import converters, formats
+        from kafka_s3.core.layouts import lenses
 
         value_converter = converters.REGISTRY.resolve(config["value.converter"])(
             config.with_prefix("value.converter."), False
@@ -37,14 +39,24 @@ class ReadPlugins:
         if "topic.rename" in config.definition.props:  # a restore: values go to the routed topics (their subjects)
             value_converter.route = key_converter.route = _lazy_router(config)
         envelope = config["store.envelope"]
+        layout = layout_of(config)
+        if config.get("connector.class") == lenses.SOURCE_CLASS and config.get("restore.layout", "auto") == "auto":
+            layout = lenses.LensesLayout.from_config(config)  # a Lenses source configuration reads Lenses' layout
+        value_format = getattr(layout, "value_format", None) or config["format.class"]  # a peer's own format
         return cls(
             config=config,
-            layout=Layout.from_config(config),
-            value_format=formats.REGISTRY.resolve(config["format.class"])(config, "value", value_converter, envelope),
+            layout=layout,
+            value_format=formats.REGISTRY.resolve(value_format)(config, "value", value_converter, envelope),
             keys_format=formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter),
             headers_format=formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers"),
             envelope=envelope,
         )
+
+    @property
+    def stored_offsets(self) -> bool:
+        """Whether the records read carry their offsets (envelope objects, and Lenses' objects, whose names hold their
+        last offset) rather than being numbered from an object's start offset."""
+        return self.envelope or getattr(self.layout, "names_hold_last_offset", False)
 
     @property
     def timestamps(self) -> str:
@@ -68,6 +80,27 @@ class ReadPlugins:
             extensions[".index" + self.value_format.index_extension] = "index"
             extensions[".index" + LEGACY_INDEX_EXTENSION] = "index"  # as earlier versions named it
         return extensions
+
+
+def layout_of(config: Config) -> Layout:
+    """The Layout class ``restore.layout`` names (its registered reader), else the standard one. A layout whose reader
+    is not part of this version is refused by name rather than read as another tool's (which would find nothing)."""
+    from kafka_s3.core.layouts.detection import LAYOUTS
+    from kafka_s3.core.registry import import_object
+
+    name = config.get("restore.layout", "auto")
+    kind = LAYOUTS.get(name)
+    if kind is None or kind.reader is None:
+        return Layout.from_config(config)
+    try:
+        cls = import_object(kind.reader)
+    except (ImportError, AttributeError):
+        raise LayoutError(
+            f"{kind.short} layout: not readable by this version (the objects under topics.dir="
+            f"{config.get('topics.dir', '')!r} follow {kind.title}'s layout; restore.layout={name})"
+        ) from None
+    layout: Layout = cls.from_config(config)
+    return layout
 
 
 def _lazy_router(config: Config) -> Callable[[str], str]:

@@ -100,8 +100,8 @@ def read_object(
     sidecar rows.
     """
     name = obj.name
-    skips = _Skips(obj, plugins.envelope, bounds, skipped)
-    ctx = FileContext(name.topic, name.partition, name.start_offset, name.key, skips.found)
+    skips = _Skips(obj, plugins.stored_offsets, bounds, skipped)
+    ctx = FileContext(name.topic, name.partition, name.start_offset, name.key, skips.found, obj.last_offset)
     keys = _read_sidecar(plugins.keys_format, store, obj.keys_key, obj, "key", skips) if obj.keys_key else None
     headers = (
         _read_sidecar(plugins.headers_format, store, obj.headers_key, obj, "headers", skips)
@@ -132,7 +132,7 @@ def read_object(
         columns = {c: batch.column(c) for c in RECORD_SCHEMA.names}
         columns["topic"] = pa.array([name.topic] * n, pa.string())
         columns["partition"] = pa.array(np.full(n, name.partition, dtype=np.int32))
-        if not plugins.envelope:
+        if not plugins.stored_offsets:
             columns["offset"] = pa.array(np.arange(first_offset, first_offset + n))
             if keys is not None:
                 columns["key"] = _aligned(keys, first_row, n)
@@ -261,7 +261,10 @@ _UNBOUNDED = Bounds()
 
 
 def unprovable_bound(
-    objects: list[BackupObject], bounds: Bounds, count: Callable[[BackupObject], int | None] | None = None
+    objects: list[BackupObject],
+    bounds: Bounds,
+    count: Callable[[BackupObject], int | None] | None = None,
+    options: tuple[str, str] = ("--from-offset", "--until-offset"),
 ) -> str | None:
     """Why an offset bound cannot be honoured on objects without stored offsets, or ``None``.
 
@@ -269,8 +272,9 @@ def unprovable_bound(
     (compaction and transaction markers leave some): ``last - start + 1 == records``. A bound at an object's start is
     always exact; one inside an object is exact only when that holds. ``count`` counts an object's records when no
     manifest says (objects of another tool); without it such objects are left to be checked later (``None``).
+    ``options`` name the bounds as the user gave them (``restore``'s flags by default).
     """
-    for option, bound in (("--from-offset", bounds.from_offset), ("--until-offset", bounds.until_offset)):
+    for option, bound in ((options[0], bounds.from_offset), (options[1], bounds.until_offset)):
         if bound is None:
             continue
         for i, obj in enumerate(objects):
@@ -305,6 +309,7 @@ def read_partition(
     problems: list[Problem] | None = None,
     on_object: Callable[[BackupObject], None] | None = None,
     on_span: Callable[[BackupObject, int | None, int | None], None] | None = None,
+    bound_options: tuple[str, str] = ("--from-offset", "--until-offset"),
 ) -> Generator[pa.RecordBatch, None, None]:
     """A source partition's records in offset order, filtered to ``bounds`` and to offsets >= ``resume_from``.
 
@@ -317,8 +322,8 @@ def read_partition(
     objects = part.objects
     if len(part.directories) <= 1:
         # Objects of one directory never overlap: object i holds offsets [start_i, start_i+1).
-        if not plugins.envelope and (bounds.from_offset is not None or bounds.until_offset is not None):
-            reason = unprovable_bound(objects, bounds, lambda o: _count(store, plugins.value_format, o))
+        if not plugins.stored_offsets and (bounds.from_offset is not None or bounds.until_offset is not None):
+            reason = unprovable_bound(objects, bounds, lambda o: _count(store, plugins.value_format, o), bound_options)
             if reason:
                 raise FormatError(reason)
         nexts = [o.start for o in objects[1:]] + [None]
@@ -326,7 +331,7 @@ def read_partition(
         if bounds.until_offset is not None:
             selected = [o for o in selected if o.start < bounds.until_offset]
         groups = [[o] for o in selected]
-    elif not plugins.envelope:
+    elif not plugins.stored_offsets:
         # Offsets derived per object (start + row) overlap across directories: resume by whole objects (the restore
         # commits ``resume_from`` between objects), filter only the bounds by offset.
         groups = [[o] for o in objects if resume_from is None or o.start >= resume_from]
@@ -392,7 +397,7 @@ def _guarded(
     if on_object is not None:
         on_object(obj)
     first = last = None
-    next_offset = None if plugins.envelope else obj.start  # of the record after the last one read
+    next_offset = None if plugins.stored_offsets else obj.start  # of the record after the last one read
     skipped: list[Problem] | None = None if on_error == "fail" else []
     try:
         try:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaError, PlanError, RestoreFailed
 from kafka_s3.core.groups import OffsetMap, Translation, pick_snapshot, translate_offset
+from kafka_s3.core.layouts.detection import Detection
 from kafka_s3.core.schemas import SavedSchemas
 from kafka_s3.core.topic_config import TopicConfig, creation_configs, policy_warning
 from kafka_s3.core.transforms import topic_router
@@ -35,6 +36,7 @@ from kafka_s3.pipelines.read.integrity import (
     with_records,
     without_excluded,
 )
+from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import Gap, order_warning, unprovable_bound
@@ -61,6 +63,7 @@ class RestorePlanSet:
     schema_note: str = ""  # restore --schemas: ids preserved, or which are rewritten
     checks: dict[TP, PartitionCheck] = field(default_factory=dict)  # is the backup whole (read/integrity)
     timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
+    layout: str = ""  # whose layout the prefix holds (read/layouts.py)
 
     @property
     def findings(self) -> list[Finding]:
@@ -81,6 +84,7 @@ class RestoreSummary:
     )  # --allow-gaps: what the bucket lacks, left out (integrity.Finding)
     seconds: float = 0.0
     timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
+    layout: str = ""  # whose layout the prefix holds (RestorePlanSet.layout)
 
     @property
     def records(self) -> int:
@@ -104,6 +108,7 @@ class Restore:
         self.consumer_settings = client_settings(config, "consumer", warn=False)
         self.engine = engine
         self.raw_config = {k: str(v) for k, v in config.originals.items()}
+        self.detection: Detection | None = None  # the layout under topics.dir, found by the first plan
         self.progress_base = f"kafka-s3-restore-{config['name']}"
         self._exactly_once: bool | None = None
         self.current_plan: RestorePlanSet | None = None  # what run() is restoring (progress bars read it)
@@ -165,6 +170,10 @@ class Restore:
                 key="store.envelope",
             )
         self.store.check()
+        if self.detection is None:
+            self.config, self.detection = detected(self.config, self.store)
+            self.plugins = ReadPlugins.from_config(self.config)
+            self.raw_config = {k: str(v) for k, v in self.config.originals.items()}
         problems: list[Problem] = []
         topics = self.options.topics or self.config["topics"] or None
         sizes: dict[str, int] = {}
@@ -197,7 +206,7 @@ class Restore:
             if missing:
                 log.warning("no backed-up objects found for topic(s): %s", ", ".join(missing))
         for part in partitions.values():
-            warning = order_warning(part, self.plugins.envelope)
+            warning = order_warning(part, self.plugins.stored_offsets)
             if warning:
                 log.warning("%s", warning)
         targets = {tp[0]: self.route(tp[0]) for tp in partitions}
@@ -206,7 +215,7 @@ class Restore:
         unprovable = []
         for tp, part in partitions.items():
             objects = without_excluded(part, checks.get(tp))
-            if not self.plugins.envelope and len(part.directories) <= 1:
+            if not self.plugins.stored_offsets and len(part.directories) <= 1:
                 reason = unprovable_bound(objects, self.options.bounds(tp))
                 if reason:
                     unprovable.append(reason)
@@ -229,7 +238,15 @@ class Restore:
             )
         if unprovable:
             raise PlanError("; ".join(unprovable))
-        return RestorePlanSet(partitions, targets, plans, problems, checks=checks, timestamps=self.plugins.timestamps)
+        return RestorePlanSet(
+            partitions,
+            targets,
+            plans,
+            problems,
+            checks=checks,
+            timestamps=self.plugins.timestamps,
+            layout=self.detection.describe(),
+        )
 
     def check_whole(self, plan_set: RestorePlanSet) -> None:
         """Stop before producing anything when the bucket lacks part of the backup, unless ``--allow-gaps``."""
@@ -373,7 +390,10 @@ class Restore:
         plan_set.plans = self._decide_starts(plan_set.plans)
         self.current_plan = plan_set
         summary = RestoreSummary(
-            problems=list(plan_set.problems), skipped=plan_set.blocking, timestamps=plan_set.timestamps
+            problems=list(plan_set.problems),
+            skipped=plan_set.blocking,
+            timestamps=plan_set.timestamps,
+            layout=plan_set.layout,
         )
         for finding in summary.skipped:
             log.warning("skipped (--allow-gaps): %s", finding)

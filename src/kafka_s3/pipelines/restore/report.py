@@ -126,6 +126,8 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
             f"({total_bytes / 1e6:.2f} MB), ~{total_records} records"
             + (f" (+ {unknown} single-object partition{'s' if unknown != 1 else ''} not estimated)" if unknown else "")
         )
+    if plan_set.layout:
+        lines.append(plan_set.layout)
     if plan_set.plans and plan_set.timestamps:
         lines.append(plan_set.timestamps)
     lines.extend(f"warning: {warning}" for warning in plan_set.warnings)

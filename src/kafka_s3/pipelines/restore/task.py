@@ -297,7 +297,7 @@ def run_restore_partition(
         # Without stored offsets, the offsets of a partition spread over several directories are derived per object
         # (start + row) and overlap across objects: progress then counts whole objects, read in start order, and is
         # committed only between objects — "every object starting below next_offset is restored".
-        by_object = not plugins.envelope and len(part.directories) > 1
+        by_object = not plugins.stored_offsets and len(part.directories) > 1
         current: BackupObject | None = None  # the object being read (by_object)
 
         def begin_object(obj: BackupObject) -> None:
@@ -313,7 +313,7 @@ def run_restore_partition(
         # Offsets each object read holds, to report gaps (derived offsets of one partition spread over several
         # directories are not the source's: no gaps can be told there).
         spans: list[tuple[int, int | None, str]] = []
-        track_gaps = plugins.envelope or len(part.directories) <= 1
+        track_gaps = plugins.stored_offsets or len(part.directories) <= 1
 
         def note_span(obj: BackupObject, first: int | None, last: int | None) -> None:
             spans.append((obj.start if first is None else first, last, obj.key))

@@ -234,11 +234,24 @@ def test_json_with_schemas_backs_up_with_the_declared_schema(
     first_schema, first_rows = read_file(fmt, get(s3_client, fresh_bucket, keys[0]))
     schema, rows = read_file(fmt, get(s3_client, fresh_bucket, keys[1]))
     assert first_schema["name"] == "Item" and first_schema["namespace"] == "shop"
+    # AvroData with connect.meta.data=true, as Confluent's sink writes it (issue 15 item 3): connect.* properties.
+    assert (schema["connect.name"], schema["connect.version"]) == ("shop.Item", 2)
     assert [(f["name"], f["type"]) for f in schema["fields"]] == [
         ("sku", "string"),
-        ("qty", "int"),
-        ("price", {"type": "bytes", "logicalType": "decimal", "precision": 8, "scale": 2}),
-        ("color", ["string", "null"]),
+        ("qty", {"type": "int", "connect.type": "int16"}),
+        (
+            "price",
+            {
+                "type": "bytes",
+                "logicalType": "decimal",
+                "precision": 8,
+                "scale": 2,
+                "connect.version": 1,
+                "connect.parameters": {"scale": "2", "connect.decimal.precision": "8"},
+                "connect.name": "org.apache.kafka.connect.data.Decimal",
+            },
+        ),
+        ("color", [{"type": "string", "connect.default": "none"}, "null"]),
     ]
     # v2 rolled the file (newer); the later v1 record is projected to v2: the added field takes its default
     from decimal import Decimal

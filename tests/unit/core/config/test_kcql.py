@@ -266,18 +266,28 @@ def test_a_topic_in_two_statements_is_refused_at_its_second_mention():
             "expected a topic name after FROM, found the end of the statement",
             "line 1, column 30 (character 29)",
         ),
-        ("INSERT INTO b:p SELECT * FROM t STOREAS CSV", "STOREAS CSV is not a format", "line 1, column 41"),
+        ("INSERT INTO b:p SELECT * FROM t STOREAS XML", "STOREAS XML is not a format", "line 1, column 41"),
         (
             "INSERT INTO b:p SELECT * FROM t STOREAS JSON STOREAS AVRO",
             "STOREAS appears twice (first at line 1, column 33)",
             "line 1, column 46",
         ),
         (
-            "INSERT INTO b:p SELECT * FROM t PROPERTIES(a=1)",
-            "expected one of PARTITIONBY, STOREAS, WITHPARTITIONER",
-            "line 1, column 33",
+            "INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES(a=1)",
+            "PROPERTIES key 'a' is not supported (supported: flush.count",
+            "line 1, column 57",
         ),
-        ("INSERT INTO b:p SELECT * FROM t STOREAS 'JSON'", 'unexpected character "\'"', "line 1, column 41"),
+        (
+            "INSERT INTO b:p SELECT * FROM t STOREAS 'JSON'",
+            "expected a storage format after STOREAS",
+            "line 1, column 41",
+        ),
+        ("INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('x", "unclosed quote", "line 1, column 57"),
+        (
+            "INSERT INTO b:p SELECT * FROM b2:p2 STOREAS JSON",
+            "that is a source statement",
+            "line 1, column 31",
+        ),
         (
             "INSERT INTO b:p SELECT * FROM t STOREAS JSON WITHPARTITIONER Values",
             "WITHPARTITIONER needs a PARTITIONBY",

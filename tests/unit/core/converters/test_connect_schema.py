@@ -63,7 +63,7 @@ def test_two_different_structs_with_one_name_cannot_be_avro():
 
 def test_optional_top_level_is_a_union_with_null_first():
     assert ConnectSchema.from_json({"type": "bytes", "optional": True}).to_avro() == ["null", "bytes"]
-    assert ConnectSchema.from_json({"type": "int16", "optional": False}).to_avro() == "int"
+    assert ConnectSchema.from_json({"type": "int32", "optional": False}).to_avro() == "int"
 
 
 def test_field_defaults_are_avro_json():
@@ -77,7 +77,8 @@ def test_field_defaults_are_avro_json():
     b, m, o = schema.to_avro()["fields"]
     assert b["default"] == "\x00\x01"
     assert m["default"] == [{"key": 1, "value": "x"}]
-    assert o["type"] == ["long", "null"] and o["default"] == 5
+    assert o["type"] == [{"type": "long", "connect.default": 5}, "null"] and o["default"] == 5
+    assert (b["type"]["connect.default"], m["type"]["connect.default"]) == ("AAE=", [{"key": 1, "value": "x"}])
     fastavro.parse_schema(schema.to_avro())
 
 

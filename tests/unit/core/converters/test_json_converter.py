@@ -12,6 +12,7 @@ import pytest
 from kafka_s3.core.converters import REGISTRY
 from kafka_s3.core.converters import connect_schema as connect_module
 from kafka_s3.core.converters.base import Logical, ValueSchema
+from kafka_s3.core.converters.connect_schema import ConnectSchema
 from kafka_s3.core.converters.json import JsonConverter
 from kafka_s3.core.errors import ConfigError, ConversionError
 
@@ -143,12 +144,55 @@ def test_value_schema_carries_avro_version_name_and_fingerprint():
     assert schema.avro["name"] == "User" and schema.avro["namespace"] == "com.example"
     fastavro.parse_schema(schema.avro)  # valid Avro
     fields = {f["name"]: f for f in schema.avro["fields"]}
-    assert fields["level"]["type"] == ["null", "int"] and fields["level"]["default"] is None
-    assert fields["name"]["type"] == ["string", "null"] and fields["name"]["default"] == "anonymous"
-    assert fields["balance"]["type"] == {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}
+    assert fields["level"]["type"] == ["null", {"type": "int", "connect.type": "int8"}]
+    assert fields["level"]["default"] is None
+    assert fields["name"]["type"] == [{"type": "string", "connect.default": "anonymous"}, "null"]
+    assert fields["name"]["default"] == "anonymous"
     assert fields["by_id"]["type"][1]["items"]["name"] == "MapEntry"
     assert fields["address"]["type"][1]["name"] == "ConnectDefault"
     assert len(schema.fingerprint) == 64
+
+
+def test_item3_avro_schema_carries_connect_metadata_as_avrodata_sets_it():
+    """SR AvroData.fromConnectSchema with connect.meta.data=true (the S3 sink's avroDataConfig, CS/SC
+    StorageSinkConnectorConfig): connect.doc, connect.version, connect.parameters (not empty), connect.default,
+    connect.name, then connect.type for int8/int16, on the non-union schema; logical types keep logicalType."""
+    ((_, values),) = convert([envelope(user())]).runs
+    avro = values.schema.avro
+    fields = {f["name"]: f["type"] for f in avro["fields"]}
+
+    assert (avro["connect.name"], avro["connect.version"]) == ("com.example.User", 3)
+    assert fields["balance"] == {
+        "type": "bytes",
+        "scale": 2,
+        "precision": 10,
+        "connect.version": 1,
+        "connect.parameters": {"scale": "2", "connect.decimal.precision": "10"},
+        "connect.name": "org.apache.kafka.connect.data.Decimal",
+        "logicalType": "decimal",
+    }
+    assert fields["created"] == {
+        "type": "long",
+        "connect.name": "org.apache.kafka.connect.data.Timestamp",
+        "logicalType": "timestamp-millis",
+    }
+    assert fields["birthday"] == [
+        "null",
+        {"type": "int", "connect.name": "org.apache.kafka.connect.data.Date", "logicalType": "date"},
+    ]
+    assert fields["id"] == "int" and fields["tags"] == {"type": "array", "items": "string"}
+    assert fields["address"][1]["name"] == "ConnectDefault" and "connect.name" not in fields["address"][1]
+
+
+def test_item3_connect_metadata_reads_back_into_the_connect_schema():
+    """A restore rebuilds the Connect schema from the Avro one: int8 and the struct's version come back."""
+    ((_, values),) = convert([envelope(user())]).runs
+    back = ConnectSchema.from_avro(values.schema.avro)
+    fields = dict(back.fields)
+
+    assert (back.name, back.version) == ("com.example.User", 3)
+    assert fields["level"].type == "int8"
+    assert fields["name"].default == "anonymous"
 
 
 def test_missing_optional_field_takes_its_default():

@@ -194,3 +194,36 @@ def test_reading_another_kind_of_object_is_explained():
     data = write_object(avro_format(role="headers"), [(sample_records(2), None)])
     with pytest.raises(FormatError, match="not an envelope object"):
         read_object(avro_format(envelope=True), data)
+
+
+def test_item3_default_codec_is_null_and_always_in_the_metadata():
+    """CS AvroRecordWriterProvider calls setCodec(CodecFactory.fromString(avro.codec)) for every file, so the header
+    always holds avro.codec (default "null", SC StorageSinkConnectorConfig) next to avro.schema, and nothing else."""
+    records = sample_records(3)
+    data = write_object(avro_format(envelope=True), [(records, None)])
+    reader = avro.datafile.DataFileReader(io.BytesIO(data), avro.io.DatumReader())
+
+    assert reader.get_meta("avro.codec") == b"null"
+    assert set(reader.meta) == {"avro.schema", "avro.codec"}
+
+
+def test_item3_the_files_schema_keeps_avrodatas_connect_properties():
+    """The avro.schema written into the file is the one AvroData gives, connect.* properties included."""
+    schema = {
+        "type": "struct",
+        "name": "shop.Order",
+        "version": 2,
+        "doc": "an order",
+        "fields": [{"type": "int16", "optional": False, "field": "qty"}],
+    }
+    raw = [orjson.dumps({"schema": schema, "payload": {"qty": q}}) for q in (1, 2)]
+    records = make_batch([{"offset": i, "key": None, "value": v} for i, v in enumerate(raw)])
+    written, rows = reference_read(write_converted(avro_format(JsonConverter({}, False)), records))
+
+    assert {k: written[k] for k in ("connect.name", "connect.version", "connect.doc")} == {
+        "connect.name": "shop.Order",
+        "connect.version": 2,
+        "connect.doc": "an order",
+    }
+    assert written["fields"][0]["type"] == {"type": "int", "connect.type": "int16"}
+    assert rows == [{"qty": 1}, {"qty": 2}]

@@ -5,15 +5,20 @@ import subprocess
 import pytest
 from format_testing import read_object, sample_records, sink_config, write_object
 
+from kafka_s3.core.config.loader import read_properties_text
+from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.converters.json import JsonConverter
 from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.errors import ConfigError, FormatError
-from kafka_s3.core.formats.bytearray import ByteArrayFormat, java_unescape
+from kafka_s3.core.formats.bytearray import ByteArrayFormat
 from kafka_s3.core.records import make_batch
 
 
 def raw_records(*values):
     return make_batch([{"offset": i, "key": b"key%d" % i, "value": v} for i, v in enumerate(values)])
+
+
+BASE = {"name": "t", "topics": "orders", "flush.size": "3", "s3.bucket.name": "b", "format.class": "bytearray"}
 
 
 def write_raw(fmt, records):
@@ -43,22 +48,31 @@ def test_keys_role_writes_raw_keys():
 @pytest.mark.parametrize(
     "raw, separator",
     [
-        ("\\r\\n", b"\r\n"),
+        ("\r\n", b"\r\n"),
         (" ", b" "),  # the raw setting: the typed value is stripped to ""
-        ("\\t|\\\\", b"\t|\\"),
-        ("\\u0000", b"\x00"),
-        ("\\u00e9", "é".encode()),
+        ("\\n", b"\\n"),  # a backslash and an n: no unescaping
+        ("\\t|\\\\", b"\\t|\\\\"),
+        ("\x00", b"\x00"),
+        ("é", "é".encode()),
         ("--", b"--"),
     ],
 )
-def test_separator_is_the_raw_java_unescaped_setting(raw, separator):
+def test_item3_separator_is_the_raw_setting_verbatim(raw, separator):
+    """Confluent's S3SinkConnectorConfig.getFormatByteArrayLineSeparator returns originalsStrings()'s value as is and
+    ByteArrayRecordWriterProvider writes its bytes after every record (unescapeJava was removed in 99a64999)."""
     fmt = ByteArrayFormat(sink_config("bytearray", format__bytearray__separator=raw))
     assert fmt.separator == separator
     assert write_raw(fmt, raw_records(b"a", b"b")) == b"a" + separator + b"b" + separator
 
 
-def test_java_unescape_leaves_plain_text_alone():
-    assert java_unescape("a\\nb\\\\n") == "a\nb\\n"
+def test_item3_separator_escapes_are_the_properties_files_only():
+    """``\\n`` in a .properties file is a newline (java.util.Properties' escaping); ``\\\\n`` stays a backslash and
+    an n, as Confluent writes it."""
+    newline = SINK.parse({**BASE, **read_properties_text("format.bytearray.separator=\\r\\n\n")})
+    literal = SINK.parse({**BASE, **read_properties_text("format.bytearray.separator=\\\\n\n")})
+
+    assert ByteArrayFormat(newline).separator == b"\r\n"
+    assert ByteArrayFormat(literal).separator == b"\\n"
 
 
 def test_reader_splits_on_separator_and_keeps_a_tail_without_one():

@@ -94,13 +94,26 @@ def test_struct_field_missing_from_the_schema_names_the_field_and_record():
     assert "topic=orders partition=4 offset=40" in str(error.value)
 
 
-def test_null_struct_field_names_the_record_holding_it():
-    rows = [ORDERS[0], {**ORDERS[1], "region": None}]
+@pytest.mark.parametrize("field", ["region", "shard", "urgent", "customer.tier"])
+def test_item3_a_null_struct_field_is_the_text_null_whatever_its_type(field):
+    """SC FieldPartitioner.getStructField: a null partition key gives ``<field>=null`` for any type (CC-36988,
+    b6487958); before it INT and BOOLEAN threw a NullPointerException."""
+    second = {**ORDERS[1], "customer": {"country": "us", "tier": None}}
+    second.update({name: None for name in ("region", "shard", "urgent") if name == field})
+
+    encoded = field_partitioner(field).encode(batch(2), struct_values([ORDERS[0], second], ORDER), now_ms=0)
+
+    assert encoded.to_pylist()[1] == f"{field}=null"
+
+
+def test_item3_a_null_parent_struct_names_the_record_holding_it():
+    """SC DataUtils.getField: a null parent is not a Struct or Map, a DataException."""
+    rows = [ORDERS[0], {**ORDERS[1], "customer": None}]
 
     with pytest.raises(PartitionerError) as error:
-        field_partitioner("region").encode(batch(2, first_offset=100), struct_values(rows, ORDER), now_ms=0)
+        field_partitioner("customer.tier").encode(batch(2, first_offset=100), struct_values(rows, ORDER), now_ms=0)
 
-    assert "'region' is missing or null" in str(error.value) and "offset=101" in str(error.value)
+    assert "'customer.tier' is inside a null struct" in str(error.value) and "offset=101" in str(error.value)
 
 
 def test_tombstone_cannot_be_partitioned_by_field():

@@ -160,3 +160,21 @@ def test_describe_skips_the_code_of_bodiless_answers():
     bodiless = ClientError(answer, "HeadBucket")
 
     assert describe(bodiless) == "HTTP 403: Forbidden"
+
+
+def test_item4_a_failed_certificate_verification_is_not_retried_and_says_why():
+    from botocore.exceptions import SSLError
+
+    from kafka_s3.io.stores.retry import tls_verification_failure
+
+    refused = SSLError(
+        endpoint_url="https://s3.example/b",
+        error="[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer certificate "
+        "(_ssl.c:1006)",
+    )
+    reset = SSLError(endpoint_url="https://s3.example/b", error="EOF occurred in violation of protocol (_ssl.c:2427)")
+
+    assert tls_verification_failure(refused) == "certificate verify failed: unable to get local issuer certificate"
+    assert not is_transient(refused)
+    assert tls_verification_failure(reset) is None
+    assert is_transient(reset)  # a broken handshake is an accident: retried

@@ -234,3 +234,46 @@ def test_a_user_store_class_receives_the_spec(sink_config):
 
     assert isinstance(store, RecordingStore)
     assert store.spec is spec
+
+
+def test_item4_ca_bundle_comes_from_the_setting_then_aws_ca_bundle(sink_config, tmp_path):
+    setting, variable = tmp_path / "setting.pem", tmp_path / "variable.pem"
+    setting.write_text("ca")
+    variable.write_text("ca")
+
+    assert spec_of(sink_config, {"s3.ssl.ca.bundle": str(setting)}, {"AWS_CA_BUNDLE": str(variable)}).ca_bundle == str(
+        setting
+    )
+    assert spec_of(sink_config, environ={"AWS_CA_BUNDLE": str(variable)}).ca_bundle == str(variable)
+    assert spec_of(sink_config).ca_bundle is None
+
+
+@pytest.mark.parametrize("source", ["s3.ssl.ca.bundle", "AWS_CA_BUNDLE"])
+def test_item4_unreadable_ca_bundle_is_a_config_error_naming_where_it_came_from(sink_config, tmp_path, source):
+    missing = str(tmp_path / "missing.pem")
+    settings, environ = ({source: missing}, None) if source == "s3.ssl.ca.bundle" else (None, {source: missing})
+
+    with pytest.raises(ConfigError, match=rf"^{source}='.*missing.pem' is not a readable file") as caught:
+        spec_of(sink_config, settings, environ)
+    assert caught.value.key == "s3.ssl.ca.bundle"
+
+
+@pytest.mark.parametrize(
+    "provider",
+    [
+        "DefaultAWSCredentialsProviderChain",  # AWS SDK v1 (Confluent's connector before its SDK v2 move)
+        "com.amazonaws.auth.DefaultAWSCredentialsProviderChain",
+        "DefaultCredentialsProvider",  # AWS SDK v2's default chain
+        "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
+    ],
+)
+def test_item4_credentials_provider_accepts_sdk_v1_and_v2_default_chains(sink_config, provider):
+    spec = spec_of(sink_config, {"s3.credentials.provider.class": provider})
+
+    assert (spec.access_key_id, spec.role_arn) == (None, None)  # boto3's default chain
+
+
+def test_item4_an_unknown_credentials_provider_names_the_key(sink_config):
+    with pytest.raises(ConfigError) as caught:
+        spec_of(sink_config, {"s3.credentials.provider.class": "software.amazon.awssdk.auth.credentials.Nope"})
+    assert caught.value.key == "s3.credentials.provider.class"

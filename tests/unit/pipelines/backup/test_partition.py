@@ -78,3 +78,49 @@ def test_a_different_cut_defers_to_the_bucket(setup):
     with pytest.raises(ChunkConflict) as info:
         later.write(_records(0, 9))
     assert (info.value.existing.start, info.value.existing.end) == (3, 4)
+
+
+def test_item9_a_replayed_deviantart_chunk_keeps_the_date_its_manifest_recorded(tmp_path, monkeypatch):
+    """DeviantArt's date directory is the upload's (DA S3Writer.getChunkFileKey): a chunk whose manifest exists but
+    whose objects never completed is finished on a later day under the names the manifest recorded."""
+    from kafka_s3.core.layouts import deviantart
+
+    config = SINK.parse(
+        {
+            "name": "n",
+            "topics": "t",
+            "flush.size": "3",
+            "connector.class": "com.deviantart.kafka_connect_s3.S3SinkConnector",
+            "s3.bucket": "b",
+            "s3.prefix": "da",
+            "store.url": tmp_path.as_uri(),
+        }
+    )
+    store = StoreSpec.from_config(config, environ={}).open()
+    store.create_bucket()
+    plugins = BackupPlugins.from_config(config)
+    monkeypatch.setattr(deviantart, "upload_date", lambda: "2017-02-01")
+    first = PartitionBackup(plugins, store, "t", 0)
+    first.write(_records(0, 3))
+    first.finish(3, flush_open=False)
+    first = PartitionBackup(plugins, store, "t", 0)  # the cursor moves with every chunk
+    first.write(_records(3, 6))
+    first.finish(6, flush_open=False)
+    assert store.get("da/last_chunk_index.t-00000.txt") == b"da/2017-02-01/t-00000-000000000003.index.json"
+    store.delete(["da/2017-02-01/t-00000-000000000003.gz", "da/2017-02-01/t-00000-000000000003.index.json"])
+    written = _objects(store)
+    assert sorted(written) == [
+        "da/2017-02-01/t-00000-000000000000.gz",
+        "da/2017-02-01/t-00000-000000000000.index.json",
+        "da/last_chunk_index.t-00000.txt",
+    ]
+
+    monkeypatch.setattr(deviantart, "upload_date", lambda: "2017-02-02")
+    again = PartitionBackup(plugins, store, "t", 0)
+    again.write(_records(3, 6))
+    again.finish(6, flush_open=False)
+
+    assert sorted(_objects(store)) == sorted(
+        [*written, "da/2017-02-01/t-00000-000000000003.gz", "da/2017-02-01/t-00000-000000000003.index.json"]
+    )
+    assert not [key for key in _objects(store) if "2017-02-02" in key]

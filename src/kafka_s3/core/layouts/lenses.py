@@ -1,0 +1,106 @@
+"""Lenses stream-reactor's S3 layout (facts sheet B1; LS ``sink/naming/FileNamer.scala``, ``CloudKeyNamer``).
+
+=====================  ===================================================================================
+KCQL                   object key
+=====================  ===================================================================================
+no PARTITIONBY         ``<prefix>/<topic>/<partition>/<offset %012d>_<minTs>_<maxTs>.<ext>`` (≥7.2.0), or
+                       ``<prefix>/<topic>/<partition>/<offset>.<ext>`` (earlier versions: 12 digits from 5.x,
+                       unpadded before)
+PARTITIONBY a,b        ``<prefix>/a=<v>/b=<v>/<topic>(<partition>_<offset %012d>).<ext>``
+=====================  ===================================================================================
+
+The offset in a name is the **last** record's offset (LS ``writer/Writer.commit`` names the file after
+``uncommittedOffset``). Discovery therefore knows where each object ends; where it starts is the end of the object
+before it in the same directory, plus one (:func:`assign_starts`). Lenses keeps its exactly-once index objects at the
+bucket root under ``.indexes/`` (facts sheet B4): they are never data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kafka_s3.core.errors import LayoutError
+from kafka_s3.core.layout import Kind, Layout, ObjectName
+
+if TYPE_CHECKING:
+    from kafka_s3.core.config.model import Config
+
+SINK_CLASS = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
+SOURCE_CLASS = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector"
+INDEX_DIR = ".indexes"
+
+_PLAIN_NAME = re.compile(r"^(?P<offset>\d+)(?:_(?P<min>-?\d+)_(?P<max>-?\d+))?$")
+_PARTITIONED_NAME = re.compile(r"^(?P<topic>[A-Za-z0-9._-]+)\((?P<partition>\d+)_(?P<offset>\d+)\)$")
+_PARTITION_DIR = re.compile(r"^\d+$")
+
+
+@dataclass(frozen=True)
+class LensesLayout(Layout):
+    """Lenses' object names under ``<prefix>`` (``topics_dir``). ``ObjectName.start_offset`` of a parsed name is the
+    offset the name holds: the object's **last** offset (see the module docstring)."""
+
+    @classmethod
+    def from_config(cls, config: Config) -> LensesLayout:
+        prefix = config["topics.dir"].strip("/") if config["topics.dir"] else ""
+        return cls(topics_dir=prefix, directory_delim="/", file_delim="_", zero_pad_width=12)
+
+    #: every topic's objects are listed from the prefix itself (with PARTITIONBY no directory names the topic)
+    lists_whole_prefix = True
+    #: a name holds its object's last offset (objects start after the one before them)
+    names_hold_last_offset = True
+
+    def topic_prefix(self, topic: str | None = None) -> str:
+        return self.topics_dir + "/" if self.topics_dir else ""
+
+    def parse(self, key: str, extensions: dict[str, Kind]) -> ObjectName | None:
+        """A Lenses data object's name, ``None`` for keys outside the prefix, with another extension or under
+        ``.indexes/``; a key with a data extension whose name is not Lenses' raises :class:`LayoutError`."""
+        prefix = self.topic_prefix()
+        if not key.startswith(prefix) or key.startswith(INDEX_DIR + "/"):
+            return None
+        parts = key[len(prefix) :].split("/")
+        filename = parts[-1]
+        found = [(ext, kind) for ext, kind in extensions.items() if kind == "data" and filename.endswith(ext)]
+        if not found:
+            return None
+        extension = max(found, key=lambda item: len(item[0]))[0]
+        stem = filename[: len(filename) - len(extension)]
+        directory = "/".join(parts[:-1])
+        match = _PLAIN_NAME.match(stem)
+        if match and len(parts) >= 3 and _PARTITION_DIR.match(parts[-2]):
+            return ObjectName(key, parts[-3], int(parts[-2]), int(match.group("offset")), directory, extension)
+        match = _PARTITIONED_NAME.match(stem)
+        if match:
+            return ObjectName(
+                key,
+                match.group("topic"),
+                int(match.group("partition")),
+                int(match.group("offset")),
+                directory,
+                extension,
+            )
+        raise LayoutError(
+            f"object {key} is inside {prefix or 'the bucket'} with a {extension} extension but its name is not Lenses' "
+            f"<topic>/<partition>/<offset>[_<minTs>_<maxTs>]{extension} nor <topic>(<partition>_<offset>){extension}"
+        )
+
+
+def assign_starts(last_offsets: Sequence[int]) -> list[int]:
+    """First offsets of one directory's objects from the last offsets their names hold (sorted ascending): the
+    previous object's last offset plus one, and 0 for the first object (a lower bound: what came before it is not in
+    the bucket, so nothing tells where it starts; the readers take offsets from the records or count back from the
+    last one)."""
+    starts = []
+    previous = -1
+    for last in last_offsets:
+        starts.append(previous + 1)
+        previous = last
+    return starts
+
+
+def with_start(name: ObjectName, start: int) -> ObjectName:
+    return dataclasses.replace(name, start_offset=start)

@@ -84,10 +84,14 @@ def _records_in_bucket(config_path: Path) -> list[tuple[int, int]]:
 
 
 def _without_marks(contents: dict[str, bytes]) -> tuple[dict[str, bytes], dict[str, str]]:
-    """The bucket without its committed-end marks (``.tail``: which chunks get one depends on where cycles ended),
-    and each partition's newest mark (its committed end, which must not depend on crashes)."""
+    """The bucket without its committed-end marks (``.tail``: which chunks get one depends on where cycles ended)
+    and without the cluster-state records named by the time they were taken (topic configs, consumer-group
+    snapshots, schemas: issue 17), and each partition's newest mark (its committed end, which must not depend on
+    crashes)."""
     kept, newest = {}, {}
     for key, body in contents.items():
+        if key.endswith((".topicconfig", ".offsets", ".schemas")):
+            continue
         if key.endswith(".tail"):
             directory, name = key.rsplit("/", 1)
             newest[directory] = max(newest.get(directory, ""), name)

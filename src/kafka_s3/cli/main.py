@@ -246,6 +246,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         allow_gaps=args.allow_gaps,
         verify_deep=args.verify_deep,
         restart=args.restart,
+        schemas=args.schemas,
     )
     _check_bounds(options)
     for config in configs:
@@ -255,7 +256,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
     engine = _engine(args, configs[0], "kafka-s3 restore")
     restore = Restore(configs[0], engine, options)
     if args.dry_run:
-        return _dry_run(restore)
+        return _dry_run(restore, args.consumer_groups)
+    if args.consumer_groups is not None and args.follow:
+        raise ConfigError("restore --consumer-groups translates groups after a restore ends: not with --follow")
     from kafka_s3.cli.progress import RestoreProgress, print_restore_summary
     from kafka_s3.cli.signals import Interrupts
 
@@ -269,6 +272,11 @@ def cmd_restore(args: argparse.Namespace) -> int:
                     summary = restore.run()
                 if interrupts.signum is None:
                     print_restore_summary(summary)
+                    if restore.current_plan is not None and restore.current_plan.schema_note:
+                        print(restore.current_plan.schema_note)
+                if interrupts.signum is None and args.consumer_groups is not None:
+                    for line in restore.translate_groups(args.consumer_groups).lines():
+                        print(line)
         except Exception:
             if interrupts.signum is None:
                 raise
@@ -329,13 +337,18 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
             restore = Restore(config, engine, options)
             print(f"# {_statement_label(config)}")
             if args.dry_run:
-                code = _dry_run(restore)
+                code = _dry_run(restore, args.consumer_groups)
                 if code:
                     return code
                 continue
             done.append(restore)
             try:
                 print_restore_summary(restore.run())
+                if restore.current_plan is not None and restore.current_plan.schema_note:
+                    print(restore.current_plan.schema_note)
+                if args.consumer_groups is not None and not stop.is_set():
+                    for line in restore.translate_groups(args.consumer_groups).lines():
+                        print(line)
             except Exception:
                 if interrupts.signum is None:
                     raise
@@ -344,8 +357,9 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
     return 0
 
 
-def _dry_run(restore: Restore) -> int:
-    """Print the plan; exit as the restore would (a backup that is not whole: the same code as the restore's)."""
+def _dry_run(restore: Restore, consumer_groups: str | None = None) -> int:
+    """Print the plan; exit as the restore would (a backup that is not whole: the same code as the restore's).
+    ``consumer_groups``: also the offsets ``--consumer-groups`` would commit."""
     from kafka_s3.pipelines.restore.report import describe_plan, oversized
 
     plan_set = restore.plan()
@@ -353,6 +367,15 @@ def _dry_run(restore: Restore) -> int:
         plan_set.blockers.extend(str(f) for f in plan_set.blocking)
     restore.check_targets(plan_set, create=False)
     print(describe_plan(plan_set))
+    if restore.options.schemas:
+        print(restore.schemas_plan(plan_set))
+    if consumer_groups is not None:
+        restore.current_plan = plan_set
+        groups = restore.translate_groups(consumer_groups, dry_run=True)
+        plan_set.blockers.extend(f"group {g}: {n} active member(s) on the target" for g, n in groups.active.items())
+        print("consumer groups (restore --consumer-groups):")
+        for line in groups.lines():
+            print(f"  {line}")
     for warning in oversized(plan_set, int(restore.producer_settings.get("message.max.bytes", 1_000_000))):
         print(f"warning: {warning}")
     if plan_set.blocking and not restore.options.allow_gaps:
@@ -416,6 +439,47 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
     else:
         print(render_status(rows))
+    return 0
+
+
+def cmd_groups(args: argparse.Namespace) -> int:
+    """The consumer groups a backup recorded (every snapshot's time, the newest one's offsets) and, where a restore
+    of it recorded its offset map in the target cluster, where each group would resume there."""
+    import datetime as dt
+
+    from kafka_s3.core.config.source import SOURCE
+    from kafka_s3.pipelines.restore.driver import Restore
+
+    config = load_config(args.config, SOURCE, args.set)
+    restore = Restore(config, _engine(args, config, "kafka-s3 groups"))
+    plan_set = restore.plan()
+    restore.current_plan = plan_set
+    manifests = restore.plugins.manifests(restore.store)
+
+    def iso(ms: int) -> str:
+        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    doc: dict[str, object] = {"topics": {}}
+    lines = []
+    for topic in sorted(plan_set.targets):
+        times = manifests.group_snapshot_times(topic)
+        newest = manifests.group_snapshot(topic, times[-1]) if times else None
+        doc["topics"][topic] = {  # type: ignore[index]
+            "snapshots": times,
+            "groups": {g: {str(p): o for p, o in ps.items()} for g, ps in (newest.groups if newest else {}).items()},
+        }
+        lines.append(
+            f"{topic}: {len(times)} consumer-group snapshot(s)" + (f", newest {iso(times[-1])}" if times else "")
+        )
+        lines.extend(f"  snapshot {iso(at)} ({at})" for at in times)
+        for group, offsets in sorted((newest.groups if newest else {}).items()):
+            lines.append(f"  group {group}: " + ", ".join(f"[{p}] {o}" for p, o in sorted(offsets.items())))
+    translated = restore.translate_groups(args.regex, dry_run=True)
+    doc["translations"] = [t.to_dict() for t in translated.translations]
+    if translated.translations:
+        lines.append(f"translations into the target cluster (restore {config['name']}):")
+        lines.extend(f"  {t.line()}" for t in translated.translations)
+    print(json.dumps(doc, indent=2) if args.json else "\n".join(lines))
     return 0
 
 
@@ -499,6 +563,20 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument(
         "--verify-deep", action="store_true", help="decode every object before producing anything (reads it all twice)"
     )
+    restore.add_argument(
+        "--schemas",
+        action="store_true",
+        help="first register the backup's saved Schema Registry subjects in schemas.registry.url, rewriting schema "
+        "ids in restored payloads where the target assigns other ids (use it on every run of that restore)",
+    )
+    restore.add_argument(
+        "--consumer-groups",
+        nargs="?",
+        const=".*",
+        metavar="REGEX",
+        help="after the restore, commit the recorded consumer groups (all, or those fully matching REGEX) at the "
+        "target offsets their source offsets translate to; with --dry-run, print that plan",
+    )
     restore.set_defaults(func=cmd_restore)
 
     read = sub.add_parser(
@@ -530,6 +608,14 @@ def build_parser() -> argparse.ArgumentParser:
     common(status)
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
+
+    groups = sub.add_parser(
+        "groups", help="consumer groups a backup recorded, its snapshots and, after a restore, their translations"
+    )
+    common(groups, master=True)
+    groups.add_argument("--regex", default=".*", help="only groups fully matching this regular expression")
+    groups.add_argument("--json", action="store_true")
+    groups.set_defaults(func=cmd_groups)
 
     config = sub.add_parser("config", help="inspect a configuration")
     config_sub = config.add_subparsers(dest="config_command", required=True)

@@ -1,8 +1,10 @@
 """``make demo``: the main job end to end on the local services.
 
 Produces a topic with keys, repeated header keys, old timestamps and tombstones; backs it up (``--once``, envelope
-Avro, Confluent layout); restores it to a renamed topic with exactly-once; reads both topics back and compares
-them record by record; prints a summary. Every run uses fresh names, so it can be repeated.
+Avro, Confluent layout), with a consumer group half-way through the topic; restores it to a renamed topic with
+exactly-once (a transaction marker every 5,000 records shifts the offsets); reads both topics back and compares them
+record by record; translates the group (``restore --consumer-groups``) and shows a consumer of it resuming at the
+record it would have read next on the source; prints a summary. Every run uses fresh names, so it can be repeated.
 """
 
 from __future__ import annotations
@@ -19,6 +21,34 @@ from rich.table import Table
 
 RECORDS_PER_PARTITION = 20_000
 PARTITIONS = 3
+GROUP_AT = 12_345  # the demo application's committed offset on every partition
+
+
+def first_records(bootstrap: str, topic: str, group: str, partitions: int) -> dict[int, tuple[int, Any, Any]]:
+    """(offset, key, value) of the first record a consumer of ``group`` reads on each partition of ``topic``."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "latest",
+            "isolation.level": "read_committed",
+        }
+    )
+    seen: dict[int, tuple[int, Any, Any]] = {}
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while len(seen) < partitions and time.monotonic() < deadline:
+            for m in consumer.consume(num_messages=100, timeout=0.5):
+                partition = m.partition()
+                if m.error() is None and partition is not None and partition not in seen:
+                    seen[partition] = (m.offset() or 0, m.key(), m.value())
+    finally:
+        consumer.close()
+    return seen
 
 
 def produce(bootstrap: str, topic: str) -> int:
@@ -110,6 +140,7 @@ def main() -> int:
                 "topic.creation.enable=true",
                 "topic.creation.default.retention.ms=-1",  # the data is from 2020: keep it
                 "exactly.once.support=required",
+                "restore.transaction.records=5000",
             ]
         )
         + "\n"
@@ -124,6 +155,9 @@ def main() -> int:
     produced = produce(settings.kafka_bootstrap, topic)
     timings["produce"] = time.monotonic() - started
     console.print(f"1. produced {produced} records to {topic} ({PARTITIONS} partitions)")
+    group = f"demo-app-{run}"
+    admin.commit_group_offsets(group, {(topic, p): GROUP_AT for p in range(PARTITIONS)})
+    console.print(f"   consumer group {group} committed at offset {GROUP_AT} on every partition")
 
     backup_config = load(SINK, config_path)
     store = StoreSpec.from_config(backup_config).open()
@@ -145,9 +179,13 @@ def main() -> int:
     )
 
     started = time.monotonic()
-    restore_summary = Restore(load(SOURCE, config_path), engine).run()
+    restore = Restore(load(SOURCE, config_path), engine)
+    restore_summary = restore.run()
     timings["restore"] = time.monotonic() - started
     console.print(f"3. restored {restore_summary.records} records into {target} (exactly once)")
+    translated = restore.translate_groups(group)
+    for line in (t.line() for t in translated.translations):
+        console.print(f"   {line}")
 
     started = time.monotonic()
     original = read_topic(settings.kafka_bootstrap, topic, PARTITIONS)
@@ -171,6 +209,15 @@ def main() -> int:
         console.print(f"[red]verification failed on {mismatches} partition(s)[/red]")
         return 1
     console.print("[green]4. verified: every record restored in order with key, value, headers and timestamp[/green]")
+    resumed = first_records(settings.kafka_bootstrap, target, group, PARTITIONS)
+    wrong = [p for p in range(PARTITIONS) if p not in resumed or resumed[p][1:] != original[p][GROUP_AT][:2]]
+    if wrong:
+        console.print(f"[red]group {group} does not resume at source record {GROUP_AT} on partition(s) {wrong}[/red]")
+        return 1
+    console.print(
+        f"[green]5. a consumer of {group} on {target} reads next exactly the source record {GROUP_AT} of every "
+        "partition (target offsets " + ", ".join(f"[{p}] {resumed[p][0]}" for p in range(PARTITIONS)) + ")[/green]"
+    )
     engine.stop()
     return 0
 

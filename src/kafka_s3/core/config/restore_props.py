@@ -115,6 +115,39 @@ RESTORE_PROPS = (
         origin="kafka-s3",
     ),
     Prop(
+        "restore.offset.map.topic",
+        Type.STRING,
+        "kafka-s3-offset-map",
+        "Topic of the target cluster (created when missing: 1 partition, kept forever) where each restore records, "
+        "with its progress and in the same transaction, which target offsets its source offsets went to; "
+        "restore --consumer-groups translates the groups' offsets with it. Empty: not recorded.",
+        M,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
+        "restore.topic.configs",
+        Type.BOOLEAN,
+        "false",
+        "Create missing target topics (topic.creation.enable) with the partition count and the topic configs the "
+        "backup recorded for the source (cleanup.policy, retention.*, segment.*, ...); topic.creation.default.* "
+        "still win. An existing target whose cleanup.policy differs from the source's gets a warning either way.",
+        M,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
+        "schemas.registry.url",
+        Type.STRING,
+        "",
+        "Schema Registry whose subjects the backup saves (<topic>-key, <topic>-value, their references: every "
+        "version, id, type and the compatibility settings; default: the value or key converter's "
+        "schema.registry.url), and the target registry restore --schemas registers them in.",
+        M,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
         "restore.allow.same.topic",
         Type.BOOLEAN,
         "false",

@@ -295,6 +295,38 @@ SINK.define(
         origin="kafka-s3",
     ),
     Prop(
+        "backup.consumer.groups.enable",
+        Type.BOOLEAN,
+        "true",
+        "Each cycle, record the committed offsets of the consumer groups reading the backed-up topics (a snapshot "
+        "object per topic whenever they changed, next to the chunk manifests), so that restore --consumer-groups can "
+        "translate them to the target's offsets.",
+        M,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
+        "backup.consumer.groups.regex",
+        Type.STRING,
+        ".*",
+        "Which consumer groups backup.consumer.groups.enable records (full match); the backup's own group never.",
+        M,
+        "kafka-s3",
+        Check(_regex_error, "a regular expression"),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "schemas.registry.url",
+        Type.STRING,
+        "",
+        "Schema Registry whose subjects the backup saves (<topic>-key, <topic>-value, their references: every "
+        "version, id, type and the compatibility settings; default: the value or key converter's "
+        "schema.registry.url), and the target registry restore --schemas registers them in.",
+        M,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
         "store.allow.unconditional.puts",
         Type.BOOLEAN,
         "false",

@@ -190,6 +190,31 @@ class Admin:
         except Exception as exc:
             raise _error(f"create topic {name!r} with {partitions} partitions", exc) from None
 
+    def topic_configs(self, names: Iterable[str], only_own: bool = True) -> dict[str, dict[str, str]]:
+        """Each topic's configs: only those set on the topic itself (``only_own``), or all; sensitive ones never."""
+        from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType  # type: ignore[attr-defined]
+
+        names = sorted(set(names))
+        if not names:
+            return {}
+        self._contact()
+        resources = [ConfigResource(ResourceType.TOPIC, name) for name in names]
+        out: dict[str, dict[str, str]] = {}
+        try:
+            futures = self.client.describe_configs(resources, request_timeout=self.timeout)
+            for resource, future in futures.items():
+                entries = future.result(self.timeout)
+                out[resource.name] = {
+                    key: str(entry.value)
+                    for key, entry in sorted(entries.items())
+                    if entry.value is not None
+                    and not entry.is_sensitive
+                    and (not only_own or entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
+                }
+        except Exception as exc:
+            raise _error(f"describe configs of topic(s) {', '.join(names)}", exc) from None
+        return out
+
     def delete_topic(self, name: str) -> None:
         futures = self.client.delete_topics([name], operation_timeout=self.timeout)
         try:
@@ -291,7 +316,12 @@ class Admin:
         consumer = self._group_consumer(group)
         try:
             result = consumer.commit(
-                offsets=[TopicPartition(t, p, o, metadata=metadata.get((t, p))) for (t, p), o in offsets.items()],
+                offsets=[
+                    TopicPartition(t, p, o, metadata=metadata[(t, p)])
+                    if (t, p) in metadata
+                    else TopicPartition(t, p, o)
+                    for (t, p), o in offsets.items()
+                ],
                 asynchronous=False,
             )
             failed = [tp for tp in result or [] if tp.error is not None]
@@ -324,6 +354,49 @@ class Admin:
             needed = denial(code, self.settings, group=group, topic=topic.group(1) if topic else "")
             if needed:
                 raise KafkaError(f"Kafka request for group {group!r} was refused: {needed} ({text})") from None
+
+    def list_groups(self) -> list[str]:
+        """Every consumer group the cluster knows, sorted."""
+        self._contact()
+        try:
+            result = self.client.list_consumer_groups(request_timeout=self.timeout).result(self.timeout)
+        except Exception as exc:
+            raise _error("list consumer groups", exc) from None
+        return sorted(g.group_id for g in result.valid)
+
+    def groups_on_topics(self, groups: Iterable[str], topics: Iterable[str]) -> dict[str, dict[TP, int]]:
+        """Committed offsets of each of ``groups`` on partitions of ``topics`` (groups without any are absent)."""
+        from confluent_kafka import ConsumerGroupTopicPartitions
+
+        wanted = set(topics)
+        out: dict[str, dict[TP, int]] = {}
+        for group in groups:
+            try:
+                futures = self.client.list_consumer_group_offsets(
+                    [ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout
+                )
+                listed = futures[group].result(self.timeout).topic_partitions or []
+            except Exception as exc:
+                raise _error(f"list committed offsets of group {group!r}", exc) from None
+            offsets = {(tp.topic, tp.partition): tp.offset for tp in listed if tp.topic in wanted and tp.offset >= 0}
+            if offsets:
+                out[group] = offsets
+        return out
+
+    def active_members(self, groups: Iterable[str]) -> dict[str, int]:
+        """How many members each of ``groups`` has right now (0 for an empty or unknown group)."""
+        groups = sorted(set(groups))
+        if not groups:
+            return {}
+        self._contact()
+        out = {}
+        try:
+            futures = self.client.describe_consumer_groups(groups, request_timeout=self.timeout)
+            for group, future in futures.items():
+                out[group] = len(future.result(self.timeout).members or [])
+        except Exception as exc:
+            raise _error(f"describe consumer groups {', '.join(groups)}", exc) from None
+        return out
 
     def delete_group(self, group: str) -> None:
         futures = self.client.delete_consumer_groups([group], request_timeout=self.timeout)

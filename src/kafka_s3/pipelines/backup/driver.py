@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +26,10 @@ from kafka_s3.core.errors import (
     PlanError,
     StoreAccessDeniedError,
 )
+from kafka_s3.core.groups import GroupSnapshot
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
+from kafka_s3.core.schemas import SavedSchemas
+from kafka_s3.core.topic_config import TopicConfig
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.io.stores.conformance import check_conditional_put
@@ -127,6 +131,9 @@ class Backup:
         self.plugins = BackupPlugins.from_config(config)  # also validates every plugin setting before a job starts
         self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
         self._noted_counts: dict[str, int] = {}
+        self._last_snapshots: dict[str, GroupSnapshot | None] = {}  # topic -> the newest group snapshot stored
+        self._last_configs: dict[str, TopicConfig | None] = {}  # topic -> the newest configuration record stored
+        self._last_schemas: dict[str, SavedSchemas | None] = {}  # topic -> the newest schema record stored
         self.topic_ids: dict[str, str] = {}  # topic -> id ("" where the broker has none), recorded with commits
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
@@ -144,7 +151,57 @@ class Backup:
             if self._noted_counts.get(topic) != count:  # a restore creates missing topics with this count
                 self.manifests.note_partition_count(topic, count)
                 self._noted_counts[topic] = count
+        self._note_topic_configs(topics)
+        self._note_schemas(topics)
         return topics
+
+    def _note_schemas(self, topics: dict[str, int]) -> None:
+        """Save the topics' Schema Registry subjects whenever they changed (when a registry is configured). A
+        failure is logged and retried next cycle."""
+        from kafka_s3.io.schema_registry.subjects import registry_for, save_subjects
+
+        try:
+            client = registry_for(self.config.originals)
+            if client is None:
+                return
+            at = int(time.time() * 1000)
+            for topic in sorted(topics):
+                saved = save_subjects(client, topic, at)
+                if topic not in self._last_schemas:
+                    times = self.manifests.schemas_times(topic)
+                    self._last_schemas[topic] = self.manifests.schemas(topic, times[-1]) if times else None
+                last = self._last_schemas[topic]
+                if saved.same_as(last) or (last is None and not saved.subjects):
+                    continue
+                self.manifests.note_schemas(saved)
+                self._last_schemas[topic] = saved
+                log.info("%s: saved Schema Registry subjects %s", topic, ", ".join(sorted(saved.subjects)))
+        except KafkaS3Error as exc:
+            log.error("saving Schema Registry subjects failed (retried next cycle): %s", exc)
+
+    def _note_topic_configs(self, topics: dict[str, int]) -> None:
+        """Record each topic's partition count and own configs whenever they changed since the newest record
+        stored (history: records are never replaced). A failure is logged and retried next cycle."""
+        try:
+            configs = self.admin.topic_configs(topics)
+            at = int(time.time() * 1000)
+            for topic, count in sorted(topics.items()):
+                record = TopicConfig(topic, at, count, configs.get(topic, {}))
+                if topic not in self._last_configs:
+                    times = self.manifests.topic_config_times(topic)
+                    self._last_configs[topic] = self.manifests.topic_config(topic, times[-1]) if times else None
+                if record.same_as(self._last_configs[topic]):
+                    continue
+                self.manifests.note_topic_config(record)
+                self._last_configs[topic] = record
+                log.info(
+                    "%s: recorded %d partitions and configs %s",
+                    topic,
+                    count,
+                    ", ".join(f"{k}={v}" for k, v in sorted(record.configs.items())) or "(defaults)",
+                )
+        except KafkaS3Error as exc:
+            log.error("recording topic configurations failed (retried next cycle): %s", exc)
 
     def _resume(self, tps: list[TP]) -> None:
         """Initial positions for partitions seen for the first time (:mod:`.resume`)."""
@@ -229,6 +286,7 @@ class Backup:
         self.cycle_number += 1
         report = CycleReport(self.cycle_number, len(plans))
         if not plans:
+            self.snapshot_groups()
             return report
         started = time.monotonic()
         self._cycle_wall_start = time.time()
@@ -243,6 +301,7 @@ class Backup:
         results = [PartitionResult.from_json(r) for r in self.engine.run_tasks(description, task, len(plans))]
         log.info("cycle %d: spark job ran in %.2fs", self.cycle_number, time.monotonic() - job_started)
         self._apply(results, plans, report)
+        self.snapshot_groups()
         report.seconds = time.monotonic() - started
         self.finished.append(report)
         log.info(
@@ -352,6 +411,52 @@ class Backup:
             for (topic, partition), offset in sorted(commits.items()):
                 log.debug("group %s: %s[%d] committed at %d", self.group, topic, partition, offset)
 
+    def snapshot_groups(self) -> None:
+        """Record the committed offsets of the consumer groups on the backed-up topics, after the cycle's commit
+        (``backup.consumer.groups.*``): one immutable object per topic whose groups' offsets changed since the
+        newest snapshot stored. A failure is logged and retried next cycle: the records' backup goes on."""
+        if not self.config["backup.consumer.groups.enable"]:
+            return
+        topics = sorted({tp[0] for tp in self.states})
+        if not topics:
+            return
+        pattern = re.compile(self.config["backup.consumer.groups.regex"])
+        try:
+            groups = [
+                g
+                for g in self.admin.list_groups()
+                if g != self.group and pattern.fullmatch(g) and not g.startswith("kafka-s3-restore-")
+            ]
+            offsets = self.admin.groups_on_topics(groups, topics)
+            at = int(time.time() * 1000)
+            for topic in topics:
+                snapshot = GroupSnapshot(
+                    topic,
+                    at,
+                    {
+                        group: {p: o for (t, p), o in sorted(tps.items()) if t == topic}
+                        for group, tps in offsets.items()
+                        if any(t == topic for t, _ in tps)
+                    },
+                )
+                if topic not in self._last_snapshots:
+                    times = self.manifests.group_snapshot_times(topic)
+                    self._last_snapshots[topic] = self.manifests.group_snapshot(topic, times[-1]) if times else None
+                last = self._last_snapshots[topic]
+                if snapshot.same_offsets(last) or (last is None and not snapshot.groups):
+                    continue
+                self.manifests.note_group_snapshot(snapshot)
+                self._last_snapshots[topic] = snapshot
+                log.info(
+                    "%s: consumer-group snapshot of %d group(s) at %d",
+                    topic,
+                    len(snapshot.groups),
+                    at,
+                    extra={"topic": topic, "groups": sorted(snapshot.groups), "at": at},
+                )
+        except KafkaS3Error as exc:
+            log.error("consumer-group snapshot failed (retried next cycle): %s", exc)
+
     def _retry_later(self, tp: TP, state: PartitionState, error: str, report: CycleReport) -> None:
         """A partition whose task failed in a way another attempt may cure: retried with exponential backoff,
         reported in the cycle's report and the log; the other partitions keep moving."""
@@ -399,6 +504,8 @@ class Backup:
                 time.sleep(max(0.0, min(waiting) - time.monotonic()))  # only failing partitions are left
                 continue
             summary.cycles.append(self._run_once_cycle(plans))
+        if not summary.cycles:
+            self.snapshot_groups()
         summary.committed = {tp: s.next_offset for tp, s in self.states.items()}
         return summary
 

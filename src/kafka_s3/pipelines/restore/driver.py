@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +17,10 @@ from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaError, PlanError, RestoreFailed
+from kafka_s3.core.groups import OffsetMap, Translation, pick_snapshot, translate_offset
 from kafka_s3.core.layouts.detection import Detection
+from kafka_s3.core.schemas import SavedSchemas
+from kafka_s3.core.topic_config import TopicConfig, creation_configs, policy_warning
 from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.denied import denial
@@ -37,6 +41,7 @@ from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import Gap, order_warning, unprovable_bound
+from kafka_s3.pipelines.restore.groups import GroupsPlan, MapKey, read_offset_maps
 from kafka_s3.pipelines.restore.progress import ProgressIdentity, Start, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
@@ -55,6 +60,8 @@ class RestorePlanSet:
     target_partitions: dict[str, int | None] = field(default_factory=dict)
     creation_partitions: dict[str, int] = field(default_factory=dict)  # missing targets: partitions they get
     blockers: list[str] = field(default_factory=list)  # what would stop the restore (dry runs)
+    warnings: list[str] = field(default_factory=list)  # what the plan warns about (cleanup.policy mismatches)
+    schema_note: str = ""  # restore --schemas: ids preserved, or which are rewritten
     checks: dict[TP, PartitionCheck] = field(default_factory=dict)  # is the backup whole (read/integrity)
     timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
     layout: str = ""  # whose layout the prefix holds (read/layouts.py)
@@ -234,6 +241,7 @@ class Restore:
                     exactly_once=exactly_once,
                     transactional_id=f"{self.progress_base}-{tp[0]}-{tp[1]}",
                     progress_group=f"{self.progress_base}-{tp[0]}",
+                    offset_map_topic=self.config["restore.offset.map.topic"],
                 )
             )
         if unprovable:
@@ -282,6 +290,9 @@ class Restore:
                     )
                     continue
                 count = max(count, self._recorded_partitions(plan_set, target))
+                if self.config["restore.topic.configs"]:
+                    recorded = self._recorded_config(plan_set, target)
+                    count = max(count, recorded[1].partitions if recorded else 0)
                 plan_set.creation_partitions[target] = count
                 if create:
                     self._create_target(plan_set, target, count)
@@ -291,7 +302,34 @@ class Restore:
                     f"partitions (kafka-topics --alter --partitions {count}) or restore to another topic; nothing "
                     "was produced"
                 )
+        self._check_policies(plan_set, [t for t in sorted(needed) if t in existing])
         self._check_feedback_loop(plan_set, existing, fail)
+
+    def _recorded_config(self, plan_set: RestorePlanSet, target: str) -> tuple[str, TopicConfig] | None:
+        """The configuration the backup recorded for the source topic routed to ``target`` (the newest at or before
+        ``--until-timestamp`` when given), with that source's name; ``None`` when none was recorded."""
+        manifests = self.plugins.manifests(self.store)
+        for source, routed in sorted(plan_set.targets.items()):
+            if routed != target:
+                continue
+            at = pick_snapshot(manifests.topic_config_times(source), self.options.until_timestamp)
+            if at is not None:
+                return source, manifests.topic_config(source, at)
+        return None
+
+    def _check_policies(self, plan_set: RestorePlanSet, targets: list[str]) -> None:
+        """Existing targets whose cleanup.policy differs from the source's: a warning in the plan and the log."""
+        actual = self.admin.topic_configs(targets, only_own=False) if targets else {}
+        for target in targets:
+            recorded = self._recorded_config(plan_set, target)
+            if recorded is None:
+                continue
+            warning = policy_warning(
+                recorded[0], recorded[1], target, actual.get(target, {}).get("cleanup.policy", "delete")
+            )
+            if warning:
+                plan_set.warnings.append(warning)
+                log.warning("%s", warning)
 
     def _recorded_partitions(self, plan_set: RestorePlanSet, target: str) -> int:
         """The partition count the backup recorded for the source topic(s) routed to ``target`` (0 when none did:
@@ -302,6 +340,9 @@ class Restore:
 
     def _create_target(self, plan_set: RestorePlanSet, target: str, count: int) -> None:
         replication, topic_config = self._creation_settings()
+        if self.config["restore.topic.configs"]:
+            recorded = self._recorded_config(plan_set, target)
+            topic_config = creation_configs(recorded[1] if recorded else None, topic_config)
         self.admin.create_topic(target, count, replication, topic_config)
         plan_set.created_topics.append(target)
         plan_set.target_partitions[target] = count
@@ -364,8 +405,11 @@ class Restore:
         )
         for finding in summary.skipped:
             log.warning("skipped (--allow-gaps): %s", finding)
+        if self.options.schemas:
+            plan_set.plans = self._import_schemas(plan_set)
         plans = plan_set.plans
         if plans:
+            self._ensure_offset_map_topic()
             summary.results = self._run_job(plans)
         logged = self.config["behavior.on.error"] == "log"
         for result in summary.results:
@@ -403,8 +447,7 @@ class Restore:
         records (refused, unless ``--restart``)."""
         if not plans:
             return plans
-        cluster = self.admin.cluster_id()
-        topic_ids = self.admin.topic_ids({p.target_topic for p in plans})
+        identities = self._identities(plans)
         targets = [(p.target_topic, p.target_partition) for p in plans]
         ends = self.admin.end_offsets(targets, read_committed=False)
         committed: dict[tuple[str, TP], tuple[int | None, str]] = {}
@@ -412,20 +455,9 @@ class Restore:
             tps = [(p.target_topic, p.target_partition) for p in plans if p.progress_group == group]
             for tp, value in self.admin.group_offsets_with_metadata(group, tps).items():
                 committed[(group, tp)] = value
-        source = f"{self.store.url}/{self.plugins.layout.topics_dir}"
         decided, refusals = [], []
-        for plan in plans:
+        for plan, identity in zip(plans, identities, strict=True):
             tp = (plan.target_topic, plan.target_partition)
-            identity = ProgressIdentity(
-                source,
-                plan.source_topic,
-                plan.source_partition,
-                cluster,
-                plan.target_topic,
-                topic_ids.get(plan.target_topic, ""),
-                plan.target_partition,
-                str(plan.bounds),
-            )
             offset, metadata = committed.get((plan.progress_group, tp), (None, ""))
             decision = decide(identity, offset, metadata, ends.get(tp, 0), self.options.restart)
             if decision.refused:
@@ -438,6 +470,196 @@ class Restore:
         if refusals:
             raise PlanError("nothing was produced: " + "; ".join(refusals))
         return decided
+
+    # ------------------------------------------------------------------------------------------------ groups
+    def translate_groups(self, regex: str = ".*", dry_run: bool = False) -> GroupsPlan:
+        """Commit, on the target cluster, the recorded groups (full match of ``regex``) at the target offsets their
+        source offsets translate to (:mod:`.groups`); ``dry_run`` commits nothing. Groups with active members on the
+        target are refused (a ``PlanError`` naming them; nothing is committed)."""
+        try:
+            pattern = re.compile(regex)
+        except re.error as exc:
+            raise ConfigError(f"--consumer-groups: not a regular expression: {regex!r} ({exc})") from None
+        plan_set = self.current_plan or self.plan()
+        manifests = self.plugins.manifests(self.store)
+        result = GroupsPlan()
+        wanted: list[tuple[str, str, int, int]] = []  # group, source topic, partition, committed source offset
+        for topic in sorted(plan_set.targets):
+            times = manifests.group_snapshot_times(topic)
+            at = pick_snapshot(times, self.options.until_timestamp)
+            if at is None and times:
+                at = times[0]
+                log.warning(
+                    "%s: no consumer-group snapshot at or before --until-timestamp %s: using the oldest (%d)",
+                    topic,
+                    self.options.until_timestamp,
+                    at,
+                )
+            result.snapshots[topic] = at
+            if at is None:
+                continue
+            snapshot = manifests.group_snapshot(topic, at)
+            for group, offsets in sorted(snapshot.groups.items()):
+                if pattern.fullmatch(group):
+                    wanted.extend((group, topic, p, o) for p, o in sorted(offsets.items()))
+        if not wanted:
+            return result
+        existing = self.admin.topics()
+        targets = {(t, p): plan_set.targets[t] for _, t, p, _ in wanted}
+        plans = {(p.source_topic, p.source_partition): p for p in plan_set.plans}
+        keyed = [
+            (tp, plans.get(tp) or RestorePlan(tp[0], tp[1], target, (), self.options.bounds(tp), False, "", ""))
+            for tp, target in sorted(targets.items())
+        ]
+        present = [(tp, plan) for tp, plan in keyed if existing.get(plan.target_topic, 0) > tp[1]]
+        identities = {
+            (tp[0], tp[1], plan.target_topic, plan.target_partition): identity.to_metadata()
+            for (tp, plan), identity in zip(present, self._identities([p for _, p in present]), strict=True)
+        }
+        map_topic = self.config["restore.offset.map.topic"]
+        maps: dict[MapKey, OffsetMap] = {}
+        if map_topic and map_topic in existing:
+            end = self.admin.end_offsets([(map_topic, 0)], read_committed=True)[(map_topic, 0)]
+            maps = read_offset_maps(self.consumer_settings, map_topic, end, self.progress_base, identities)
+        ends = self.admin.end_offsets([(p.target_topic, p.target_partition) for _, p in present], read_committed=True)
+        for group, topic, partition, offset in wanted:
+            target = targets[(topic, partition)]
+            key = (topic, partition, target, partition)
+            if key not in identities:  # the target partition does not exist (yet: a dry run before creating it)
+                result.translations.append(
+                    Translation(group, topic, partition, offset, target, partition, None, "pending")
+                )
+                continue
+            offset_map = maps.get(key, OffsetMap())
+            planned = plans.get((topic, partition))
+            if dry_run and planned is not None and planned.objects and not offset_map.ranges:
+                translated, how = None, "pending"
+            else:
+                translated, how = translate_offset(offset_map, offset, ends[(target, partition)])
+            result.translations.append(Translation(group, topic, partition, offset, target, partition, translated, how))
+        groups = sorted({t.group for t in result.translations})
+        result.active = {g: n for g, n in self.admin.active_members(groups).items() if n}
+        if dry_run:
+            return result
+        if result.active:
+            raise PlanError(
+                "restore --consumer-groups: "
+                + "; ".join(
+                    f"group {g} has {n} active member(s) on the target cluster" for g, n in result.active.items()
+                )
+                + ": stop its consumers first; no group offsets were committed"
+            )
+        for group in groups:
+            commits = {
+                (t.target_topic, t.target_partition): t.target_offset
+                for t in result.translations
+                if t.group == group and t.target_offset is not None
+            }
+            metadata = {
+                (t.target_topic, t.target_partition): f"kafka-s3 restore: {t.source_topic}[{t.source_partition}] "
+                f"{t.source_offset}"
+                for t in result.translations
+                if t.group == group
+            }
+            self.admin.commit_group_offsets(group, commits, metadata)
+        result.committed = True
+        for t in result.translations:
+            log.info("%s", t.line())
+        return result
+
+    # ------------------------------------------------------------------------------------------------ schemas
+    def saved_schemas(self, plan_set: RestorePlanSet) -> list[SavedSchemas]:
+        """The newest saved subjects of each source topic (at or before ``--until-timestamp`` when given)."""
+        manifests = self.plugins.manifests(self.store)
+        out = []
+        for topic in sorted(plan_set.targets):
+            at = pick_snapshot(manifests.schemas_times(topic), self.options.until_timestamp)
+            if at is not None:
+                out.append(manifests.schemas(topic, at))
+        return out
+
+    def schemas_plan(self, plan_set: RestorePlanSet) -> str:
+        """Dry run of ``--schemas``: which saved versions keep their ids in the target registry, which get others
+        (rewritten in the payloads) and which are not there yet."""
+        from kafka_s3.io.schema_registry.subjects import predict_ids, registry_for
+
+        client = registry_for(self.config.originals)
+        if client is None:
+            return "schemas: no target Schema Registry (set schemas.registry.url): restore --schemas would fail"
+        saved = self.saved_schemas(plan_set)
+        if not saved:
+            return "schemas: the backup saved no Schema Registry subjects for these topics"
+        predicted: dict[int, int | None] = {}
+        for record in saved:
+            predicted.update(predict_ids(client, record))
+        same = sorted(old for old, new in predicted.items() if new == old)
+        moved = sorted((old, new) for old, new in predicted.items() if new is not None and new != old)
+        missing = sorted(old for old, new in predicted.items() if new is None)
+        subjects = ", ".join(sorted({s for record in saved for s in record.subjects}))
+        parts = [f"schemas ({subjects}): {len(same)} id(s) preserved"]
+        if moved:
+            parts.append("rewritten in payloads: " + ", ".join(f"{old}->{new}" for old, new in moved))
+        if missing:
+            parts.append(
+                f"{len(missing)} version(s) not in the target registry yet (ids {', '.join(map(str, missing))}): "
+                "registered, and rewritten in payloads where the target assigns other ids"
+            )
+        return "; ".join(parts)
+
+    def _import_schemas(self, plan_set: RestorePlanSet) -> list[RestorePlan]:
+        """``--schemas``: register the saved subjects in the target registry; where it gives other ids, the plans
+        rewrite them in the restored payloads."""
+        from kafka_s3.io.schema_registry.subjects import import_subjects, registry_for
+
+        client = registry_for(self.config.originals)
+        if client is None:
+            raise ConfigError(
+                "restore --schemas needs the target Schema Registry: set schemas.registry.url",
+                key="schemas.registry.url",
+            )
+        saved = self.saved_schemas(plan_set)
+        if not saved:
+            log.warning("restore --schemas: the backup saved no Schema Registry subjects for these topics")
+        ids: dict[int, int] = {}
+        for record in saved:
+            ids.update(import_subjects(client, record))
+            log.info("registered subjects %s in the target registry", ", ".join(sorted(record.subjects)))
+        moved = tuple(sorted((old, new) for old, new in ids.items() if old != new))
+        plan_set.schema_note = schema_note(len(ids), moved)
+        log.info("%s", plan_set.schema_note)
+        return [dataclasses.replace(p, schema_ids=moved) for p in plan_set.plans]
+
+    def _identities(self, plans: list[RestorePlan]) -> list[ProgressIdentity]:
+        """Each plan's identity (:mod:`.progress`): what its progress and its offset map are stamped with."""
+        cluster = self.admin.cluster_id()
+        topic_ids = self.admin.topic_ids({p.target_topic for p in plans})
+        source = f"{self.store.url}/{self.plugins.layout.topics_dir}"
+        return [
+            ProgressIdentity(
+                source,
+                plan.source_topic,
+                plan.source_partition,
+                cluster,
+                plan.target_topic,
+                topic_ids.get(plan.target_topic, ""),
+                plan.target_partition,
+                str(plan.bounds),
+            )
+            for plan in plans
+        ]
+
+    def _ensure_offset_map_topic(self) -> None:
+        """The offset map's topic exists before any task writes to it (one partition: its records are few)."""
+        topic = self.config["restore.offset.map.topic"]
+        if not topic or topic in self.admin.topics():
+            return
+        replication = int(self._creation_settings()[0])
+        try:
+            self.admin.create_topic(topic, 1, replication, {"retention.ms": "-1", "retention.bytes": "-1"})
+        except KafkaError:
+            if topic not in self.admin.topics():  # created by a concurrent restore meanwhile: fine
+                raise
+        log.info("created topic %s (the restores' offset maps, restore.offset.map.topic)", topic)
 
     def _run_job(self, plans: list[RestorePlan]) -> list[RestoreResult]:
         cap = self.config["tasks.max"]
@@ -507,3 +729,14 @@ def late_objects(plan_set: RestorePlanSet, seen: dict[TP, set[str]], progress: d
                     )
         seen[tp] = keys
     return problems
+
+
+def schema_note(registered: int, moved: tuple[tuple[int, int], ...]) -> str:
+    """What ``restore --schemas`` does with the schema ids, in words (the plan and the summary say it)."""
+    if not moved:
+        return f"schemas: {registered} schema version(s) registered in the target registry, ids preserved"
+    pairs = ", ".join(f"{old}->{new}" for old, new in moved)
+    return (
+        f"schemas: {registered} schema version(s) registered in the target registry under other ids; the restore "
+        f"rewrites them in each wire-format key and value ({pairs})"
+    )

@@ -130,6 +130,7 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
         lines.append(plan_set.layout)
     if plan_set.plans and plan_set.timestamps:
         lines.append(plan_set.timestamps)
+    lines.extend(f"warning: {warning}" for warning in plan_set.warnings)
     lines.extend(f"the restore would fail: {reason}" for reason in plan_set.blockers)
     lines.append("dry run: nothing was produced")
     return "\n".join(lines)

@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from kafka_s3.core.groups import OffsetMap
 from kafka_s3.io.kafka.denied import TOPIC_AUTHORIZATION_FAILED, principal
 from kafka_s3.pipelines.engine import Task
 from kafka_s3.pipelines.restore.result import RestoreResult
@@ -50,6 +52,8 @@ class RestorePlan:
     progress_group: str
     identity: str = ""  # stamped in the progress's metadata (see pipelines/restore/progress.py)
     fresh: bool = False  # ignore committed progress: it is not this restore's (the driver decided why)
+    offset_map_topic: str = ""  # where the source -> target offset map goes, in each transaction ("": nowhere)
+    schema_ids: tuple[tuple[int, int], ...] = ()  # source -> target schema ids to rewrite in wire-format payloads
 
     @property
     def target_partition(self) -> int:
@@ -66,10 +70,15 @@ class Outcome:
     last_target: int | None = None
     delivery_errors: list[str] = field(default_factory=list)
     who: str = ""  # the producer's principal (``User:name``), named when a write is refused
+    # Source offsets of produced records not yet reported delivered: one partition's delivery reports come in
+    # production order (idempotent producer), so each report is the oldest of them.
+    in_flight: deque[int] = field(default_factory=deque)
+    delivered: OffsetMap = field(default_factory=OffsetMap)  # since the last progress commit
 
     def on_delivery(self, err: RdKafkaError | None, msg: Any) -> None:
         # msg: a confluent_kafka Message, left untyped here: its offset() is typed Optional though a delivered message
         # always has one, and a cast per record would cost in this per-record callback
+        source = self.in_flight.popleft() if self.in_flight else None
         if err is not None:
             if len(self.delivery_errors) < 5:
                 hint = ""
@@ -81,6 +90,8 @@ class Outcome:
                 self.delivery_errors.append(f"{msg.topic()}[{msg.partition()}]: {err.str()}{hint}")
             return
         offset = msg.offset()
+        if source is not None:
+            self.delivered.add(source, offset)
         if self.first_target is None or offset < self.first_target:
             self.first_target = offset
         if self.last_target is None or offset > self.last_target:
@@ -89,7 +100,14 @@ class Outcome:
 
 def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch, outcome: Outcome) -> None:
     keys = batch.column("key").to_pylist()
+    sources = batch.column("offset").to_pylist()
     values = batch.column("value").to_pylist()
+    if plan.schema_ids:
+        from kafka_s3.core.schemas import rewrite_schema_id
+
+        ids = dict(plan.schema_ids)
+        keys = [rewrite_schema_id(k, ids) for k in keys]
+        values = [rewrite_schema_id(v, ids) for v in values]
     stamps = batch.column("timestamp").cast(pa.int64()).to_pylist()
     headers_col = batch.column("headers")
     header_offsets = headers_col.offsets.to_pylist() if len(headers_col) else [0]
@@ -101,6 +119,7 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
     topic, partition = plan.target_topic, plan.target_partition
     produce, poll = producer.produce, producer.poll
     on_delivery = outcome.on_delivery
+    in_flight = outcome.in_flight
     for i in range(batch.num_rows):
         lo, hi = header_offsets[i], header_offsets[i + 1]
         headers = [(header_keys[j], header_values[j]) for j in range(lo, hi)] if hi > lo else None
@@ -119,6 +138,7 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
                         timestamp=ts // 1000,
                         on_delivery=on_delivery,
                     )
+                in_flight.append(sources[i])
                 break
             except BufferError:
                 poll(0.05)
@@ -256,6 +276,35 @@ def run_restore_partition(
         pending = 0
         next_offset = resume
         progress = resume  # as committed
+        map_reset = resume is None  # the first offset-map record of a restore starting over says so
+
+        def write_map() -> None:
+            """The offset map of the records since the last commit, produced with the progress that covers them
+            (in the same transaction under exactly-once): a crash loses both or neither."""
+            nonlocal map_reset
+            if not plan.offset_map_topic:
+                return
+            remaining = producer.flush(120)
+            if remaining:
+                raise KafkaError(f"{plan.target_topic}[{plan.target_partition}]: {remaining} records not delivered")
+            if outcome.delivery_errors:
+                raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
+            if not outcome.delivered.ranges and not map_reset:
+                return
+            doc = {
+                "restore": plan.progress_group,
+                "source_topic": plan.source_topic,
+                "source_partition": plan.source_partition,
+                "target_topic": plan.target_topic,
+                "target_partition": plan.target_partition,
+                "identity": plan.identity,
+                "reset": map_reset,
+                "ranges": [list(r) for r in outcome.delivered.ranges],
+            }
+            key = f"{plan.progress_group}/{plan.source_topic}/{plan.source_partition}"
+            producer.produce(plan.offset_map_topic, json.dumps(doc, separators=(",", ":")).encode(), key, partition=0)
+            outcome.delivered = OffsetMap()
+            map_reset = False
 
         def commit_progress(force: bool = False) -> None:
             nonlocal in_txn, pending, progress
@@ -265,6 +314,7 @@ def run_restore_partition(
             if plan.exactly_once:
                 if not in_txn:
                     producer.begin_transaction()
+                write_map()
                 try:
                     producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
                     producer.commit_transaction(120)
@@ -278,6 +328,12 @@ def run_restore_partition(
                 # Progress never passes a record that was not delivered: a rerun restores it again.
                 if outcome.delivery_errors:
                     raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
+                write_map()
+                if producer.flush(120):
+                    raise KafkaError(
+                        f"{plan.offset_map_topic}: the offset map of {plan.target_topic}"
+                        f"[{plan.target_partition}] was not delivered"
+                    )
                 try:
                     consumer.commit(offsets=offsets, asynchronous=False)
                 except KafkaException as exc:
@@ -355,6 +411,8 @@ def run_restore_partition(
                 # Progress can only be committed between objects: the records of the object cut short, and of
                 # those since the last commit, are aborted; the next run restores them from that object on.
                 producer.abort_transaction(60)
+                outcome.delivered = OffsetMap()
+                outcome.in_flight.clear()
                 outcome.records -= pending
                 in_txn, pending = False, 0
         commit_progress()

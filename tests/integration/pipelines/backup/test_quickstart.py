@@ -88,12 +88,14 @@ def test_quickstart(case, engine, make_config, fresh_bucket, fresh_topic, produc
     assert summary.records == 9 and summary.objects == 3
     bookkeeping = list_keys(s3_client, fresh_bucket, "topics/_kafka-s3/")
     kind = extension.lstrip(".")  # one bookkeeping tree per object extension
-    assert [k for k in bookkeeping if not k.endswith((".chunk", ".tail"))] == [
+    assert [k for k in bookkeeping if not k.endswith((".chunk", ".tail", ".topicconfig"))] == [
         f"topics/_kafka-s3/{kind}/{topic}/partition-count/1.count"
     ]
-    # a manifest per chunk, the partition's committed-end mark and the topic's partition count; none of them ends in a
-    # data format's extension (issue 15 item 5), so a *.json or *.avro glob sees data only
-    assert len(bookkeeping) == 5
+    configs = [k for k in bookkeeping if k.endswith(".topicconfig")]  # issue 17 item 2: the topic's configs
+    assert len(configs) == 1 and configs[0].startswith(f"topics/_kafka-s3/{kind}/{topic}/topic-config/"), configs
+    # a manifest per chunk, the partition's committed-end mark, the topic's partition count and configs; none of them
+    # ends in a data format's extension (issue 15 item 5), so a *.json or *.avro glob sees data only
+    assert len(bookkeeping) == 6
     assert not [k for k in bookkeeping if k.endswith((".json", ".avro", ".parquet", ".bin", ".gz", ".csv"))]
 
     records = []

@@ -1,0 +1,90 @@
+"""``restore --consumer-groups``: the recorded groups' source offsets translated to the target's, and committed.
+
+The backup recorded each group's committed offsets per topic (snapshots, :mod:`kafka_s3.core.groups`); the restore
+recorded, in the target cluster's offset-map topic and in the same transaction as its progress, which target offsets
+its source offsets went to. A group committed at source offset ``o`` resumes at the target offset of the first
+restored record at or after ``o``; past the restored records, at the target partition's end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kafka_s3.core.errors import KafkaError
+from kafka_s3.core.groups import OffsetMap, Translation
+
+MapKey = tuple[str, int, str, int]  # source topic, source partition, target topic, target partition
+
+
+@dataclass
+class GroupsPlan:
+    """What ``restore --consumer-groups`` commits (or, in a dry run, would commit)."""
+
+    translations: list[Translation] = field(default_factory=list)
+    snapshots: dict[str, int | None] = field(default_factory=dict)  # source topic -> snapshot time used (ms)
+    active: dict[str, int] = field(default_factory=dict)  # groups with members on the target: refused
+    committed: bool = False
+
+    def lines(self) -> list[str]:
+        out = []
+        for topic, at in sorted(self.snapshots.items()):
+            when = "no consumer-group snapshot recorded" if at is None else f"consumer-group snapshot of {at} ms"
+            out.append(f"{topic}: {when}")
+        out.extend(t.line() for t in self.translations)
+        for group, members in sorted(self.active.items()):
+            out.append(f"group {group}: refused, {members} active member(s) on the target cluster")
+        return out
+
+
+def read_offset_maps(
+    settings: Mapping[str, str], topic: str, end: int, restore: str, identities: Mapping[MapKey, str]
+) -> dict[MapKey, OffsetMap]:
+    """The offset maps the restore ``restore`` (its progress group prefix) recorded in ``topic`` under the
+    identities given (committed records only, up to ``end``); a record marked ``reset`` starts its map over."""
+    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import KafkaError as RdKafkaError
+
+    maps: dict[MapKey, OffsetMap] = {}
+    if end <= 0:
+        return maps
+    consumer = Consumer(
+        {
+            **settings,
+            "group.id": f"{restore}-offset-map-reader",
+            "enable.auto.commit": "false",
+            "enable.partition.eof": "true",
+            "isolation.level": "read_committed",
+        }
+    )
+    try:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + 120
+        position = 0
+        while position < end:
+            if time.monotonic() > deadline:
+                raise KafkaError(f"reading the offset map {topic}[0] up to offset {end} timed out at {position}")
+            for msg in consumer.consume(num_messages=1000, timeout=0.5):
+                error = msg.error()
+                if error is not None:
+                    if error.code() == RdKafkaError._PARTITION_EOF:
+                        position = max(position, msg.offset() or 0)
+                        continue
+                    raise KafkaError(f"reading the offset map {topic}[0] failed: {error.str()}")
+                position = (msg.offset() or 0) + 1
+                if position > end:
+                    break
+                doc = json.loads(msg.value() or b"{}")
+                if not doc.get("restore", "").startswith(restore):
+                    continue
+                key = (doc["source_topic"], doc["source_partition"], doc["target_topic"], doc["target_partition"])
+                if identities.get(key) != doc.get("identity"):
+                    continue
+                if doc.get("reset") or key not in maps:
+                    maps[key] = OffsetMap()
+                maps[key].extend([(int(a), int(b), int(c)) for a, b, c in doc["ranges"]])
+    finally:
+        consumer.close()
+    return maps

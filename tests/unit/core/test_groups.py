@@ -1,0 +1,75 @@
+"""Issue 17: consumer-group snapshots and the offset map (pure core)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_s3.core.errors import FormatError
+from kafka_s3.core.groups import (
+    GroupSnapshot,
+    OffsetMap,
+    pick_snapshot,
+    snapshot_name,
+    snapshot_time,
+    translate_offset,
+)
+from kafka_s3.core.manifest import ManifestStore
+from kafka_s3.io.stores.spec import StoreSpec
+
+
+def test_item17_snapshot_round_trip_and_name_is_not_a_data_extension():
+    snap = GroupSnapshot("t", 1_700_000_000_123, {"g": {0: 5, 2: 7}, "a": {1: 0}})
+    assert GroupSnapshot.from_bytes(snap.to_bytes()) == snap
+    name = snapshot_name(snap.at)
+    assert name.endswith(".offsets") and snapshot_time(name) == snap.at
+    for extension in (".json", ".avro", ".parquet", ".bin", ".gz", ".csv"):
+        assert not name.endswith(extension)
+    assert snapshot_time("00001.json") is None and snapshot_time("x.offsets") is None
+    with pytest.raises(FormatError, match="k1"):
+        GroupSnapshot.from_bytes(b"{", "k1")
+
+
+def test_item17_pick_snapshot_uses_the_newest_at_or_before_the_bound():
+    assert pick_snapshot([10, 20, 30], None) == 30
+    assert pick_snapshot([10, 20, 30], 25) == 20
+    assert pick_snapshot([10, 20, 30], 20) == 20
+    assert pick_snapshot([10, 20, 30], 5) is None
+    assert pick_snapshot([], None) is None
+
+
+def test_item17_offset_map_ranges_have_a_constant_delta():
+    m = OffsetMap()
+    for source, target in [(0, 37), (1, 38), (2, 39), (3, 41), (4, 42), (7, 43), (8, 44)]:
+        m.add(source, target)
+    assert m.ranges == [(0, 2, 37), (3, 4, 41), (7, 8, 43)]
+    assert [m.translate(s) for s in range(10)] == [37, 38, 39, 41, 42, 43, 43, 43, 44, None]
+
+
+def test_item17_translate_before_inside_between_and_past_the_restored_range():
+    m = OffsetMap([(100, 199, 10), (300, 399, 111)])
+    assert translate_offset(m, 0, 500) == (10, "record")  # before: the first restored record
+    assert translate_offset(m, 150, 500) == (60, "record")
+    assert translate_offset(m, 250, 500) == (111, "record")  # in a gap: the next restored record
+    assert translate_offset(m, 400, 500) == (500, "after")  # past: the target's end
+    assert translate_offset(OffsetMap(), 5, 0) == (0, "after")
+    assert translate_offset(OffsetMap(), 5, None) == (None, "pending")
+
+
+def test_item17_later_ranges_supersede_from_their_first_source_offset():
+    m = OffsetMap([(0, 99, 0), (100, 199, 101)])
+    m.extend([(150, 249, 400)])  # redelivered from 150 on (at-least-once after a crash)
+    assert m.ranges == [(0, 99, 0), (100, 149, 101), (150, 249, 400)]
+    m.extend([(0, 9, 900)])
+    assert m.ranges == [(0, 9, 900)]
+
+
+def test_item17_snapshots_live_next_to_the_manifests_and_are_never_replaced(tmp_path):
+    objects = StoreSpec(store_class="local", bucket="b", region="us-east-1", local_root=str(tmp_path)).open()
+    objects.create_bucket()
+    store = ManifestStore(objects, "topics/_kafka-s3/avro")
+    assert store.note_group_snapshot(GroupSnapshot("t", 5, {"g": {0: 1}}))
+    assert not store.note_group_snapshot(GroupSnapshot("t", 5, {"g": {0: 2}}))
+    store.note_group_snapshot(GroupSnapshot("t", 9, {"g": {0: 3}}))
+    assert store.group_snapshot_times("t") == [5, 9]
+    assert store.group_snapshot("t", 5).groups == {"g": {0: 1}}
+    assert store.load_topic("t") == {}  # not mistaken for chunk manifests

@@ -41,6 +41,9 @@ def _records(partitions: int, per_partition: int) -> list[dict]:
     ]
 
 
+OFFSET_MAP_TOPIC = "kafka-s3-offset-map"
+
+
 def _grant_backup(secure_kafka, who, topic: str, group: str, topic_ops=("READ", "DESCRIBE"), group_ops=("READ",)):
     secure_kafka.allow(who.user, "TOPIC", topic, topic_ops)
     if group_ops:
@@ -55,6 +58,11 @@ def _grant_restore(secure_kafka, who, target: str, name: str, transactional=True
         secure_kafka.allow(
             who.user, "TRANSACTIONAL_ID", f"kafka-s3-restore-{name}", ["WRITE", "DESCRIBE"], prefixed=True
         )
+    # the restores' offset maps (restore.offset.map.topic), made once by an administrator
+    admin = Admin(secure_kafka.admin_settings)
+    if OFFSET_MAP_TOPIC not in admin.topics():
+        admin.create_topic(OFFSET_MAP_TOPIC, 1, config={"retention.ms": "-1"})
+    secure_kafka.allow(who.user, "TOPIC", OFFSET_MAP_TOPIC, ["WRITE", "DESCRIBE"])
 
 
 def _read_all(settings: dict, topic: str, partitions: int) -> list[dict]:

@@ -54,6 +54,11 @@ class KafkaError(KafkaS3Error):
     exit_code = 4
 
 
+class KafkaAuthorizationError(KafkaError):
+    """The cluster's ACLs refused a request: the message names the principal, the operation and the resource, so
+    optional steps (topic configuration history, the restore plan's policy check) can go on without them."""
+
+
 class FormatError(KafkaS3Error):
     """An object's bytes cannot be decoded by its format (corrupt, truncated, wrong codec)."""
 

@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kafka_s3.core.errors import KafkaError
-from kafka_s3.io.kafka.denied import AUTHENTICATION, SSL, connection_failure, denial, lacks
+from kafka_s3.core.errors import KafkaAuthorizationError, KafkaError
+from kafka_s3.io.kafka.denied import AUTHENTICATION, SSL, TOPIC_AUTHORIZATION_FAILED, connection_failure, denial, lacks
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer, TopicPartition
@@ -212,6 +212,12 @@ class Admin:
                     and (not only_own or entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value)
                 }
         except Exception as exc:
+            if _code(exc) == TOPIC_AUTHORIZATION_FAILED:
+                refused = ", ".join(names)
+                raise KafkaAuthorizationError(
+                    f"Kafka describe configs of topic(s) {refused} was refused: "
+                    f"{lacks(self.settings, 'DESCRIBE_CONFIGS', 'topic', refused)}"
+                ) from None
             raise _error(f"describe configs of topic(s) {', '.join(names)}", exc) from None
         return out
 

@@ -22,6 +22,7 @@ from kafka_s3.core.errors import (
     BucketNotFoundError,
     ConfigError,
     Interrupted,
+    KafkaAuthorizationError,
     KafkaS3Error,
     PlanError,
     StoreAccessDeniedError,
@@ -133,6 +134,7 @@ class Backup:
         self._noted_counts: dict[str, int] = {}
         self._last_snapshots: dict[str, GroupSnapshot | None] = {}  # topic -> the newest group snapshot stored
         self._last_configs: dict[str, TopicConfig | None] = {}  # topic -> the newest configuration record stored
+        self._warned: set[str] = set()  # warnings given once per run
         self._last_schemas: dict[str, SavedSchemas | None] = {}  # topic -> the newest schema record stored
         self.topic_ids: dict[str, str] = {}  # topic -> id ("" where the broker has none), recorded with commits
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
@@ -200,6 +202,10 @@ class Backup:
                     count,
                     ", ".join(f"{k}={v}" for k, v in sorted(record.configs.items())) or "(defaults)",
                 )
+        except KafkaAuthorizationError as exc:  # optional history: warned once, tried again each cycle
+            if str(exc) not in self._warned:
+                self._warned.add(str(exc))
+                log.warning("topic configurations not recorded (grant the ACL to record them): %s", exc)
         except KafkaS3Error as exc:
             log.error("recording topic configurations failed (retried next cycle): %s", exc)
 

@@ -288,6 +288,11 @@ def run_restore_partition(
             if remaining:
                 raise KafkaError(f"{plan.target_topic}[{plan.target_partition}]: {remaining} records not delivered")
             if outcome.delivery_errors:
+                if plan.exactly_once:  # a failed transaction: its commit (refused, nothing committed) names the cause
+                    try:
+                        producer.commit_transaction(10)
+                    except KafkaException as cause:
+                        raise _progress_refused(cause, plan, producer_settings) from None
                 raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
             if not outcome.delivered.ranges and not map_reset:
                 return

@@ -187,14 +187,14 @@ class SchemaRegistryServer(ThreadingHTTPServer):
     def _mode(self, method: str, subject: str, query: dict[str, list[str]], body: dict[str, Any]) -> Any:
         reg = self.registry
         if method == "GET":
-            if subject and subject not in reg.modes and query.get("defaultToGlobal", ["false"])[0] != "true":
+            if subject and subject not in reg.modes and query.get("defaultToGlobal", ["false"])[0].lower() != "true":
                 raise RegistryError(404, 40409, f"Subject '{subject}' does not have subject-level mode configured")
             return {"mode": reg.mode(subject)}
         if method == "PUT":
             mode = str(body.get("mode", "")).upper()
             if mode not in ("READWRITE", "READONLY", "IMPORT"):
                 raise RegistryError(422, 42204, f"Invalid mode {body.get('mode')!r}")
-            force = query.get("force", ["false"])[0] == "true"
+            force = query.get("force", ["false"])[0].lower() == "true"
             occupied = bool(reg.subjects.get(subject)) if subject else any(reg.subjects.values())
             if mode == "IMPORT" and reg.mode(subject) != "IMPORT" and occupied and not force:
                 raise RegistryError(422, 42205, "Cannot import since found existing subjects")

@@ -171,7 +171,21 @@ def import_subjects(client: SchemaRegistryClient, saved: SavedSchemas) -> Schema
                     f"subject {subject!r} is READONLY in the target registry: restore --schemas cannot write it "
                     "(set its mode to IMPORT to keep the source's ids, or READWRITE)"
                 )
-            if mode != IMPORT:
+        held = [
+            f"version {v.version} (id {v.id}) of subject {s!r}"
+            for s, v in saved.registration_order()
+            if result.modes[s] == IMPORT
+            and (text := _id_holder(client, v.id)) is not None
+            and not _same_schema(text, v.schema, v.schema_type)
+        ]
+        if held:
+            raise SchemaRegistryError(
+                f"cannot import {', '.join(held)} into the target registry (IMPORT mode): another schema holds that "
+                "id there; nothing was written (empty the registry, or restore without IMPORT mode: the ids are "
+                "then rewritten in the payloads)"
+            )
+        for subject in sorted(saved.subjects):
+            if result.modes[subject] != IMPORT:
                 client.set_compatibility(subject, "NONE")
         for subject, current in saved.registration_order():
             if result.modes[subject] == IMPORT:

@@ -9,11 +9,19 @@ register, look up and fetch schemas, in memory:
 - ``GET /subjects``, ``GET /subjects/{subject}/versions``, ``GET /subjects/{subject}/versions/{version|latest}``,
   ``POST /subjects/{subject}/versions`` (register: the same schema gets the same id in every subject, and
   registering it again returns its id), ``POST /subjects/{subject}`` (look up), ``DELETE /subjects/{subject}``;
-- ``GET|PUT /config`` and ``/config/{subject}`` (the level is stored, not enforced: every schema is accepted).
+- ``GET|PUT /config`` and ``/config/{subject}`` (the level is stored, not enforced: every schema is accepted);
+- ``GET|PUT /mode`` and ``GET|PUT|DELETE /mode/{subject}`` (``READWRITE`` by default, ``READONLY``, ``IMPORT``), as
+  Confluent's registry enforces them: switching a scope to ``IMPORT`` needs it empty (no subject at all for the
+  global mode, no version of the subject for a subject's mode) unless ``?force=true``; in ``IMPORT`` mode a
+  registration must name its ``id`` (and may name its ``version``), and an id already held by another schema is
+  refused; in ``READWRITE`` mode an explicit ``id`` is refused unless the schema already has it; ``READONLY`` refuses
+  every registration. ``GET /mode/{subject}`` without a subject-level mode answers 40409 unless
+  ``?defaultToGlobal=true``.
 
-Errors use the registry's codes (40401 subject not found, 40402 version not found, 40403 schema not found, 42201
-invalid schema). Optional HTTP basic authentication (``users``) and TLS (``certfile``/``keyfile``) exercise the
-clients' settings. Run one with ``python -m kafka_s3.dev.schema_registry --port 8081``.
+Errors use the registry's codes (40401 subject not found, 40402 version not found, 40403 schema not found, 40409
+subject mode not configured, 42201 invalid schema, 42204 invalid mode, 42205 operation not permitted). Optional
+HTTP basic authentication (``users``) and TLS (``certfile``/``keyfile``) exercise the clients' settings.
+Run one with ``python -m kafka_s3.dev.schema_registry --port 8081``.
 """
 
 from __future__ import annotations
@@ -32,13 +40,15 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 @dataclass
 class _Registry:
-    schemas: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # index = id - 1: {"schema", "schemaType", "references"}
-    ids: dict[str, int] = field(default_factory=dict)  # canonical form -> id
-    subjects: dict[str, list[int]] = field(default_factory=dict)  # subject -> schema id of each version
+    schemas: dict[int, dict[str, Any]] = field(default_factory=dict)  # id -> {"schema", "schemaType", "references"}
+    ids: dict[str, int] = field(default_factory=dict)  # canonical form -> the id it got first
+    subjects: dict[str, dict[int, int]] = field(default_factory=dict)  # subject -> version -> schema id
     config: dict[str, str] = field(default_factory=dict)  # "" (global) or subject -> compatibility level
+    modes: dict[str, str] = field(default_factory=dict)  # "" (global) or subject -> mode
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def mode(self, subject: str) -> str:
+        return self.modes.get(subject, self.modes.get("", "READWRITE"))
 
     @staticmethod
     def canonical(body: dict[str, Any]) -> str:
@@ -163,6 +173,8 @@ class SchemaRegistryServer(ThreadingHTTPServer):
                 return self._schemas(method, parts[1:])
             if parts[:1] == ["subjects"]:
                 return self._subjects(method, parts[1:], query, body)
+            if parts[:1] == ["mode"]:
+                return self._mode(method, parts[1] if len(parts) > 1 else "", query, body)
             if parts[:1] == ["config"]:
                 subject = parts[1] if len(parts) > 1 else ""
                 if method == "PUT":
@@ -172,10 +184,33 @@ class SchemaRegistryServer(ThreadingHTTPServer):
                     return {"compatibilityLevel": reg.config.get(subject, reg.config.get("", "BACKWARD"))}
         raise RegistryError(404, 404, f"HTTP 404 Not Found: {method} {path}")
 
+    def _mode(self, method: str, subject: str, query: dict[str, list[str]], body: dict[str, Any]) -> Any:
+        reg = self.registry
+        if method == "GET":
+            if subject and subject not in reg.modes and query.get("defaultToGlobal", ["false"])[0].lower() != "true":
+                raise RegistryError(404, 40409, f"Subject '{subject}' does not have subject-level mode configured")
+            return {"mode": reg.mode(subject)}
+        if method == "PUT":
+            mode = str(body.get("mode", "")).upper()
+            if mode not in ("READWRITE", "READONLY", "IMPORT"):
+                raise RegistryError(422, 42204, f"Invalid mode {body.get('mode')!r}")
+            force = query.get("force", ["false"])[0].lower() == "true"
+            occupied = bool(reg.subjects.get(subject)) if subject else any(reg.subjects.values())
+            if mode == "IMPORT" and reg.mode(subject) != "IMPORT" and occupied and not force:
+                raise RegistryError(422, 42205, "Cannot import since found existing subjects")
+            reg.modes[subject] = mode
+            return {"mode": mode}
+        if method == "DELETE" and subject:
+            if subject not in reg.modes:
+                raise RegistryError(404, 40409, f"Subject '{subject}' does not have subject-level mode configured")
+            return {"mode": reg.modes.pop(subject)}
+        raise RegistryError(405, 405, "Method not allowed")
+
     def _schema(self, schema_id: int) -> dict[str, Any]:
-        if not 1 <= schema_id <= len(self.registry.schemas):
+        stored = self.registry.schemas.get(schema_id)
+        if stored is None:
             raise RegistryError(404, 40403, f"Schema {schema_id} not found")
-        return self.registry.schemas[schema_id - 1]
+        return stored
 
     def _schemas(self, method: str, parts: list[str]) -> Any:
         if method != "GET":
@@ -188,7 +223,7 @@ class SchemaRegistryServer(ThreadingHTTPServer):
             if len(parts) == 2:
                 return _schema_json(stored)
             pairs = [
-                (s, v + 1) for s, ids in self.registry.subjects.items() for v, i in enumerate(ids) if i == schema_id
+                (s, v) for s, versions in self.registry.subjects.items() for v, i in versions.items() if i == schema_id
             ]
             if parts[2:] == ["versions"]:
                 return [{"subject": s, "version": v} for s, v in pairs]
@@ -203,52 +238,85 @@ class SchemaRegistryServer(ThreadingHTTPServer):
         subject = parts[0]
         if len(parts) == 1 and method == "POST":  # look up
             versions = self._versions(subject)
-            schema_id = reg.ids.get(reg.canonical(body))
-            if schema_id is None or schema_id not in versions:
-                raise RegistryError(404, 40403, "Schema not found")
-            return self._version_json(subject, versions.index(schema_id) + 1)
+            canonical = reg.canonical(body)
+            for version, schema_id in sorted(versions.items()):
+                if reg.canonical(self._schema(schema_id)) == canonical:
+                    return self._version_json(subject, version)
+            raise RegistryError(404, 40403, "Schema not found")
         if len(parts) == 1 and method == "DELETE":
             versions = self._versions(subject)
             del reg.subjects[subject]
-            return list(range(1, len(versions) + 1))
+            return sorted(versions)
         if parts[1:2] != ["versions"]:
             raise RegistryError(404, 404, "HTTP 404 Not Found")
-        if len(parts) == 2 and method == "POST":  # register
-            if "schema" not in body:
-                raise RegistryError(422, 42201, "Invalid schema: no schema given")
-            canonical = reg.canonical(body)
-            schema_id = reg.ids.get(canonical)
-            if schema_id is None:
-                reg.schemas.append(
-                    {
-                        "schema": body["schema"],
-                        "schemaType": body.get("schemaType") or "AVRO",
-                        "references": body.get("references") or [],
-                    }
-                )
-                schema_id = reg.ids[canonical] = len(reg.schemas)
-            versions = reg.subjects.setdefault(subject, [])
-            if schema_id not in versions:
-                versions.append(schema_id)
-            return {"id": schema_id}
+        if len(parts) == 2 and method == "POST":
+            return self._register(subject, body)
         if len(parts) == 2 and method == "GET":
-            return list(range(1, len(self._versions(subject)) + 1))
+            return sorted(self._versions(subject))
         if len(parts) == 3 and method == "GET":
             versions = self._versions(subject)
-            version = len(versions) if parts[2] in ("latest", "-1") else int(parts[2])
-            if not 1 <= version <= len(versions):
+            version = max(versions) if parts[2] in ("latest", "-1") else int(parts[2])
+            if version not in versions:
                 raise RegistryError(404, 40402, f"Version {parts[2]} not found")
             return self._version_json(subject, version)
         raise RegistryError(405, 405, "Method not allowed")
 
-    def _versions(self, subject: str) -> list[int]:
+    def _register(self, subject: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /subjects/{subject}/versions``: the subject's mode decides whether an explicit ``id`` (and
+        ``version``) is taken (``IMPORT``), refused (``READWRITE``, unless the schema already has that id) or every
+        registration is refused (``READONLY``)."""
+        reg = self.registry
+        if "schema" not in body:
+            raise RegistryError(422, 42201, "Invalid schema: no schema given")
+        mode = reg.mode(subject)
+        if mode == "READONLY":
+            raise RegistryError(422, 42205, f"Subject {subject} is in read-only mode")
+        canonical = reg.canonical(body)
+        versions = reg.subjects.get(subject, {})
+        explicit = body.get("id")
+        wanted_version = int(body.get("version") or 0)
+        if mode == "IMPORT":
+            if explicit is None:
+                raise RegistryError(422, 42205, f"Subject {subject} is not in read-write mode")
+            schema_id = int(explicit)
+            held = reg.schemas.get(schema_id)
+            if held is not None and reg.canonical(held) != canonical:
+                raise RegistryError(422, 42205, f"Overwrite new schema with id {schema_id} is not permitted.")
+            if wanted_version and versions.get(wanted_version, schema_id) != schema_id:
+                raise RegistryError(
+                    422,
+                    42205,
+                    f"Version {wanted_version} of subject {subject} already holds schema id {versions[wanted_version]}",
+                )
+        else:
+            schema_id = reg.ids.get(canonical, 0)
+            if explicit is not None and int(explicit) != schema_id:
+                raise RegistryError(422, 42205, f"Subject {subject} is not in import mode")
+            if wanted_version:
+                raise RegistryError(422, 42205, f"Subject {subject} is not in import mode")
+            if not schema_id:
+                schema_id = max(reg.schemas, default=0) + 1
+        if schema_id not in reg.schemas:
+            reg.schemas[schema_id] = {
+                "schema": body["schema"],
+                "schemaType": body.get("schemaType") or "AVRO",
+                "references": body.get("references") or [],
+            }
+            reg.ids.setdefault(canonical, schema_id)
+        versions = reg.subjects.setdefault(subject, {})
+        existing = [v for v, i in versions.items() if i == schema_id]
+        if not existing:
+            versions[wanted_version or max(versions, default=0) + 1] = schema_id
+        return {"id": schema_id}
+
+    def _versions(self, subject: str) -> dict[int, int]:
         versions = self.registry.subjects.get(subject)
         if versions is None:
             raise RegistryError(404, 40401, f"Subject '{subject}' not found")
         return versions
 
     def _version_json(self, subject: str, version: int) -> dict[str, Any]:
-        schema_id = self.registry.subjects[subject][version - 1]
+        schema_id = self.registry.subjects[subject][version]
         return {"subject": subject, "version": version, "id": schema_id, **_schema_json(self._schema(schema_id))}
 
 

@@ -16,7 +16,7 @@ from kafka_s3.core.manifest import EXTENSION, TAIL, ManifestStore
 from kafka_s3.core.store import Store
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.settings import client_settings
-from kafka_s3.pipelines.backup.driver import group_id
+from kafka_s3.pipelines.backup.driver import backup_topics, group_id
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def backup_status(config: Config, store: Store | None = None, now: float | None 
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
     admin = Admin(client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000)
-    topics = admin.select_topics(config["topics"], config["topics.regex"])
+    topics = backup_topics(admin, config)[0]
     tps = [(t, p) for t, n in sorted(topics.items()) for p in range(n)]
     group = group_id(config)
     committed = admin.group_offsets_with_metadata(group, tps)

@@ -10,6 +10,8 @@ from kafka_s3.core.config.model import Importance, OneOf, Prop, Range, Type
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
+OFFSET_MAP_TOPIC = "kafka-s3-offset-map"  # restore.offset.map.topic's default; backups leave that topic out
+
 RESTORE_PROPS = (
     Prop("name", Type.STRING, "kafka-s3-restore", "Name of the restore; names its progress group and transactions.", H),
     Prop(
@@ -117,10 +119,11 @@ RESTORE_PROPS = (
     Prop(
         "restore.offset.map.topic",
         Type.STRING,
-        "kafka-s3-offset-map",
+        OFFSET_MAP_TOPIC,
         "Topic of the target cluster (created when missing: 1 partition, kept forever) where each restore records, "
         "with its progress and in the same transaction, which target offsets its source offsets went to; "
-        "restore --consumer-groups translates the groups' offsets with it. Empty: not recorded.",
+        "restore --consumer-groups translates the groups' offsets with it. Empty: not recorded. A backup whose "
+        "topics.regex matches it leaves it out.",
         M,
         "kafka-s3",
         origin="kafka-s3",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
+from kafka_s3.core.config.restore_props import OFFSET_MAP_TOPIC
 from kafka_s3.core.errors import (
     BackupFailed,
     BucketNotFoundError,
@@ -105,6 +106,18 @@ OnCycle = Callable[[CycleReport, list[PartitionResult]], None]
 """Called after each cycle's commit with its report and the tasks' results (progress bars, tests)."""
 
 
+def backup_topics(admin: Admin, config: Config) -> tuple[dict[str, int], list[str]]:
+    """The topics a backup takes (``topics`` or ``topics.regex``; Kafka's internal topics never), and the
+    ``topics.regex`` matches it leaves out: the restores' offset-map topic (``restore.offset.map.topic``, default
+    kafka-s3-offset-map), kafka-s3's own bookkeeping of a restore's target cluster, as Kafka's internal topics."""
+    topics = admin.select_topics(config["topics"], config["topics.regex"])
+    if not config["topics.regex"]:
+        return topics, []
+    offset_map = str(config.originals.get("restore.offset.map.topic", OFFSET_MAP_TOPIC) or "").strip()
+    left_out = [t for t in topics if t == offset_map]
+    return {t: n for t, n in topics.items() if t not in left_out}, left_out
+
+
 def group_id(config: Config) -> str:
     return config["group.id"] or f"connect-{config['name']}"
 
@@ -132,6 +145,7 @@ class Backup:
         self.plugins = BackupPlugins.from_config(config)  # also validates every plugin setting before a job starts
         self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
         self._noted_counts: dict[str, int] = {}
+        self._left_out: set[str] = set()  # topics.regex matches left out (logged once)
         self._last_snapshots: dict[str, GroupSnapshot | None] = {}  # topic -> the newest group snapshot stored
         self._last_configs: dict[str, TopicConfig | None] = {}  # topic -> the newest configuration record stored
         self._warned: set[str] = set()  # warnings given once per run
@@ -146,7 +160,14 @@ class Backup:
 
     # ------------------------------------------------------------------------------------------------ setup
     def topics(self) -> dict[str, int]:
-        topics = self.admin.select_topics(self.config["topics"], self.config["topics.regex"])
+        topics, left_out = backup_topics(self.admin, self.config)
+        for topic in left_out:
+            if topic not in self._left_out:
+                self._left_out.add(topic)
+                log.info(
+                    "topics.regex matches %s, the restores' offset-map topic (restore.offset.map.topic): not backed up",
+                    topic,
+                )
         if not topics and not self.config["topics.regex"]:
             raise KafkaS3Error("no topic to back up")
         for topic, count in topics.items():

@@ -585,9 +585,10 @@ class Restore:
         return out
 
     def schemas_plan(self, plan_set: RestorePlanSet) -> str:
-        """Dry run of ``--schemas``: which saved versions keep their ids in the target registry, which get others
-        (rewritten in the payloads) and which are not there yet."""
-        from kafka_s3.io.schema_registry.subjects import predict_ids, registry_for
+        """Dry run of ``--schemas``: per subject, the target registry's mode and so what the restore does (IMPORT:
+        imported under the source's ids; READWRITE: registered, the target assigns ids); which saved versions keep
+        their ids, which get others (rewritten in the payloads) and which are not there yet."""
+        from kafka_s3.io.schema_registry.subjects import IMPORT, READONLY, SchemaImport, predict_ids, registry_for
 
         client = registry_for(self.config.originals)
         if client is None:
@@ -595,13 +596,16 @@ class Restore:
         saved = self.saved_schemas(plan_set)
         if not saved:
             return "schemas: the backup saved no Schema Registry subjects for these topics"
-        predicted: dict[int, int | None] = {}
+        predicted = SchemaImport()
         for record in saved:
-            predicted.update(predict_ids(client, record))
-        same = sorted(old for old, new in predicted.items() if new == old)
-        moved = sorted((old, new) for old, new in predicted.items() if new is not None and new != old)
-        missing = sorted(old for old, new in predicted.items() if new is None)
-        subjects = ", ".join(sorted({s for record in saved for s in record.subjects}))
+            one = predict_ids(client, record)
+            predicted.ids.update(one.ids)
+            predicted.modes.update(one.modes)
+            predicted.conflicts.update(one.conflicts)
+        same = sorted(old for old, new in predicted.ids.items() if new == old)
+        moved = sorted((old, new) for old, new in predicted.ids.items() if new is not None and new != old)
+        missing = sorted(old for old, new in predicted.ids.items() if new is None)
+        subjects = ", ".join(sorted(predicted.modes))
         parts = [f"schemas ({subjects}): {len(same)} id(s) preserved"]
         if moved:
             parts.append("rewritten in payloads: " + ", ".join(f"{old}->{new}" for old, new in moved))
@@ -610,12 +614,25 @@ class Restore:
                 f"{len(missing)} version(s) not in the target registry yet (ids {', '.join(map(str, missing))}): "
                 "registered, and rewritten in payloads where the target assigns other ids"
             )
+        for subject, mode in sorted(predicted.modes.items()):
+            if subject in predicted.conflicts:
+                held = ", ".join(map(str, predicted.conflicts[subject]))
+                parts.append(
+                    f"{subject}: target mode IMPORT, but other schemas hold id(s) {held} there: "
+                    "restore --schemas would fail"
+                )
+            elif mode == IMPORT:
+                parts.append(f"{subject}: target mode IMPORT, imported under the source's ids and versions")
+            elif mode == READONLY:
+                parts.append(f"{subject}: target mode READONLY: restore --schemas would fail")
+            else:
+                parts.append(f"{subject}: target mode {mode}, registered (ids the target assigns)")
         return "; ".join(parts)
 
     def _import_schemas(self, plan_set: RestorePlanSet) -> list[RestorePlan]:
-        """``--schemas``: register the saved subjects in the target registry; where it gives other ids, the plans
-        rewrite them in the restored payloads."""
-        from kafka_s3.io.schema_registry.subjects import import_subjects, registry_for
+        """``--schemas``: write the saved subjects into the target registry (IMPORT mode: under their own ids, else
+        registered); where the target has other ids, the plans rewrite them in the restored payloads."""
+        from kafka_s3.io.schema_registry.subjects import IMPORT, import_subjects, registry_for
 
         client = registry_for(self.config.originals)
         if client is None:
@@ -627,11 +644,18 @@ class Restore:
         if not saved:
             log.warning("restore --schemas: the backup saved no Schema Registry subjects for these topics")
         ids: dict[int, int] = {}
+        imported: list[str] = []
         for record in saved:
-            ids.update(import_subjects(client, record))
-            log.info("registered subjects %s in the target registry", ", ".join(sorted(record.subjects)))
+            result = import_subjects(client, record)
+            ids.update({old: new for old, new in result.ids.items() if new is not None})
+            imported += [s for s, mode in result.modes.items() if mode == IMPORT]
+            log.info(
+                "wrote subjects %s into the target registry (%s)",
+                ", ".join(sorted(record.subjects)),
+                ", ".join(f"{s}: {m}" for s, m in sorted(result.modes.items())),
+            )
         moved = tuple(sorted((old, new) for old, new in ids.items() if old != new))
-        plan_set.schema_note = schema_note(len(ids), moved)
+        plan_set.schema_note = schema_note(len(ids), moved, tuple(sorted(imported)))
         log.info("%s", plan_set.schema_note)
         return [dataclasses.replace(p, schema_ids=moved) for p in plan_set.plans]
 
@@ -737,12 +761,13 @@ def late_objects(plan_set: RestorePlanSet, seen: dict[TP, set[str]], progress: d
     return problems
 
 
-def schema_note(registered: int, moved: tuple[tuple[int, int], ...]) -> str:
+def schema_note(registered: int, moved: tuple[tuple[int, int], ...], imported: tuple[str, ...] = ()) -> str:
     """What ``restore --schemas`` does with the schema ids, in words (the plan and the summary say it)."""
+    how = f" (imported in IMPORT mode: {', '.join(imported)})" if imported else ""
     if not moved:
-        return f"schemas: {registered} schema version(s) registered in the target registry, ids preserved"
+        return f"schemas: {registered} schema version(s) written into the target registry{how}, ids preserved"
     pairs = ", ".join(f"{old}->{new}" for old, new in moved)
     return (
-        f"schemas: {registered} schema version(s) registered in the target registry under other ids; the restore "
-        f"rewrites them in each wire-format key and value ({pairs})"
+        f"schemas: {registered} schema version(s) written into the target registry{how}, some under other ids; the "
+        f"restore rewrites them in each wire-format key and value ({pairs})"
     )

@@ -52,3 +52,31 @@ def test_the_per_cycle_cap_bounds_each_cycle_to_the_chunk_open_at_the_cap(
     assert reads == [(0, 30), (30, 60), (60, 90), (90, 100)]
     assert len(summary.cycles) == 4 and summary.records == 100
     assert len(data_keys(s3_client, fresh_bucket, topic)) == 10
+
+
+def test_item17_backup_leaves_out_the_restores_offset_map_topic(
+    engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, caplog
+):
+    """Issue 17: the restores' offset-map topic (``restore.offset.map.topic``) is kafka-s3's own bookkeeping of the
+    target cluster: a backup whose ``topics.regex`` matches it leaves it out, as Kafka's internal topics, and says
+    so."""
+    stem = f"om{uuid.uuid4().hex[:8]}"
+    data, offset_map = fresh_topic(1, prefix=f"{stem}-data"), fresh_topic(1, prefix=f"{stem}-map")
+    produce(data, [{"value": b'{"i":%d}' % i} for i in range(4)])
+    produce(offset_map, [{"key": b"restore", "value": b'{"ranges":[[0,4,37]]}'}])
+    _, config = make_config(
+        fresh_bucket, "", topics__regex=f"{stem}-.*", restore__offset__map__topic=offset_map, flush__size="2"
+    )
+
+    with caplog.at_level("INFO"):
+        backup = Backup(config, engine=engine)
+        summary = backup.run_once()
+        backup.run_once()  # said once, not every cycle
+
+    assert summary.records == 4
+    assert len(data_keys(s3_client, fresh_bucket, data)) == 2
+    assert data_keys(s3_client, fresh_bucket, offset_map) == []
+    said = [r.getMessage() for r in caplog.records if offset_map in r.getMessage()]
+    assert said == [
+        f"topics.regex matches {offset_map}, the restores' offset-map topic (restore.offset.map.topic): not backed up"
+    ], said

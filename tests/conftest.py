@@ -18,6 +18,60 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _kafka_under_test() -> tuple[str | None, str]:
+    """Which Kafka the integration tests talk to, and a line saying so (and why) for pytest's header. Unless a broker
+    is external (``KAFKA_BOOTSTRAP_SERVERS``) or one is chosen (``KAFKA_S3_DEV_KAFKA``), the suite runs against Apache
+    Kafka when a distribution and Java 17+ are available, else against noida-db."""
+    from kafka_s3.dev import services as dev
+
+    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    apache_missing = dev.apache_unavailable()
+    if external:
+        return None, f"kafka: external broker at {external} (KAFKA_BOOTSTRAP_SERVERS)"
+    chosen = os.environ.get("KAFKA_S3_DEV_KAFKA")
+    if chosen:
+        return chosen, f"kafka: {chosen} (KAFKA_S3_DEV_KAFKA={chosen})"
+    if apache_missing:
+        return "noida", f"kafka: noida-db, as Apache Kafka is not available: {apache_missing}"
+    return "apache", f"kafka: Apache Kafka from {dev.kafka_home()}"
+
+
+def pytest_configure(config):
+    kind, line = _kafka_under_test()
+    if kind:
+        os.environ["KAFKA_S3_DEV_KAFKA"] = kind  # read by the services fixture (kafka_s3.dev.services)
+    config._kafka_s3_header = line
+
+
+def pytest_report_header(config):
+    return [config._kafka_s3_header]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``apache_kafka`` start brokers of their own: without a distribution they are deselected, and the
+    run says so at its start and its end — never a silent skip."""
+    from kafka_s3.dev import services as dev
+
+    reason = dev.apache_unavailable()
+    if not reason:
+        return
+    chosen = [item for item in items if item.get_closest_marker("apache_kafka")]
+    if not chosen:
+        return
+    config.hook.pytest_deselected(items=chosen)
+    items[:] = [item for item in items if not item.get_closest_marker("apache_kafka")]
+    config._kafka_s3_not_run = f"apache-kafka tests not run ({len(chosen)}): {reason}"
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter:
+        reporter.write_line(config._kafka_s3_not_run, yellow=True, bold=True)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    line = getattr(config, "_kafka_s3_not_run", None)
+    if line:
+        terminalreporter.write_sep("=", line, yellow=True, bold=True)
+
+
 @pytest.fixture(scope="session")
 def services():
     """Connection settings of the running services; also exported to os.environ for subprocesses."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError, KafkaError, PlanError, RestoreFailed
 from kafka_s3.core.transforms import topic_router
+from kafka_s3.io.kafka import retry
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.engine import Engine
@@ -134,18 +135,27 @@ class Restore:
         from confluent_kafka import KafkaError as RdKafkaError
         from confluent_kafka import KafkaException, Producer
 
-        producer = Producer({**self.producer_settings, "transactional.id": f"{self.progress_base}-probe"})
+        transactional_id = f"{self.progress_base}-probe"
+        producer = Producer({**self.producer_settings, "transactional.id": transactional_id})
+
+        def attempt(remaining: float) -> tuple[bool, str]:
+            try:
+                producer.init_transactions(min(30.0, remaining))
+                return True, ""
+            except KafkaException as exc:
+                error = retry.error_of(exc)
+                if error is not None and error.code() in (
+                    RdKafkaError._UNSUPPORTED_FEATURE,
+                    RdKafkaError.UNSUPPORTED_VERSION,
+                ):
+                    return False, str(error.str())
+                raise  # retried when retriable (a transaction coordinator still loading on a fresh cluster)
+
         try:
-            producer.init_transactions(30)
-            return True, ""
-        except KafkaException as exc:
-            error = exc.args[0] if exc.args else None
-            code = error.code() if isinstance(error, RdKafkaError) else None
-            text = error.str() if isinstance(error, RdKafkaError) else str(exc)
-            if code in (RdKafkaError._UNSUPPORTED_FEATURE, RdKafkaError.UNSUPPORTED_VERSION):
-                return False, text
+            return retry.call(f"init_transactions of transactional.id {transactional_id!r}", attempt, 30.0)
+        except KafkaError as exc:
             raise KafkaError(
-                f"exactly.once.support={mode}: probing the Kafka cluster for transactions failed ({text}); fix the "
+                f"exactly.once.support={mode}: probing the Kafka cluster for transactions failed ({exc}); fix the "
                 "cause, or set exactly.once.support=disabled to restore at least once"
             ) from None
 

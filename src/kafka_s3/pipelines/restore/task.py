@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from kafka_s3.io.kafka import retry
 from kafka_s3.pipelines.engine import Task
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.worker_cache import cached
@@ -161,7 +162,7 @@ def run_restore_partition(
     consumer_settings: dict[str, str],
     live: tuple[str, int, int] | None = None,
 ) -> RestoreResult:
-    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
     from kafka_s3.core.config.source import SOURCE
     from kafka_s3.core.errors import FormatError, KafkaError
@@ -196,10 +197,33 @@ def run_restore_partition(
         settings["transactional.id"] = plan.transactional_id
     producer = Producer(settings)
     target = TopicPartition(plan.target_topic, plan.target_partition)
+    where = f"{plan.target_topic}[{plan.target_partition}]"
+
+    def committed_offset(remaining: float) -> int | None:
+        found = consumer.committed([target], timeout=min(30.0, remaining))[0]
+        if found.error is not None:
+            raise KafkaException(found.error)
+        return found.offset
+
+    def commit_offsets(offsets: list[TopicPartition]) -> None:
+        def attempt(remaining: float) -> None:
+            for tp in consumer.commit(offsets=offsets, asynchronous=False) or []:
+                if tp.error is not None:
+                    raise KafkaException(tp.error)
+
+        retry.call(f"commit restore progress of {where} to group {plan.progress_group!r}", attempt, 60.0)
+
     try:
         if plan.exactly_once:
-            producer.init_transactions(60)  # fences a zombie of a killed run before progress is read
-        committed = consumer.committed([target], timeout=30)[0].offset
+            # fences a zombie of a killed run before progress is read
+            retry.call(
+                f"init_transactions of transactional.id {plan.transactional_id!r}",
+                lambda remaining: producer.init_transactions(min(60.0, remaining)),
+                60.0,
+            )
+        committed = retry.call(
+            f"read restore progress of {where} from group {plan.progress_group!r}", committed_offset, 30.0
+        )
         resume = committed if committed is not None and committed >= 0 and not plan.fresh else None
         part = SourcePartition(plan.source_topic, plan.source_partition, list(plan.objects))
         in_txn = False
@@ -215,8 +239,18 @@ def run_restore_partition(
             if plan.exactly_once:
                 if not in_txn:
                     producer.begin_transaction()
-                producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
-                producer.commit_transaction(120)
+                retry.call(
+                    f"send restore progress of {where} to the transaction",
+                    lambda remaining: producer.send_offsets_to_transaction(
+                        offsets, consumer.consumer_group_metadata(), min(60.0, remaining)
+                    ),
+                    60.0,
+                )
+                retry.call(
+                    f"commit the transaction of {where}",
+                    lambda remaining: producer.commit_transaction(min(120.0, remaining)),
+                    120.0,
+                )
                 in_txn = False
             else:
                 remaining = producer.flush(120)
@@ -225,7 +259,7 @@ def run_restore_partition(
                 # Progress never passes a record that was not delivered: a rerun restores it again.
                 if outcome.delivery_errors:
                     raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
-                consumer.commit(offsets=offsets, asynchronous=False)
+                commit_offsets(offsets)
             if outcome.delivery_errors:
                 raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
             pending = 0

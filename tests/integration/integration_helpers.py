@@ -127,3 +127,22 @@ def stable_end_offsets(bootstrap: str, tps, timeout: float = 30.0) -> dict:
         if stable == admin.end_offsets(tps, read_committed=False) or time.monotonic() > deadline:
             return stable
         time.sleep(0.1)
+
+
+def free_port_pair() -> int:
+    """A free port on 127.0.0.1 whose successor is free too (an Apache Kafka controller listens on port + 1)."""
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port >= 65535:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free pair of ports on 127.0.0.1")

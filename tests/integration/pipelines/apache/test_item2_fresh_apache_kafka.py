@@ -10,11 +10,10 @@ and is deselected, loudly, without one (tests/conftest.py).
 from __future__ import annotations
 
 import json
-import socket
 import uuid
 
 import pytest
-from integration_helpers import stable_end_offsets
+from integration_helpers import free_port_pair, stable_end_offsets
 
 from kafka_s3.core.records import to_dicts
 from kafka_s3.dev import services as dev
@@ -26,26 +25,10 @@ from kafka_s3.pipelines.restore.driver import Restore
 pytestmark = [pytest.mark.integration, pytest.mark.apache_kafka]
 
 
-def _free_port_pair() -> int:
-    """A port whose successor is free too (the controller listens on port + 1)."""
-    for _ in range(50):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if port < 65535 and not dev._port_open(port) and not dev._port_open(port + 1):
-            with socket.socket() as probe:
-                try:
-                    probe.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-            return port
-    raise RuntimeError("no free pair of ports")
-
-
 @pytest.fixture
 def fresh_apache_kafka(tmp_path):
     directory = tmp_path / "apache-kafka"
-    bootstrap = dev.start_apache_kafka(_free_port_pair(), directory=directory, home=dev.kafka_home())
+    bootstrap = dev.start_apache_kafka(free_port_pair(), directory=directory, home=dev.kafka_home())
     yield bootstrap
     dev.stop_apache_kafka(directory)
 

@@ -292,7 +292,12 @@ class Admin:
 
         def attempt(remaining: float) -> None:
             result = consumer.commit(
-                offsets=[TopicPartition(t, p, o, metadata=metadata.get((t, p))) for (t, p), o in offsets.items()],
+                offsets=[
+                    TopicPartition(t, p, o, metadata=metadata[(t, p)])
+                    if (t, p) in metadata
+                    else TopicPartition(t, p, o)
+                    for (t, p), o in offsets.items()
+                ],
                 asynchronous=False,
             )
             failed = [tp for tp in result or [] if tp.error is not None]

@@ -113,7 +113,7 @@ def run_in_terminal(args: list[str], timeout: float = 300, env: dict | None = No
     return proc.wait(timeout=30), ANSI.sub("", b"".join(chunks).decode("utf-8", errors="replace")).replace("\r", "\n")
 
 
-def stable_end_offsets(bootstrap: str, tps, timeout: float = 30.0) -> dict:
+def stable_end_offsets(bootstrap: str, tps, timeout: float = 10.0) -> dict:
     """End offsets under read_committed once they reach the high watermarks. Apache Kafka's commit_transaction
     returns once the coordinator has logged the commit; the markers reach the partitions a moment later, and until
     then the last stable offset lags behind (noida-db writes them at once). Call it when no transaction is open."""

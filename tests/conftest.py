@@ -18,6 +18,66 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _kafka_under_test() -> tuple[str | None, str]:
+    """Which Kafka the integration tests talk to, and a line saying so (and why) for pytest's header. Unless a broker
+    is external (``KAFKA_BOOTSTRAP_SERVERS``) or one is chosen (``KAFKA_S3_DEV_KAFKA``), the suite runs against Apache
+    Kafka when a distribution and Java 17+ are available, else against noida-db."""
+    from kafka_s3.dev import services as dev
+
+    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    apache_missing = dev.apache_unavailable()
+    if external:
+        return None, f"kafka: external broker at {external} (KAFKA_BOOTSTRAP_SERVERS)"
+    chosen = os.environ.get("KAFKA_S3_DEV_KAFKA")
+    if chosen:
+        return chosen, f"kafka: {chosen} (KAFKA_S3_DEV_KAFKA={chosen})"
+    if apache_missing:
+        return "noida", f"kafka: noida-db, as Apache Kafka is not available: {apache_missing}"
+    return "apache", f"kafka: Apache Kafka from {dev.kafka_home()}"
+
+
+def pytest_configure(config):
+    kind, line = _kafka_under_test()
+    if kind:
+        os.environ["KAFKA_S3_DEV_KAFKA"] = kind  # read by the services fixture (kafka_s3.dev.services)
+    config._kafka_s3_header = line
+
+
+def pytest_report_header(config):
+    return [config._kafka_s3_header]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that need Apache Kafka are deselected when it cannot be had, and the run says so at its start and its
+    end — never a silent skip: ``apache_kafka`` tests start brokers of their own from a distribution;
+    ``secure_kafka`` tests need a secured Apache Kafka (an external one, ``KAFKA_S3_SECURE_BOOTSTRAP``..., or one
+    started from the distribution)."""
+    from kafka_s3.dev import services as dev
+    from kafka_s3.dev.secure_kafka import secure_kafka_unavailable
+
+    config._kafka_s3_not_run = []
+    for marker, unavailable, what in (
+        ("apache_kafka", dev.apache_unavailable, "apache-kafka"),
+        ("secure_kafka", secure_kafka_unavailable, "secured-Kafka"),
+    ):
+        chosen = [item for item in items if item.get_closest_marker(marker)]
+        reason = unavailable() if chosen else None
+        if not reason:
+            continue
+        config.hook.pytest_deselected(items=chosen)
+        items[:] = [item for item in items if not item.get_closest_marker(marker)]
+        line = f"{what} tests not run ({len(chosen)}): {reason}"
+        config._kafka_s3_not_run.append(line)
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter:
+            reporter.write_line(line, yellow=True, bold=True)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    for line in getattr(config, "_kafka_s3_not_run", []):
+        terminalreporter.write_sep("=", line, yellow=True, bold=True)
+
+
 @pytest.fixture(scope="session")
 def services():
     """Connection settings of the running services; also exported to os.environ for subprocesses."""
@@ -116,27 +176,3 @@ def engine(spark):
     from kafka_s3.spark.engine import SparkEngine
 
     return SparkEngine(session=spark)
-
-
-# ----------------------------------------------------------------------------------------- secured Kafka (issue 13)
-_DESELECTED_SECURE: list[str] = []
-
-
-def pytest_collection_modifyitems(config, items):
-    """Tests marked ``secure_kafka`` need a secured Apache Kafka: an external one (``KAFKA_S3_SECURE_BOOTSTRAP``...)
-    or one started from the Apache Kafka distribution. Without either they are deselected, and the terminal summary
-    says so and why (never a silent skip)."""
-    from kafka_s3.dev.secure_kafka import secure_kafka_unavailable
-
-    marked = [item for item in items if item.get_closest_marker("secure_kafka")]
-    why = secure_kafka_unavailable() if marked else None
-    if not why:
-        return
-    config.hook.pytest_deselected(items=marked)
-    items[:] = [item for item in items if not item.get_closest_marker("secure_kafka")]
-    _DESELECTED_SECURE.append(f"DESELECTED {len(marked)} secured-Kafka test(s): {why}")
-
-
-def pytest_terminal_summary(terminalreporter):
-    for line in _DESELECTED_SECURE:
-        terminalreporter.write_sep("!", line, yellow=True, bold=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,14 @@ def _config(path: Path, topic: str, bucket: str, s3_env, bootstrap: str, target:
 
 def snapshot(bootstrap: str, topic: str) -> dict[int, list]:
     admin = Admin({"bootstrap.servers": bootstrap})
-    ends = admin.end_offsets([(topic, p) for p in range(PARTITIONS)])  # last stable offsets (read_committed)
+    tps = [(topic, p) for p in range(PARTITIONS)]
+    ends = admin.end_offsets(tps)  # last stable offsets (read_committed)
+    # Apache Kafka writes a committed transaction's markers just after commit_transaction returns: until then the
+    # last stable offset lags behind the high watermark.
+    deadline = time.monotonic() + 10
+    while ends != admin.end_offsets(tps, read_committed=False) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        ends = admin.end_offsets(tps)
     out = {}
     for p in range(PARTITIONS):
         rows = to_dicts(list(read_range({"bootstrap.servers": bootstrap}, topic, p, 0, ends[(topic, p)])))

@@ -111,3 +111,38 @@ def run_in_terminal(args: list[str], timeout: float = 300, env: dict | None = No
     finally:
         os.close(main)
     return proc.wait(timeout=30), ANSI.sub("", b"".join(chunks).decode("utf-8", errors="replace")).replace("\r", "\n")
+
+
+def stable_end_offsets(bootstrap: str, tps, timeout: float = 10.0) -> dict:
+    """End offsets under read_committed once they reach the high watermarks. Apache Kafka's commit_transaction
+    returns once the coordinator has logged the commit; the markers reach the partitions a moment later, and until
+    then the last stable offset lags behind (noida-db writes them at once). Call it when no transaction is open."""
+    from kafka_s3.io.kafka.admin import Admin
+
+    admin = Admin({"bootstrap.servers": bootstrap})
+    tps = list(tps)
+    deadline = time.monotonic() + timeout
+    while True:
+        stable = admin.end_offsets(tps, read_committed=True)
+        if stable == admin.end_offsets(tps, read_committed=False) or time.monotonic() > deadline:
+            return stable
+        time.sleep(0.1)
+
+
+def free_port_pair() -> int:
+    """A free port on 127.0.0.1 whose successor is free too (an Apache Kafka controller listens on port + 1)."""
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port >= 65535:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free pair of ports on 127.0.0.1")

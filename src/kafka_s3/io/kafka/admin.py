@@ -1,7 +1,8 @@
 """Cluster-level Kafka operations the driver needs: topics, offsets, consumer-group positions.
 
-All calls are synchronous with a timeout and turn librdkafka failures into :class:`~kafka_s3.core.errors.KafkaError`
-naming the operation and the topic/partition/group involved.
+All calls are synchronous with a timeout, retry retriable errors (a coordinator loading or moved, a leader being
+elected: :mod:`kafka_s3.io.kafka.retry`) within it, and turn librdkafka failures into
+:class:`~kafka_s3.core.errors.KafkaError` naming the operation and the topic/partition/group involved.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kafka_s3.core.errors import KafkaAuthorizationError, KafkaError
+from kafka_s3.io.kafka import retry
 from kafka_s3.io.kafka.denied import AUTHENTICATION, SSL, TOPIC_AUTHORIZATION_FAILED, connection_failure, denial, lacks
 
 if TYPE_CHECKING:
@@ -60,9 +62,7 @@ class _FirstError:
             self.final = (code, text)
 
 
-def _text(exc: BaseException) -> str:
-    detail = exc.args[0] if getattr(exc, "args", None) else exc
-    return str(getattr(detail, "str", lambda: str(detail))())
+_text = retry.describe
 
 
 _TIMED_OUT = -185  # librdkafka's local timeout
@@ -123,24 +123,38 @@ class Admin:
     # ------------------------------------------------------------------------------------------------- topics
     def topics(self) -> dict[str, int]:
         """Every non-internal topic and its partition count."""
+        from confluent_kafka import KafkaException
+
         self._contact()
-        try:
-            metadata = self.client.list_topics(timeout=self.timeout)
-        except Exception as exc:
-            raise _error(f"metadata request to {self.settings.get('bootstrap.servers')}", exc) from None
+        grace = time.monotonic() + retry.UNKNOWN_TOPIC_GRACE
+        while True:
+            metadata = self._metadata()
+            # A topic just created reports LEADER_NOT_AVAILABLE until its leader is elected: asked again shortly.
+            pending = [
+                t
+                for name, t in metadata.topics.items()
+                if not name.startswith("__") and t.error is not None and retry.retriable(KafkaException(t.error))
+            ]
+            if not pending or time.monotonic() > grace:
+                break
+            time.sleep(0.2)
         return {
             name: len(topic.partitions)
             for name, topic in metadata.topics.items()
             if not name.startswith("__") and topic.error is None
         }
 
+    def _metadata(self) -> Any:
+        return retry.call(
+            f"metadata request to {self.settings.get('bootstrap.servers')}",
+            lambda remaining: self.client.list_topics(timeout=min(self.timeout, remaining)),
+            self.timeout,
+        )
+
     def cluster_id(self) -> str:
         """The cluster's id ("" when the broker gives none)."""
         self._contact()
-        try:
-            return self.client.list_topics(timeout=self.timeout).cluster_id or ""
-        except Exception as exc:
-            raise _error(f"metadata request to {self.settings.get('bootstrap.servers')}", exc) from None
+        return str(self._metadata().cluster_id or "")
 
     def topic_ids(self, names: Iterable[str]) -> dict[str, str]:
         """Each topic's id, which changes when a topic is deleted and re-created ("" where the broker has no ids)."""
@@ -150,14 +164,20 @@ class Admin:
         if not names:
             return {}
         out = dict.fromkeys(names, "")
+
+        def attempt(remaining: float) -> dict[str, Any]:
+            timeout = min(self.timeout, remaining)
+            futures = self.client.describe_topics(TopicCollection(names), request_timeout=timeout)
+            return {name: future.result().topic_id for name, future in futures.items()}
+
         try:
-            futures = self.client.describe_topics(TopicCollection(names), request_timeout=self.timeout)
-            for name, future in futures.items():
-                topic_id = future.result().topic_id
-                text = str(topic_id) if topic_id is not None else ""
-                out[name] = "" if set(text) <= {"A", "=", "0", "-"} else text  # all-zero id: the broker has none
-        except Exception as exc:
+            ids = retry.call("describe topics", attempt, self.timeout)
+        except KafkaError as exc:
             logging.getLogger(__name__).debug("topic ids unavailable: %s", exc)
+            return out
+        for name, topic_id in ids.items():
+            text = str(topic_id) if topic_id is not None else ""
+            out[name] = "" if set(text) <= {"A", "=", "0", "-"} else text  # all-zero id: the broker has none
         return out
 
     def select_topics(self, names: Iterable[str] = (), regex: str = "") -> dict[str, int]:
@@ -181,14 +201,24 @@ class Admin:
     ) -> None:
         from confluent_kafka.admin import NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
 
-        futures = self.client.create_topics(
-            [NewTopic(name, partitions, replication_factor, config=dict(config or {}))],
-            operation_timeout=self.timeout,
-        )
-        try:
-            futures[name].result(self.timeout)
-        except Exception as exc:
-            raise _error(f"create topic {name!r} with {partitions} partitions", exc) from None
+        tries = 0
+
+        def attempt(remaining: float) -> None:
+            nonlocal tries
+            tries += 1
+            timeout = min(self.timeout, remaining)
+            topic = NewTopic(name, partitions, replication_factor, config=dict(config or {}))
+            futures = self.client.create_topics([topic], operation_timeout=timeout)
+            try:
+                futures[name].result(timeout)
+            except Exception as exc:
+                error = retry.error_of(exc)
+                # a retried request whose first attempt did create it, though its answer was lost
+                if tries > 1 and error is not None and error.code() == 36:  # TOPIC_ALREADY_EXISTS
+                    return
+                raise
+
+        retry.call(f"create topic {name!r} with {partitions} partitions", attempt, self.timeout)
 
     def topic_configs(self, names: Iterable[str], only_own: bool = True) -> dict[str, dict[str, str]]:
         """Each topic's configs: only those set on the topic itself (``only_own``), or all; sensitive ones never."""
@@ -222,11 +252,11 @@ class Admin:
         return out
 
     def delete_topic(self, name: str) -> None:
-        futures = self.client.delete_topics([name], operation_timeout=self.timeout)
-        try:
-            futures[name].result(self.timeout)
-        except Exception as exc:
-            raise _error(f"delete topic {name!r}", exc) from None
+        def attempt(remaining: float) -> None:
+            timeout = min(self.timeout, remaining)
+            self.client.delete_topics([name], operation_timeout=timeout)[name].result(timeout)
+
+        retry.call(f"delete topic {name!r}", attempt, self.timeout, unknown_topic_grace=0)
 
     # ------------------------------------------------------------------------------------------------- offsets
     def _list_offsets(self, specs: dict[TopicPartition, OffsetSpec], read_committed: bool) -> dict[TP, tuple[int, int]]:
@@ -236,11 +266,15 @@ class Admin:
             return {}
         self._contact()
         level = IsolationLevel.READ_COMMITTED if read_committed else IsolationLevel.READ_UNCOMMITTED
-        try:
-            futures = self.client.list_offsets(specs, isolation_level=level, request_timeout=self.timeout)
+
+        def attempt(remaining: float) -> dict[TP, tuple[int, int]]:
+            timeout = min(self.timeout, remaining)
+            futures = self.client.list_offsets(specs, isolation_level=level, request_timeout=timeout)
             return {(tp.topic, tp.partition): (f.result().offset, f.result().timestamp) for tp, f in futures.items()}
-        except Exception as exc:
-            raise _error("list offsets", exc) from None
+
+        where = ", ".join(sorted({f"{tp.topic}[{tp.partition}]" for tp in specs})[:5])
+        more = f" and {len(specs) - 5} more" if len(specs) > 5 else ""
+        return retry.call(f"list offsets of {where}{more}", attempt, self.timeout)
 
     def end_offsets(self, tps: Iterable[TP], read_committed: bool = True) -> dict[TP, int]:
         """High watermarks (the last stable offset under read_committed)."""
@@ -288,20 +322,29 @@ class Admin:
         tps = list(tps)
         if not tps:
             return {}
+        from confluent_kafka import KafkaException
+
         self._contact()
         consumer = self._group_consumer(group)
         wanted = [TopicPartition(t, p) for t, p in tps]
-        deadline = time.monotonic() + self.timeout
-        try:
-            while True:
+
+        def attempt(remaining: float) -> list[TopicPartition]:
+            deadline = time.monotonic() + remaining
+            while True:  # in slices: librdkafka queues a refused coordinator lookup as an error event beside the call
                 try:
-                    committed = consumer.committed(wanted, timeout=max(0.1, min(_SLICE, deadline - time.monotonic())))
-                    break
-                except Exception as exc:
+                    found = consumer.committed(wanted, timeout=max(0.1, min(_SLICE, deadline - time.monotonic())))
+                    for tp in found:
+                        if tp.error is not None:
+                            raise KafkaException(tp.error)
+                    return found
+                except KafkaException as exc:
                     self._raise_denied(consumer, group, exc)
                     if _code(exc) == _TIMED_OUT and time.monotonic() < deadline:
                         continue
-                    raise _error(f"read committed offsets of group {group!r}", exc) from None
+                    raise
+
+        try:
+            committed = retry.call(f"read committed offsets of group {group!r}", attempt, self.timeout)
         finally:
             consumer.close()
         return {
@@ -317,30 +360,38 @@ class Admin:
 
         if not offsets:
             return
+        from confluent_kafka import KafkaException
+
         self._contact()
         metadata = metadata or {}
         consumer = self._group_consumer(group)
-        try:
-            result = consumer.commit(
-                offsets=[
-                    TopicPartition(t, p, o, metadata=metadata[(t, p)])
-                    if (t, p) in metadata
-                    else TopicPartition(t, p, o)
-                    for (t, p), o in offsets.items()
-                ],
-                asynchronous=False,
-            )
+
+        def attempt(remaining: float) -> None:
+            try:
+                result = consumer.commit(
+                    offsets=[
+                        TopicPartition(t, p, o, metadata=metadata[(t, p)])
+                        if (t, p) in metadata
+                        else TopicPartition(t, p, o)
+                        for (t, p), o in offsets.items()
+                    ],
+                    asynchronous=False,
+                )
+            except KafkaException as exc:
+                self._raise_denied(consumer, group, exc)
+                raise
             failed = [tp for tp in result or [] if tp.error is not None]
+            again = [tp for tp in failed if retry.retriable(KafkaException(tp.error))]
+            if again:
+                raise KafkaException(again[0].error)
             if failed:
                 raise KafkaError(
                     f"commit of group {group!r} offsets failed for "
                     + ", ".join(f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in failed)
                 )
-        except KafkaError:
-            raise
-        except Exception as exc:
-            self._raise_denied(consumer, group, exc)
-            raise _error(f"commit offsets of group {group!r}", exc) from None
+
+        try:
+            retry.call(f"commit offsets of group {group!r}", attempt, self.timeout)
         finally:
             consumer.close()
 
@@ -405,8 +456,8 @@ class Admin:
         return out
 
     def delete_group(self, group: str) -> None:
-        futures = self.client.delete_consumer_groups([group], request_timeout=self.timeout)
-        try:
-            futures[group].result(self.timeout)
-        except Exception as exc:
-            raise _error(f"delete consumer group {group!r}", exc) from None
+        def attempt(remaining: float) -> None:
+            timeout = min(self.timeout, remaining)
+            self.client.delete_consumer_groups([group], request_timeout=timeout)[group].result(timeout)
+
+        retry.call(f"delete consumer group {group!r}", attempt, self.timeout)

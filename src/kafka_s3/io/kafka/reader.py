@@ -31,7 +31,8 @@ READER_DEFAULTS = {
     "enable.partition.eof": "true",
     # Out-of-range starts must surface (data deleted by retention), not silently jump.
     "auto.offset.reset": "error",
-    # Some Kafka-protocol brokers answer a fetch with a whole partition regardless of fetch.max.bytes.
+    # Some Kafka-protocol brokers (noida-db) answer a fetch with a whole partition regardless of fetch.max.bytes. A
+    # ceiling only: Apache Kafka honours fetch.max.bytes, so its responses never come near it.
     "receive.message.max.bytes": "2147483647",
     "queued.max.messages.kbytes": "65536",
 }

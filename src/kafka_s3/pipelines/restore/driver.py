@@ -22,6 +22,7 @@ from kafka_s3.core.layouts.detection import Detection
 from kafka_s3.core.schemas import SavedSchemas
 from kafka_s3.core.topic_config import TopicConfig, creation_configs, policy_warning
 from kafka_s3.core.transforms import topic_router
+from kafka_s3.io.kafka import retry
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.denied import denial
 from kafka_s3.io.kafka.settings import client_settings
@@ -147,25 +148,41 @@ class Restore:
         from confluent_kafka import KafkaError as RdKafkaError
         from confluent_kafka import KafkaException, Producer
 
-        producer = Producer({**self.producer_settings, "transactional.id": f"{self.progress_base}-probe"})
+        transactional_id = f"{self.progress_base}-probe"
+        producer = Producer({**self.producer_settings, "transactional.id": transactional_id})
+
+        def attempt(remaining: float) -> tuple[bool, str]:
+            try:
+                producer.init_transactions(min(30.0, remaining))
+                return True, ""
+            except KafkaException as exc:
+                error = retry.error_of(exc)
+                if error is not None and error.code() in (
+                    RdKafkaError._UNSUPPORTED_FEATURE,
+                    RdKafkaError.UNSUPPORTED_VERSION,
+                ):
+                    return False, str(error.str())
+                needed = denial(
+                    error.code() if error is not None else None,
+                    self.producer_settings,
+                    transactional_id=transactional_id,
+                )
+                if needed:
+                    raise KafkaAuthorizationError(
+                        f"exactly.once.support={mode}: the restore's transactional producer was refused: {needed} "
+                        f"(every transactional id of this restore starts with '{self.progress_base}-': grant WRITE "
+                        "and DESCRIBE on that prefix), or set exactly.once.support=disabled to restore at least once "
+                        f"({retry.describe(exc)})"
+                    ) from None
+                raise  # retried when retriable (a transaction coordinator still loading on a fresh cluster)
+
         try:
-            producer.init_transactions(30)
-            return True, ""
-        except KafkaException as exc:
-            error = exc.args[0] if exc.args else None
-            code = error.code() if isinstance(error, RdKafkaError) else None
-            text = error.str() if isinstance(error, RdKafkaError) else str(exc)
-            if code in (RdKafkaError._UNSUPPORTED_FEATURE, RdKafkaError.UNSUPPORTED_VERSION):
-                return False, text
-            needed = denial(code, self.producer_settings, transactional_id=f"{self.progress_base}-probe")
-            if needed:
-                raise KafkaError(
-                    f"exactly.once.support={mode}: the restore's transactional producer was refused: {needed} (every "
-                    f"transactional id of this restore starts with '{self.progress_base}-': grant WRITE and DESCRIBE "
-                    f"on that prefix), or set exactly.once.support=disabled to restore at least once ({text})"
-                ) from None
+            return retry.call(f"init_transactions of transactional.id {transactional_id!r}", attempt, 30.0)
+        except KafkaAuthorizationError:
+            raise
+        except KafkaError as exc:
             raise KafkaError(
-                f"exactly.once.support={mode}: probing the Kafka cluster for transactions failed ({text}); fix the "
+                f"exactly.once.support={mode}: probing the Kafka cluster for transactions failed ({exc}); fix the "
                 "cause, or set exactly.once.support=disabled to restore at least once"
             ) from None
 
@@ -322,9 +339,9 @@ class Restore:
         try:
             actual = self.admin.topic_configs(targets, only_own=False) if targets else {}
         except KafkaAuthorizationError as exc:  # the check is advice: the restore itself needs no DESCRIBE_CONFIGS
-            warning = f"cleanup.policy of the existing targets not compared with the source's: {exc}"
-            plan_set.warnings.append(warning)
-            log.warning("%s", warning)
+            skipped = f"cleanup.policy of the existing targets not compared with the source's: {exc}"
+            plan_set.warnings.append(skipped)
+            log.warning("%s", skipped)
             return
         for target in targets:
             recorded = self._recorded_config(plan_set, target)

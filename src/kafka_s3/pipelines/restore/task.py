@@ -15,13 +15,14 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from kafka_s3.core.groups import OffsetMap
+from kafka_s3.io.kafka import retry
 from kafka_s3.io.kafka.denied import TOPIC_AUTHORIZATION_FAILED, principal
 from kafka_s3.pipelines.engine import Task
 from kafka_s3.pipelines.restore.result import RestoreResult
@@ -266,10 +267,53 @@ def run_restore_partition(
         settings["transactional.id"] = plan.transactional_id
     producer = Producer(settings)
     target = TopicPartition(plan.target_topic, plan.target_partition)
+    where = f"{plan.target_topic}[{plan.target_partition}]"
+
+    def committed_offset(remaining: float) -> int | None:
+        found = consumer.committed([target], timeout=min(30.0, remaining))[0]
+        if found.error is not None:
+            raise KafkaException(found.error)
+        return found.offset
+
+    def refused_as_acl(call: Callable[[float], None]) -> Callable[[float], None]:
+        """A transaction step whose failure is not retriable: the ACL it needs when the cluster refused it (the
+        transaction's stored cause when the step only reports the aborted state)."""
+
+        def attempt(remaining: float) -> None:
+            try:
+                call(remaining)
+            except KafkaException as exc:
+                if retry.retriable(exc):
+                    raise
+                raise _progress_refused(_txn_cause(producer, exc), plan, producer_settings) from None
+
+        return attempt
+
+    def commit_offsets(offsets: list[TopicPartition]) -> None:
+        def attempt(remaining: float) -> None:
+            try:
+                committed = consumer.commit(offsets=offsets, asynchronous=False) or []
+            except KafkaException as exc:
+                if retry.retriable(exc):
+                    raise
+                raise _progress_refused(exc, plan, consumer_settings) from None
+            for tp in committed:
+                if tp.error is not None:
+                    raise _progress_refused(KafkaException(tp.error), plan, consumer_settings)
+
+        retry.call(f"commit restore progress of {where} to group {plan.progress_group!r}", attempt, 60.0)
+
     try:
         if plan.exactly_once:
-            producer.init_transactions(60)  # fences a zombie of a killed run before progress is read
-        committed = consumer.committed([target], timeout=30)[0].offset
+            # fences a zombie of a killed run before progress is read
+            retry.call(
+                f"init_transactions of transactional.id {plan.transactional_id!r}",
+                lambda remaining: producer.init_transactions(min(60.0, remaining)),
+                60.0,
+            )
+        committed = retry.call(
+            f"read restore progress of {where} from group {plan.progress_group!r}", committed_offset, 30.0
+        )
         resume = committed if committed is not None and committed >= 0 and not plan.fresh else None
         part = SourcePartition(plan.source_topic, plan.source_partition, list(plan.objects))
         in_txn = False
@@ -320,11 +364,20 @@ def run_restore_partition(
                 if not in_txn:
                     producer.begin_transaction()
                 write_map()
-                try:
-                    producer.send_offsets_to_transaction(offsets, consumer.consumer_group_metadata(), 60)
-                    producer.commit_transaction(120)
-                except KafkaException as exc:
-                    raise _progress_refused(_txn_cause(producer, exc), plan, producer_settings) from None
+                retry.call(
+                    f"send restore progress of {where} to the transaction",
+                    refused_as_acl(
+                        lambda remaining: producer.send_offsets_to_transaction(
+                            offsets, consumer.consumer_group_metadata(), min(60.0, remaining)
+                        )
+                    ),
+                    60.0,
+                )
+                retry.call(
+                    f"commit the transaction of {where}",
+                    refused_as_acl(lambda remaining: producer.commit_transaction(min(120.0, remaining))),
+                    120.0,
+                )
                 in_txn = False
             else:
                 remaining = producer.flush(120)
@@ -339,10 +392,7 @@ def run_restore_partition(
                         f"{plan.offset_map_topic}: the offset map of {plan.target_topic}"
                         f"[{plan.target_partition}] was not delivered"
                     )
-                try:
-                    consumer.commit(offsets=offsets, asynchronous=False)
-                except KafkaException as exc:
-                    raise _progress_refused(exc, plan, consumer_settings) from None
+                commit_offsets(offsets)
             if outcome.delivery_errors:
                 raise KafkaError("produce failed: " + "; ".join(outcome.delivery_errors))
             pending = 0

@@ -6,7 +6,7 @@ import json
 import subprocess
 
 import pytest
-from integration_helpers import list_keys
+from integration_helpers import list_keys, stable_end_offsets
 
 from kafka_s3.core.config.kcql import KCQL_KEY, split_statements
 from kafka_s3.core.config.sink import SINK
@@ -26,7 +26,7 @@ def line(i: int) -> bytes:
 
 
 def read_all(bootstrap, topic, partition=0):
-    end = Admin({"bootstrap.servers": bootstrap}).end_offsets([(topic, partition)])[(topic, partition)]
+    end = stable_end_offsets(bootstrap, [(topic, partition)])[(topic, partition)]
     return to_dicts(list(read_range({"bootstrap.servers": bootstrap}, topic, partition, 0, end)))
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from integration_helpers import stable_end_offsets
 
 from kafka_s3.core.records import to_dicts
-from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
@@ -34,8 +34,7 @@ def rich_records(n_per_partition: int = 40):
 
 
 def snapshot(bootstrap, topic):
-    admin = Admin({"bootstrap.servers": bootstrap})
-    ends = admin.end_offsets([(topic, p) for p in range(PARTITIONS)])
+    ends = stable_end_offsets(bootstrap, [(topic, p) for p in range(PARTITIONS)])
     out = {}
     for p in range(PARTITIONS):
         rows = to_dicts(list(read_range({"bootstrap.servers": bootstrap}, topic, p, 0, ends[(topic, p)])))

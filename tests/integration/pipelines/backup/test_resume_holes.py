@@ -99,14 +99,20 @@ def test_item9_group_offset_beyond_a_recreated_log_is_an_error(
 
     _recreate(kafka_bootstrap, topic)  # the topic is deleted and re-created: a new log, offsets from 0 again
     produce(topic, _values(2, start=100))
+    # Apache Kafka deletes a deleted topic's committed offsets with it (noida-db keeps them): the bucket then tells.
+    kept = group_offsets(kafka_bootstrap, group_id(config), topic, 1)
+    assert kept in ({0: 6}, {0: None})
 
     with pytest.raises(PlanError) as failure:
         Backup(config, engine=engine).run_once()
     message = str(failure.value)
     assert f"{topic}[0]" in message
-    assert f"group {group_id(config)}" in message and "offset 6" in message  # bucket/group state
+    if kept == {0: 6}:
+        assert f"group {group_id(config)}" in message and "offset 6" in message  # group state
+    else:
+        assert "chunk 3..5" in message and fresh_bucket in message  # bucket state
     assert "log offsets 0..1" in message  # log state
-    assert group_offsets(kafka_bootstrap, group_id(config), topic, 1) == {0: 6}
+    assert group_offsets(kafka_bootstrap, group_id(config), topic, 1) == kept
 
     # The command ends with the same message and a non-zero exit code.
     raw = make_config(fresh_bucket, topic, format__class="bytearray", flush__size="3")[0]

@@ -12,11 +12,11 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 from bk_helpers import data_keys, get
+from integration_helpers import stable_end_offsets
 
 from avro_versions import VERSIONS, read_as, record, register_versions, unwire, wire
 from kafka_s3.core.errors import BackupFailed
 from kafka_s3.core.records import to_dicts
-from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
@@ -61,7 +61,7 @@ def read_file(fmt: str, body: bytes) -> tuple[dict, list[dict]]:
 
 
 def read_all(bootstrap: str, topic: str) -> list[dict]:
-    end = Admin({"bootstrap.servers": bootstrap}).end_offsets([(topic, 0)])[(topic, 0)]
+    end = stable_end_offsets(bootstrap, [(topic, 0)])[(topic, 0)]
     return to_dicts(list(read_range({"bootstrap.servers": bootstrap}, topic, 0, 0, end)))
 
 

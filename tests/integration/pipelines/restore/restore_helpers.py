@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from integration_helpers import stable_end_offsets
+
 from kafka_s3.io.kafka.admin import Admin
 
 SCHEMA = {
@@ -60,7 +62,8 @@ def read_topic(bootstrap: str, topic: str, isolation_level: str = "read_committe
 
     admin = Admin({"bootstrap.servers": bootstrap})
     count = admin.topics()[topic]
-    ends = admin.end_offsets([(topic, p) for p in range(count)], read_committed=isolation_level == "read_committed")
+    tps = [(topic, p) for p in range(count)]
+    ends = stable_end_offsets(bootstrap, tps) if isolation_level == "read_committed" else admin.end_offsets(tps, False)
     out: dict[int, list[dict]] = {p: [] for p in range(count)}
     pending = {p for p in range(count) if ends[(topic, p)] > 0}
     if not pending:

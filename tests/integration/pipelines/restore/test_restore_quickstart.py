@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from integration_helpers import quickstart_values
+from integration_helpers import quickstart_values, stable_end_offsets
 
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 
 
 def read_all(bootstrap, topic, partition=0):
-    end = Admin({"bootstrap.servers": bootstrap}).end_offsets([(topic, partition)])[(topic, partition)]
+    end = stable_end_offsets(bootstrap, [(topic, partition)])[(topic, partition)]
     return to_dicts(list(read_range({"bootstrap.servers": bootstrap}, topic, partition, 0, end)))
 
 

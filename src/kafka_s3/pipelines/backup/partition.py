@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from kafka_s3.core.converters.base import Converted, Converter, Logical, ValueSchema
 from kafka_s3.core.converters.json import NULL_VALUES
-from kafka_s3.core.errors import ConversionError, DataError, KafkaS3Error, ObjectExistsError
+from kafka_s3.core.errors import ConversionError, DataError, KafkaS3Error, ObjectExistsError, StoreError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter
 from kafka_s3.core.layout import Kind
 from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
@@ -392,7 +392,7 @@ class PartitionBackup:
             name = key.rsplit(plugins.layout.directory_delim, 1)[-1]
             key = next((e.key for e in self.replaying.files if e.kind == "data" and e.key.endswith("/" + name)), key)
         file = OpenFile(encoded, key, directory, first_offset)
-        if self.replaying is not None and self.store.head(key) is not None:
+        if self.replaying is not None and self._stored_whole(key):
             self.replayed_files += 1
             return file
         ctx = FileContext(self.topic, self.partition, first_offset, key)
@@ -495,12 +495,47 @@ class PartitionBackup:
                 try:
                     upload.commit()
                 except ObjectExistsError:
-                    # Same manifest, same records: the object there is byte-identical (deterministic writers).
+                    # Same manifest, same records: the object there is byte-identical (deterministic writers) —
+                    # unless it is not this chunk's at all: a PUT cut short when a run was killed can leave a stub.
+                    self._check_existing(upload)
                     existing += 1
             if self.plugins.tagging and f.upload is not None:
                 self._tag(f)
         self._move_cursor(files)
         return existing
+
+    def _stored_whole(self, key: str) -> bool:
+        """Whether a replayed chunk's object is in the bucket as its manifest recorded it. One of another size (a PUT
+        cut short when a run was killed can leave a stub) is removed, and the chunk's records write it again."""
+        info = self.store.head(key)
+        if info is None:
+            return False
+        recorded = next((e.bytes for e in cast(Manifest, self.replaying).files if e.key == key), None)
+        if recorded is None or info.size == recorded:
+            return True
+        log.warning(
+            "%s/%s: held %d bytes where the chunk's manifest recorded %d (a partial object of an interrupted run): "
+            "written again",
+            self.store.url,
+            key,
+            info.size,
+            recorded,
+        )
+        self.store.delete([key])
+        return False
+
+    def _check_existing(self, upload: Upload) -> None:
+        """An object already under a replayed chunk's key must have the size this chunk's object has; one that does
+        not is removed and the chunk fails (the task's retry writes it whole), so no manifest vouches for a stub."""
+        stored = self.store.head(upload.key)
+        if stored is None or stored.size == upload.bytes_written:
+            return
+        self.store.delete([upload.key])
+        raise StoreError(
+            f"{self.store.url}/{upload.key}: held {stored.size} bytes where this chunk's object has "
+            f"{upload.bytes_written} bytes (a partial object of an interrupted run?): removed; the chunk is written "
+            "again"
+        )
 
     def _move_cursor(self, files: list[OpenFile]) -> None:
         """A layout with a cursor object (DeviantArt's ``last_chunk_index.<topic>-<p>.txt``, DA

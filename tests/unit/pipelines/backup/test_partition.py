@@ -7,6 +7,7 @@ import logging
 import pytest
 
 from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.errors import StoreError
 from kafka_s3.core.records import make_batch
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.backup.partition import ChunkConflict, PartitionBackup
@@ -124,3 +125,38 @@ def test_item9_a_replayed_deviantart_chunk_keeps_the_date_its_manifest_recorded(
         [*written, "da/2017-02-01/t-00000-000000000003.gz", "da/2017-02-01/t-00000-000000000003.index.json"]
     )
     assert not [key for key in _objects(store) if "2017-02-02" in key]
+
+
+def test_a_partial_object_of_an_interrupted_run_is_replaced_not_taken_as_stored(setup, caplog):
+    """A replayed chunk's object counts as stored only when it has the size the chunk's manifest recorded: a stub
+    (a PUT cut short when a run was killed, seen once as a 0-byte object after a second Ctrl-C) is written again —
+    never a manifest vouching for a stub."""
+    plugins, store = setup
+    first = PartitionBackup(plugins, store, "t", 0)
+    first.write(_records(0, 9))
+    first.finish(9, flush_open=False)
+    whole = _objects(store)
+    stub = "topics/t/partition=0/t+0+0000000003.bin"
+    store.delete([stub])
+    store.put(stub, b"")
+
+    with caplog.at_level(logging.WARNING):
+        again = PartitionBackup(plugins, store, "t", 0)
+        again.write(_records(0, 9))
+        result = again.finish(9, flush_open=False)
+    assert _objects(store) == whole
+    assert result.replayed_files == 2
+    assert "t+0+0000000003.bin: held 0 bytes where the chunk's manifest recorded 9" in caplog.text
+
+
+def test_an_object_of_another_size_under_a_new_chunks_key_fails_the_chunk(setup):
+    """Without a manifest to replay (forgotten manifests), an object already under a key is taken as this chunk's
+    only when its size is; another is removed and the chunk fails, so the retry writes it whole."""
+    plugins, store = setup
+    stub = "topics/t/partition=0/t+0+0000000003.bin"
+    store.put(stub, b"")
+    writer = PartitionBackup(plugins, store, "t", 0)
+    writer.write(_records(0, 9))
+    with pytest.raises(StoreError, match=r"t\+0\+0000000003\.bin: held 0 bytes where this chunk's object has 9"):
+        writer.finish(9, flush_open=False)
+    assert stub not in _objects(store)

@@ -61,6 +61,10 @@ def test_backup_on_a_standalone_cluster_equals_a_local_run(
         spark_cluster.down()
         remove_bucket(bucket)
 
+    # Time-named snapshots of cluster state (group offsets, topic configs, schemas: issue 17) differ by run.
+    timed = (".offsets", ".topicconfig", ".schemas")
+    actual = {k: v for k, v in actual.items() if not k.endswith(timed)}
+    expected = {k: v for k, v in expected.items() if not k.endswith(timed)}
     assert sorted(actual) == sorted(expected)
     assert [k for k in expected if actual[k] != expected[k]] == []
     assert sorted(k for k, _ in committed) == sorted(k for k in expected if k.endswith(".parquet"))

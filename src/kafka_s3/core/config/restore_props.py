@@ -12,6 +12,19 @@ H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
 OFFSET_MAP_TOPIC = "kafka-s3-offset-map"  # restore.offset.map.topic's default; backups leave that topic out
 
+# Both sides read it: the backup saves the subjects, restore --schemas registers them (one file serves both).
+SCHEMAS_REGISTRY_URL = Prop(
+    "schemas.registry.url",
+    Type.STRING,
+    "",
+    "Schema Registry whose subjects the backup saves (<topic>-key, <topic>-value, their references: every "
+    "version, id, type and the compatibility settings; default: the value or key converter's "
+    "schema.registry.url), and the target registry restore --schemas registers them in.",
+    Importance.MEDIUM,
+    "kafka-s3",
+    origin="kafka-s3",
+)
+
 RESTORE_PROPS = (
     Prop("name", Type.STRING, "kafka-s3-restore", "Name of the restore; names its progress group and transactions.", H),
     Prop(
@@ -139,17 +152,7 @@ RESTORE_PROPS = (
         "kafka-s3",
         origin="kafka-s3",
     ),
-    Prop(
-        "schemas.registry.url",
-        Type.STRING,
-        "",
-        "Schema Registry whose subjects the backup saves (<topic>-key, <topic>-value, their references: every "
-        "version, id, type and the compatibility settings; default: the value or key converter's "
-        "schema.registry.url), and the target registry restore --schemas registers them in.",
-        M,
-        "kafka-s3",
-        origin="kafka-s3",
-    ),
+    SCHEMAS_REGISTRY_URL,
     Prop(
         "restore.allow.same.topic",
         Type.BOOLEAN,

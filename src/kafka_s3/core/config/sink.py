@@ -18,7 +18,7 @@ from kafka_s3.core.config.model import (
     Type,
     require_one_of,
 )
-from kafka_s3.core.config.restore_props import RESTORE_PROPS
+from kafka_s3.core.config.restore_props import RESTORE_PROPS, SCHEMAS_REGISTRY_URL
 from kafka_s3.core.errors import ConfigError
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
@@ -315,17 +315,7 @@ SINK.define(
         Check(_regex_error, "a regular expression"),
         origin="kafka-s3",
     ),
-    Prop(
-        "schemas.registry.url",
-        Type.STRING,
-        "",
-        "Schema Registry whose subjects the backup saves (<topic>-key, <topic>-value, their references: every "
-        "version, id, type and the compatibility settings; default: the value or key converter's "
-        "schema.registry.url), and the target registry restore --schemas registers them in.",
-        M,
-        "kafka-s3",
-        origin="kafka-s3",
-    ),
+    SCHEMAS_REGISTRY_URL,
     Prop(
         "store.allow.unconditional.puts",
         Type.BOOLEAN,

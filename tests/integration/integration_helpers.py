@@ -11,6 +11,7 @@ import select
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 QUICKSTART_SCHEMA = {
     "type": "struct",
@@ -146,3 +147,20 @@ def free_port_pair() -> int:
                 continue
         return port
     raise RuntimeError("no free pair of ports on 127.0.0.1")
+
+
+def write_properties(path: Path, raw: dict[str, str]) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in raw.items()))
+    return path
+
+
+def run_cli(args: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
+    """``kafka-s3 ARGS`` in a subprocess (the services' environment, workers on this interpreter), output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "kafka_s3.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        check=False,
+    )

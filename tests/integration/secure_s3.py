@@ -191,31 +191,9 @@ def start(base: Path, port: int | None = None) -> tuple[SecureS3, subprocess.Pop
     }
     (base / "s3.json").write_text(json.dumps(config))
     https_port = port + 5
-    cmd = [
-        services._bin("weed"),
-        f"-logdir={base / 'logs'}",
-        "mini",
-        f"-dir={base / 'data'}",
-        "-ip=127.0.0.1",
-        "-ip.bind=127.0.0.1",
-        "-master.telemetry=false",
-        "-admin.ui=false",
-        "-webdav=false",
-        "-s3.port.iceberg=0",
-        "-s3.port.lance=0",
-        f"-s3.port={port}",
-        f"-master.port={port + 1}",
-        f"-volume.port={port + 2}",
-        f"-filer.port={port + 3}",
-        f"-admin.port={port + 4}",
-        f"-s3.port.https={https_port}",
-        f"-s3.cert.file={cert}",
-        f"-s3.key.file={key}",
-        f"-s3.config={base / 's3.json'}",
-        "-master.volumeSizeLimitMB=64",
-        "-s3.allowDeleteBucketNotEmpty=false",
-        "-s3.autoCreateBucket=false",
-    ]
+    cmd = services.weed_command(
+        base, port, f"-s3.port.https={https_port}", f"-s3.cert.file={cert}", f"-s3.key.file={key}"
+    )
     log = base / "weed.out"
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=base, start_new_session=True)

@@ -349,6 +349,35 @@ def s3_pid() -> int | None:
         return None
 
 
+def weed_command(base: Path, port: int, *extra: str) -> list[str]:
+    """``weed mini`` serving S3 on ``port`` with its state under ``base`` and the identities of ``base/s3.json``: no
+    implicit buckets, no deleting a bucket's contents with it. Every internal port is derived from the S3 port so that
+    instances on other ports never collide."""
+    return [
+        _bin("weed"),
+        f"-logdir={base / 'logs'}",
+        "mini",
+        f"-dir={base / 'data'}",
+        "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1",
+        "-master.telemetry=false",
+        "-admin.ui=false",
+        "-webdav=false",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
+        f"-s3.port={port}",
+        f"-master.port={port + 1}",
+        f"-volume.port={port + 2}",
+        f"-filer.port={port + 3}",
+        f"-admin.port={port + 4}",
+        f"-s3.config={base / 's3.json'}",
+        "-master.volumeSizeLimitMB=64",
+        "-s3.allowDeleteBucketNotEmpty=false",
+        "-s3.autoCreateBucket=false",
+        *extra,
+    ]
+
+
 def start_s3(port: int) -> str:
     endpoint = f"http://127.0.0.1:{port}"
     if _alive(s3_pid()):
@@ -369,32 +398,13 @@ def start_s3(port: int) -> str:
         ]
     }
     (base / "s3.json").write_text(json.dumps(identities))
-    # Every internal port is derived from the S3 port so that instances on other ports never collide.
-    cmd = [
-        _bin("weed"),
-        f"-logdir={base / 'logs'}",
-        "mini",
-        f"-dir={base / 'data'}",
-        "-ip=127.0.0.1",
-        "-ip.bind=127.0.0.1",
-        "-master.telemetry=false",
-        "-admin.ui=false",
-        "-webdav=false",
-        "-s3.port.iceberg=0",
-        "-s3.port.lance=0",
-        f"-s3.port={port}",
-        f"-master.port={port + 1}",
-        f"-volume.port={port + 2}",
-        f"-filer.port={port + 3}",
-        f"-admin.port={port + 4}",
-        f"-s3.config={base / 's3.json'}",
+    cmd = weed_command(
+        base,
+        port,
         # Every bucket gets volumes of its own: small volumes and a generous count keep a test run (hundreds of
         # buckets) from exhausting the volume slots.
-        "-master.volumeSizeLimitMB=64",
         "-volume.max=2000",
-        "-s3.allowDeleteBucketNotEmpty=false",
-        "-s3.autoCreateBucket=false",
-    ]
+    )
     log = base / "weed.out"
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=base, start_new_session=True)

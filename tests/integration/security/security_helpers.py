@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+
+from integration_helpers import run_cli as run_cli  # re-exported: the security tests import them from here
+from integration_helpers import write_properties as write_properties
 
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
@@ -38,20 +37,3 @@ def values_of(bootstrap: str, topic: str) -> dict[int, list[dict]]:
         rows = to_dicts(list(read_range({"bootstrap.servers": bootstrap}, topic, p, 0, ends[(topic, p)])))
         out[p] = [json.loads(r["value"]) for r in rows]
     return out
-
-
-def write_properties(path: Path, raw: dict[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in raw.items()))
-    return path
-
-
-def run_cli(args: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
-    """``kafka-s3 ARGS`` in a subprocess, output captured as text."""
-    return subprocess.run(
-        [sys.executable, "-m", "kafka_s3.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
-        check=False,
-    )

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
+from integration_helpers import run_cli as run_cli  # re-exported: the restore tests import them from here
 from integration_helpers import stable_end_offsets
+from integration_helpers import write_properties as write_properties
 
 from kafka_s3.io.kafka.admin import Admin
 
@@ -154,23 +152,6 @@ def forget_manifests(s3_client, bucket: str) -> None:
     pages = s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="topics/_kafka-s3/")
     for key in [item["Key"] for page in pages for item in page.get("Contents", [])]:
         s3_client.delete_object(Bucket=bucket, Key=key)
-
-
-def write_properties(path: Path, raw: dict[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in raw.items()))
-    return path
-
-
-def run_cli(args: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
-    """``kafka-s3 ARGS`` in a subprocess (inherits the services' environment), output captured as text."""
-    return subprocess.run(
-        [sys.executable, "-m", "kafka_s3.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=dict(os.environ),
-        check=False,
-    )
 
 
 def recreate_empty(bootstrap: str, topic: str, partitions: int) -> None:

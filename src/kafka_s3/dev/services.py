@@ -79,6 +79,20 @@ def _bin(name: str) -> str:
     return found
 
 
+def _terminate(pid: int | None, grace: float) -> None:
+    """SIGTERM, then SIGKILL after ``grace`` seconds; returns once the process is gone."""
+    if not _alive(pid):
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        while _alive(pid):
+            time.sleep(0.1)
+
+
 def _port_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.3)
@@ -308,15 +322,7 @@ def start_apache_kafka(
 def stop_apache_kafka(directory: Path | None = None) -> None:
     directory = directory or _apache_dir()
     pid = apache_pid(directory)
-    if _alive(pid):
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 60
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
-            while _alive(pid):
-                time.sleep(0.1)
+    _terminate(pid, grace=60)
     (directory / "pid").unlink(missing_ok=True)
 
 
@@ -414,14 +420,7 @@ def start_s3(port: int) -> str:
 
 
 def stop_s3() -> None:
-    pid = s3_pid()
-    if _alive(pid):
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
+    _terminate(s3_pid(), grace=15)
     (_s3_dir() / "weed.pid").unlink(missing_ok=True)
 
 

@@ -19,7 +19,6 @@ stored. A field holding a line break reads back as two records, so the writer co
 from __future__ import annotations
 
 from collections.abc import Iterator
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
@@ -27,28 +26,12 @@ import pyarrow as pa
 
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
+from kafka_s3.core.formats.java_json import java_double
 from kafka_s3.core.formats.lenses_json import lines_batch, read_lines
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
     from kafka_s3.core.converters.base import Converter, Logical
-
-
-def java_double(value: float) -> str:
-    """Java's ``Double.toString``: plain notation for 1e-3 <= |x| < 1e7, else ``d.dddE±n``."""
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if str(value).startswith("-") else "0.0"
-    if 1e-3 <= abs(value) < 1e7:
-        text = repr(value)
-        return text if "." in text or "e" in text else text + ".0"
-    sign, digits, exponent = Decimal(repr(value)).as_tuple()
-    mantissa = "".join(map(str, digits)).rstrip("0") or "0"
-    power = len(digits) + int(exponent) - 1
-    return f"{'-' if sign else ''}{mantissa[0]}.{mantissa[1:] or '0'}E{power}"
 
 
 def java_text(value: Any, field: pa.Field) -> str | None:

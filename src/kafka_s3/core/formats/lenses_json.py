@@ -22,7 +22,8 @@ Without the envelope each line is the value alone: it becomes the value's bytes 
 ``TextConverter`` makes the line a STRING value), with no key, headers or timestamp. Offsets are counted back from
 the last offset the object's name holds (:class:`~kafka_s3.core.layouts.lenses.LensesLayout`).
 
-Gzip-compressed objects (Lenses' ``.gz`` extension for JSON with gzip) are not read here.
+Gzip-compressed objects (Lenses' ``.gz`` extension for JSON with gzip) are not read here. The writer of a Lenses
+sink configuration is :mod:`kafka_s3.core.formats.lenses_json_writer`.
 """
 
 from __future__ import annotations
@@ -121,11 +122,19 @@ class LensesJsonFormat(Format):
         return ".json"
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
-        raise ConfigError(
-            f"format.class=lenses_json is read by restores of Lenses' buckets; a backup cannot write it "
-            f"(topic {ctx.topic}, partition {ctx.partition})",
-            key="format.class",
-        )
+        """Lenses' own bytes (:mod:`kafka_s3.core.formats.lenses_json_writer`), for a Lenses sink configuration."""
+        from kafka_s3.core.layouts.lenses import SINK_CLASS
+
+        if self.config.get("connector.class") != SINK_CLASS:
+            raise ConfigError(
+                f"format.class=lenses_json is written by backups of a Lenses sink configuration (connector.class="
+                f"{SINK_CLASS}, STOREAS JSON) and read by restores of Lenses' buckets (topic {ctx.topic}, partition "
+                f"{ctx.partition})",
+                key="format.class",
+            )
+        from kafka_s3.core.formats.lenses_json_writer import lenses_writer
+
+        return lenses_writer(self.config, sink, ctx, self.converter, self.envelope)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
         lines = read_lines(source)

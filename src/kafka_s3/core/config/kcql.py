@@ -70,6 +70,20 @@ SINK_PROPERTIES = {"flush.count": "flush_count", "flush.size": "flush_size", "fl
 #: Lenses' S3 source connector: its statements read a bucket into a topic (``INSERT INTO topic SELECT * FROM
 #: bucket:prefix``)
 LENSES_SOURCE_CLASS = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector"
+#: Lenses' S3 sink connector: its statements back up into Lenses' own layout where it can hold them
+#: (:func:`lenses_layout_blockers`), else into Confluent's
+LENSES_SINK_CLASS = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
+#: PROPERTIES of a Lenses sink statement about its envelope (LS ``config/DataStorageSettings``: all default true but
+#: ``store.envelope``); the ``fields`` flags are accepted when true, the only envelope kafka-s3 writes
+LENSES_ENVELOPE_PROPERTIES = (
+    "store.envelope",
+    "store.envelope.fields.key",
+    "store.envelope.fields.value",
+    "store.envelope.fields.headers",
+    "store.envelope.fields.metadata",
+)
+#: formats Lenses' layout is written in (format.class after the statement's STOREAS)
+LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders")
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
 SOURCE_STORE_AS = {"JSON": "lenses_json", "CSV": "csv", "CSV_WITHHEADERS": "csv_withheaders"}
 TARGET_TRANSFORM = "kcqlTarget"
@@ -210,9 +224,14 @@ class Statement:
                 "not set: add e.g. STOREAS JSON",
             )
         flush = {"flush_count": self.flush_count, "flush_size": self.flush_size, "flush_interval": self.flush_interval}
+        lenses = raw.get("connector.class") == LENSES_SINK_CLASS
+        supported = [*SINK_PROPERTIES, *(LENSES_ENVELOPE_PROPERTIES if lenses else ())]
         for key, value, token in self.options:
+            if lenses and key in LENSES_ENVELOPE_PROPERTIES:
+                props.update(_envelope_property(key, value, token))
+                continue
             if key not in SINK_PROPERTIES:
-                raise error(token, f"PROPERTIES key {key!r} is not supported (supported: {', '.join(SINK_PROPERTIES)})")
+                raise error(token, f"PROPERTIES key {key!r} is not supported (supported: {', '.join(supported)})")
             if not value.isdigit() or int(value) <= 0:
                 raise error(token, f"PROPERTIES {key!r} must be a positive whole number, found {value!r}")
             flush[SINK_PROPERTIES[key]] = int(value)
@@ -230,8 +249,45 @@ class Statement:
             props["partitioner.class"] = "kcql"
             props["partition.field.name"] = ",".join(self.partition_by)
             props["partition.path.style"] = self.partitioner or "Values"
+        elif lenses and props.get("format.class") == "json":
+            props["format.class"] = "lenses_json"  # Lenses' own JSON lines, in Lenses' layout
         props[KCQL_KEY] = self.text
         return props
+
+
+def _envelope_property(key: str, value: str, token: Token) -> dict[str, str]:
+    """``store.envelope`` (true/false) or a ``store.envelope.fields.*`` flag (only true is written)."""
+    if value.lower() not in ("true", "false"):
+        raise error(token, f"PROPERTIES {key!r} must be true or false, found {value!r}")
+    if key == "store.envelope":
+        return {"store.envelope": value.lower()}
+    if value.lower() != "true":
+        raise error(
+            token,
+            f"PROPERTIES {key!r}=false is not supported: kafka-s3 writes Lenses' envelope with all of its fields "
+            "(key, value, headers, metadata)",
+        )
+    return {}
+
+
+def lenses_layout_blockers(config: Mapping[str, Any]) -> list[str]:
+    """Why a backup configuration is not written in Lenses' layout (empty: it is). Lenses' layout is written for
+    Lenses' sink class with no PARTITIONBY, STOREAS JSON (``lenses_json``) or CSV, and no keys/headers sidecars."""
+    if config.get("connector.class") != LENSES_SINK_CLASS:
+        return ["connector.class is not Lenses' S3 sink"]
+    blockers = []
+    statement = str(config.get(KCQL_KEY) or "")
+    if config.get("partitioner.class", "default") != "default":
+        blockers.append("PARTITIONBY" if statement else f"partitioner.class={config.get('partitioner.class')}")
+    if config.get("format.class") not in LENSES_LAYOUT_FORMATS:
+        store_as = re.search(r"STOREAS\s*=?\s*`?([A-Za-z_]+)", statement, re.IGNORECASE)
+        blockers.append(
+            f"STOREAS {store_as.group(1).upper()}" if store_as else f"format.class={config.get('format.class')}"
+        )
+    for sidecar in ("store.kafka.keys", "store.kafka.headers"):
+        if config.get(sidecar):
+            blockers.append(f"{sidecar}=true")
+    return blockers
 
 
 @dataclass

@@ -6,6 +6,7 @@ import re
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
 from kafka_s3.core.config.deviantart import DEVIANTART
+from kafka_s3.core.config.kcql import LENSES_SINK_CLASS, lenses_layout_blockers
 from kafka_s3.core.config.model import (
     REQUIRED,
     Check,
@@ -65,6 +66,14 @@ def _check_sink(config: Config) -> None:
             "time zone (set e.g. timezone=UTC)",
             key="timezone",
         )
+    if connector == LENSES_SINK_CLASS:
+        blockers = lenses_layout_blockers(config)
+        if blockers:
+            config.warnings.append(
+                f"connector.class={LENSES_SINK_CLASS}: {', '.join(blockers)} cannot be written in Lenses' layout "
+                "(it holds STOREAS JSON or CSV without PARTITIONBY): the backup writes Confluent's layout "
+                "(<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>) and kafka-s3's own objects"
+            )
     partitioner = config["partitioner.class"]
     if partitioner == "field" and not config["partition.field.name"]:
         raise ConfigError("partitioner.class=FieldPartitioner needs partition.field.name", key="partition.field.name")

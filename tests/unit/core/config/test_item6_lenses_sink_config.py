@@ -1,0 +1,95 @@
+"""Issue 15 item 6: a Lenses S3 *sink* configuration (``connector.class`` of LS ``S3SinkConnector``,
+``connect.s3.kcql=INSERT INTO bucket:prefix SELECT * FROM topic STOREAS `JSON` PROPERTIES(...)``) parsed into a backup
+that writes Lenses' layout; what cannot be written that way is named (an error, or a warning and Confluent's layout).
+
+Lenses' PROPERTIES keys are LS ``config/DataStorageSettings`` (``store.envelope``, ``store.envelope.fields.*``, default
+true) and ``sink/config/FlushSettings`` (``flush.count``/``flush.size``/``flush.interval``; defaults 50000 records).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_s3.core.config.kcql import KCQL_KEY, lenses_layout_blockers
+from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.errors import ConfigError
+
+LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
+
+
+def lenses(kcql: str, **settings: str):
+    raw = {"name": "lenses-sink", "connector.class": LENSES_SINK, KCQL_KEY: kcql}
+    raw.update({k.replace("__", "."): v for k, v in settings.items()})
+    return SINK.parse(raw)
+
+
+def test_item6_lenses_sink_json_statement_becomes_a_lenses_layout_backup():
+    config = lenses(
+        "INSERT INTO my-bucket:my/prefix SELECT * FROM orders STOREAS `JSON` "
+        "PROPERTIES('store.envelope'=true, 'flush.count'=2, 'flush.size'=1000000, 'flush.interval'=30)"
+    )
+    assert (config["s3.bucket.name"], config["topics.dir"], config["topics"]) == ("my-bucket", "my/prefix", ["orders"])
+    assert config["format.class"] == "lenses_json"
+    assert config["store.envelope"] is True
+    assert (config["flush.size"], config["rotate.size.bytes"]) == (2, 1000000)
+    assert config["rotate.schedule.interval.ms"] == 30000
+    assert lenses_layout_blockers(config) == []
+    assert not [w for w in config.warnings if "Lenses" in w]
+
+
+def test_item6_lenses_sink_defaults_plain_json_and_50000_records():
+    config = lenses("INSERT INTO b:p SELECT * FROM t STOREAS JSON")
+    assert (config["format.class"], config["store.envelope"], config["flush.size"]) == ("lenses_json", False, 50000)
+    assert lenses_layout_blockers(config) == []
+
+
+def test_item6_envelope_field_flags_true_are_accepted_false_is_refused_by_name():
+    config = lenses(
+        "INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('store.envelope'=true, "
+        "'store.envelope.fields.key'=true, 'store.envelope.fields.value'=true, "
+        "'store.envelope.fields.headers'=true, 'store.envelope.fields.metadata'=true)"
+    )
+    assert config["store.envelope"] is True
+    with pytest.raises(ConfigError) as caught:
+        lenses("INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('store.envelope.fields.headers'=false)")
+    assert caught.value.key == KCQL_KEY
+    assert "'store.envelope.fields.headers'" in str(caught.value) and "line 1" in str(caught.value)
+
+
+@pytest.mark.parametrize("key", ["padding.length.partition", "partition.include.keys", "key.suffix"])
+def test_item6_unsupported_lenses_properties_are_refused_by_name(key):
+    with pytest.raises(ConfigError) as caught:
+        lenses(f"INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('{key}'=3)")
+    assert caught.value.key == KCQL_KEY
+    assert f"PROPERTIES key '{key}' is not supported" in str(caught.value)
+    assert "store.envelope" in str(caught.value)  # the supported keys are listed
+
+
+@pytest.mark.parametrize(
+    ("kcql", "named"),
+    [
+        ("INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS JSON", "PARTITIONBY"),
+        ("INSERT INTO b:p SELECT * FROM t STOREAS AVRO", "STOREAS AVRO"),
+        ("INSERT INTO b:p SELECT * FROM t STOREAS PARQUET", "STOREAS PARQUET"),
+        ("INSERT INTO b:p SELECT * FROM t STOREAS BYTES", "STOREAS BYTES"),
+    ],
+)
+def test_item6_what_lenses_layout_cannot_hold_falls_back_to_confluents_with_a_warning(kcql, named):
+    config = lenses(kcql)
+    blockers = lenses_layout_blockers(config)
+    assert blockers and named in blockers[0]
+    warning = next(w for w in config.warnings if "Lenses' layout" in w)
+    assert named in warning and "Confluent's layout" in warning
+    assert config["format.class"] != "lenses_json"
+
+
+def test_item6_csv_is_written_in_lenses_layout_too():
+    config = lenses("INSERT INTO b:p SELECT * FROM t STOREAS CSV_WITHHEADERS")
+    assert config["format.class"] == "csv_withheaders"
+    assert lenses_layout_blockers(config) == []
+
+
+def test_item6_kcql_without_lenses_connector_class_keeps_confluents_layout():
+    config = SINK.parse({"name": "n", KCQL_KEY: "INSERT INTO b:p SELECT * FROM t STOREAS JSON"})
+    assert config["format.class"] == "json"
+    assert lenses_layout_blockers(config) == ["connector.class is not Lenses' S3 sink"]

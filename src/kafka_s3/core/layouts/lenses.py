@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -55,6 +56,35 @@ class LensesLayout(Layout):
 
     def topic_prefix(self, topic: str | None = None) -> str:
         return self.topics_dir + "/" if self.topics_dir else ""
+
+    # ------------------------------------------------------------------------------------------------ building
+    #: names are decided when an object closes (its last offset and timestamps): a backup stages the bytes, as
+    #: Lenses' sink does (LS ``writer/Writer``: a local staging file uploaded under its name at ``commit``)
+    names_at_close = True
+
+    def directory(self, topic: str, partition: int) -> str:
+        """``<topic>/<partition>``: where the objects of a topic-partition go (no PARTITIONBY)."""
+        return f"{topic}/{partition}"
+
+    def final_key(
+        self, topic: str, partition: int, last_offset: int, min_timestamp: int, max_timestamp: int, extension: str
+    ) -> str:
+        """``<prefix>/<topic>/<partition>/<last offset %012d>_<minTs>_<maxTs><ext>`` (LS ``sink/naming/FileNamer
+        .OffsetFileNamer.fileName`` with the default padding, ``config/padding/PaddingService``: offsets to 12 digits,
+        partitions unpadded; timestamps in epoch ms, -1 for a record without one)."""
+        name = f"{last_offset:012d}_{min_timestamp}_{max_timestamp}{extension}"
+        return self.join(self.topics_dir, self.directory(topic, partition), name)
+
+    def lock_object(self, connector: str, topic: str, partition: int, committed_offset: int) -> tuple[str, bytes]:
+        """Lenses' exactly-once lock of a topic-partition (≥9.0.0; LS ``seek/IndexManagerV2``, ``seek/IndexModel
+        .IndexFile`` encoded by circe's derived encoder, compact): ``.indexes/<connector>/.locks/<topic>/
+        <partition>.lock`` at the bucket root, ``{"owner":…,"committedOffset":N,"pendingState":null}`` with N the
+        last offset written. The owner is a task's UUID in Lenses; here one derived from the connector and
+        topic-partition (the same on every run, so a re-run writes the same bytes)."""
+        owner = uuid.uuid5(uuid.NAMESPACE_URL, f"kafka-s3:{connector}:{topic}:{partition}")
+        key = f"{INDEX_DIR}/{connector}/.locks/{topic}/{partition}.lock"
+        body = f'{{"owner":"{owner}","committedOffset":{committed_offset},"pendingState":null}}'
+        return key, body.encode()
 
     def parse(self, key: str, extensions: dict[str, Kind]) -> ObjectName | None:
         """A Lenses data object's name, ``None`` for keys outside the prefix, with another extension or under

@@ -105,7 +105,7 @@ class LocalStore(Store):
                     for entry in entries:
                         if entry.name.startswith("."):
                             continue
-                        key = Path(entry.path).relative_to(self.bucket_dir).as_posix()
+                        key = _key_of(Path(entry.path).relative_to(self.bucket_dir).as_posix())
                         if entry.is_dir(follow_symlinks=False):
                             if f"{key}/".startswith(prefix):
                                 pending.append(Path(entry.path))
@@ -122,7 +122,9 @@ class LocalStore(Store):
             if not start.is_dir():
                 return []
             with os.scandir(start) as entries:
-                return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+                return sorted(
+                    _key_of(e.name) for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+                )
 
     def delete(self, keys: Iterable[str]) -> None:
         self._require_bucket()
@@ -142,13 +144,15 @@ class LocalStore(Store):
 
     # ---------------------------------------------------------------------------------------------- helpers
     def _path(self, key: str) -> Path:
+        """The file of ``key``. A segment starting with ``.`` (Lenses' ``.indexes/…/.locks/…``) is stored as
+        ``%2E…`` so that it never meets the store's own hidden files (temporary uploads, metadata)."""
         segments = key.split("/")
-        if any(s == "" or s.startswith(".") for s in segments):  # also refuses "." and ".."
+        if any(s in ("", ".", "..") or s.startswith(DOT_ESCAPE) for s in segments):
             raise StoreError(
-                f"invalid object key for the local store: {key!r} (empty segments and segments starting with '.' "
-                "are not allowed)"
+                f"invalid object key for the local store: {key!r} (empty, '.' and '..' segments, and segments "
+                f"starting with {DOT_ESCAPE!r}, are not allowed)"
             )
-        return self.bucket_dir.joinpath(*segments)
+        return self.bucket_dir.joinpath(*(DOT_ESCAPE + s[1:] if s.startswith(".") else s for s in segments))
 
     def _require_bucket(self) -> None:
         if not self.bucket_dir.is_dir():
@@ -230,6 +234,14 @@ class LocalUpload(Upload):
         self._closed = True
         self._file.close()
         self._temp.unlink(missing_ok=True)
+
+
+DOT_ESCAPE = "%2E"
+
+
+def _key_of(relative: str) -> str:
+    """The key of a file's path relative to the bucket directory (``%2E`` at a segment's start back to ``.``)."""
+    return "/".join("." + s[len(DOT_ESCAPE) :] if s.startswith(DOT_ESCAPE) else s for s in relative.split("/"))
 
 
 def _sidecar_path(path: Path, inode: int) -> Path:

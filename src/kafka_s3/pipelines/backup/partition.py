@@ -36,6 +36,7 @@ from kafka_s3.core.schema_evolution import Compatibility, SchemaJudge
 from kafka_s3.core.store import Store, Upload
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
 from kafka_s3.pipelines.backup.result import OpenChunk, PartitionResult
+from kafka_s3.pipelines.backup.staging import StagedUpload
 from kafka_s3.pipelines.backup.values import Values
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class OpenFile:
     writer: FormatWriter | None = None
     schema: ValueSchema | None = None  # of its first non-null value: values of other schemas are projected to it
     sidecars: list[Sidecar] = field(default_factory=list)
+    min_timestamp: int | None = None  # epoch ms of its records (-1 for none), for names decided at close
+    max_timestamp: int | None = None
 
     def abort(self) -> None:
         for upload in [self.upload] + [s.upload for s in self.sidecars]:
@@ -91,6 +94,15 @@ def _ambiguous(writer: FormatWriter | None) -> int:
     """Records of a closed object that cannot be read back one by one (none for an object replayed from the bucket,
     whose chunk manifest is kept as it is)."""
     return writer.ambiguous() if writer is not None else 0
+
+
+def _track_timestamps(file: OpenFile, records: pa.RecordBatch) -> None:
+    """The smallest and largest record timestamp (epoch ms, -1 for a record without one) a file holds so far."""
+    millis = pc.fill_null(pc.divide(records.column("timestamp").cast(pa.int64()), 1000), -1)
+    low, high = pc.min_max(millis).values()
+    low_ms, high_ms = int(low.as_py()), int(high.as_py())
+    file.min_timestamp = low_ms if file.min_timestamp is None else min(file.min_timestamp, low_ms)
+    file.max_timestamp = high_ms if file.max_timestamp is None else max(file.max_timestamp, high_ms)
 
 
 def _record_sizes(batch: pa.RecordBatch) -> np.ndarray:
@@ -163,6 +175,7 @@ class PartitionBackup:
         self._pending: list[Future[int]] = []
         self._cursor_lock = threading.Lock()
         self._cursor_offset = -1  # first offset of the chunk the cursor object points at (this run)
+        self._lock_offset = -1  # committed offset the lock object holds (this run)
 
     @property
     def where(self) -> str:
@@ -377,12 +390,16 @@ class PartitionBackup:
         file.last_offset = int(last)
         if file.writer is None:
             return  # already in the bucket
+        if self.plugins.names_at_close:
+            _track_timestamps(file, records)
         file.writer.write(records, None if self.plugins.envelope else values)
         for sidecar in file.sidecars:  # keys and headers only: the index sidecar (no writer) is added at commit
             cast(FormatWriter, sidecar.writer).write(records, keys if sidecar.kind == "keys" else None)
 
     def _open_file(self, encoded: str, first_offset: int) -> OpenFile:
         plugins = self.plugins
+        if plugins.names_at_close:
+            return self._open_staged(encoded, first_offset)
         directory = plugins.partitioner.path(self.topic, encoded)
         key = plugins.layout.object_key(
             directory, self.topic, self.partition, first_offset, plugins.value_format.extension
@@ -418,6 +435,51 @@ class PartitionBackup:
             )
         return file
 
+    def _open_staged(self, encoded: str, first_offset: int) -> OpenFile:
+        """An object named when it closes (Lenses' layout): its bytes are staged (:mod:`.staging`). A replayed chunk's
+        object already in the bucket whole is not written again."""
+        layout = self.plugins.layout
+        directory = layout.directory(self.topic, self.partition)  # type: ignore[attr-defined]
+        recorded = ""
+        if self.replaying is not None:
+            recorded = next((e.key for e in self.replaying.files if e.kind == "data" and e.directory == directory), "")
+        file = OpenFile(encoded, recorded, directory, first_offset)
+        if recorded and self._stored_whole(recorded):
+            self.replayed_files += 1
+            return file
+        staged = StagedUpload(f"{layout.join(layout.topics_dir, directory)}/ (staged from offset {first_offset})")
+        file.upload = staged
+        ctx = FileContext(self.topic, self.partition, first_offset, staged.key)
+        file.writer = self.plugins.value_format.writer(cast(BinaryIO, staged), ctx)
+        return file
+
+    def _name_staged(self, f: OpenFile) -> None:
+        """Upload a closed staged object under its name: Lenses' ``<last offset>_<minTs>_<maxTs>`` (a replayed chunk
+        keeps the name its manifest recorded, which the same records give anyway)."""
+        staged = cast(StagedUpload, f.upload)
+        layout = self.plugins.layout
+        key: str = layout.final_key(  # type: ignore[attr-defined]
+            self.topic,
+            self.partition,
+            f.last_offset,
+            -1 if f.min_timestamp is None else f.min_timestamp,
+            -1 if f.max_timestamp is None else f.max_timestamp,
+            self.plugins.value_format.extension,
+        )
+        if f.key and f.key != key:
+            log.warning(
+                "%s: the re-created object of offsets %d..%d is named %s, its chunk's manifest recorded %s: kept the "
+                "manifest's name",
+                self.where,
+                f.first_offset,
+                f.last_offset,
+                key,
+                f.key,
+            )
+            key = f.key
+        f.key = key
+        f.upload = staged.upload_as(self.store, key)
+
     # ------------------------------------------------------------------------------------------------ commit
     def _commit_chunk(self) -> None:
         files = list(self.open.values())
@@ -433,6 +495,8 @@ class PartitionBackup:
                 f.writer.close()
                 for s in f.sidecars:  # keys and headers only: the index sidecar (no writer) is added just below
                     cast(FormatWriter, s.writer).close()
+                if isinstance(f.upload, StagedUpload):
+                    self._name_staged(f)
                 self._add_index(f)
             size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
             entries.append(
@@ -502,6 +566,7 @@ class PartitionBackup:
             if self.plugins.tagging and f.upload is not None:
                 self._tag(f)
         self._move_cursor(files)
+        self._move_lock(files)
         return existing
 
     def _stored_whole(self, key: str) -> bool:
@@ -556,6 +621,22 @@ class PartitionBackup:
                 with contextlib.suppress(ObjectExistsError):  # another run put it back meanwhile: as new as ours
                     self.store.put(key, index.encode())
                 self._cursor_offset = newest.first_offset
+
+    def _move_lock(self, files: list[OpenFile]) -> None:
+        """A layout with a lock object per topic-partition (Lenses' ``.indexes/<connector>/.locks/<topic>/<p>.lock``,
+        LS ``seek/IndexManagerV2``) has it hold the newest committed offset once the chunk is stored."""
+        lock_object = getattr(self.plugins.layout, "lock_object", None)
+        if lock_object is None:
+            return
+        last = max(f.last_offset for f in files)
+        with self._cursor_lock:
+            if last > self._lock_offset:
+                key, body = lock_object(self.plugins.config["name"], self.topic, self.partition, last)
+                # Stores create conditionally only: the lock is replaced, as the DeviantArt cursor is.
+                self.store.delete([key])
+                with contextlib.suppress(ObjectExistsError):  # another run put it back meanwhile
+                    self.store.put(key, body)
+                self._lock_offset = last
 
     def _reap_commits(self, keep: int = 0) -> None:
         """Wait until at most ``keep`` chunk commits are in flight; a failed commit raises here."""

@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_s3.core.config.deviantart import SINK_CLASS as DEVIANTART_SINK_CLASS
+from kafka_s3.core.config.kcql import lenses_layout_blockers
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Converter
 from kafka_s3.core.formats.base import Format
 from kafka_s3.core.layout import Layout
 from kafka_s3.core.layouts.deviantart import DeviantArtLayout
+from kafka_s3.core.layouts.lenses import LensesLayout
 from kafka_s3.core.manifest import manifest_root
 from kafka_s3.core.partitioners.base import Partitioner
 from kafka_s3.core.rotation import RotationPolicy
@@ -57,6 +59,8 @@ class BackupPlugins:
         layout = Layout.from_config(config)
         if config.get("connector.class") == DEVIANTART_SINK_CLASS:
             layout = DeviantArtLayout.from_config(config)  # DeviantArt's names, as its connector writes them
+        elif not lenses_layout_blockers(config):
+            layout = LensesLayout.from_config(config)  # Lenses' names and lock objects, as its sink writes them
         # a peer's layout has its own format (DeviantArt writes only Block-GZIP), whatever format.class says
         format_class = getattr(layout, "value_format", None) or config["format.class"]
         value_format = formats.REGISTRY.resolve(format_class)(config, "value", value_converter, envelope)
@@ -112,4 +116,13 @@ class BackupPlugins:
         from kafka_s3.core.partitioners.default import DefaultPartitioner
         from kafka_s3.core.partitioners.field import FieldPartitioner
 
-        return self.envelope or not isinstance(self.partitioner, (DefaultPartitioner, FieldPartitioner))
+        return (
+            self.envelope
+            or self.names_at_close  # Lenses' names hold the records' first and last timestamps
+            or not isinstance(self.partitioner, (DefaultPartitioner, FieldPartitioner))
+        )
+
+    @property
+    def names_at_close(self) -> bool:
+        """Whether object names are known only when an object closes (Lenses' layout): objects are staged first."""
+        return bool(getattr(self.layout, "names_at_close", False))

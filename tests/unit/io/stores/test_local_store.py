@@ -205,10 +205,25 @@ def test_reading_a_missing_object_names_it(local_store):
         local_store.open("missing.bin")
 
 
-@pytest.mark.parametrize("key", ["", "/abs.bin", "a//b.bin", "../escape.bin", "a/./b.bin", ".hidden.bin", "a/.b/c.bin"])
+@pytest.mark.parametrize("key", ["", "/abs.bin", "a//b.bin", "../escape.bin", "a/./b.bin", "a/..", "%2Eb/c.bin"])
 def test_keys_that_would_escape_or_hide_are_refused(local_store, key):
     with pytest.raises(StoreError, match="invalid object key"):
         local_store.create(key)
+
+
+def test_item6_keys_with_segments_starting_with_a_dot_are_stored_apart_from_hidden_files(local_store, tmp_path):
+    """Lenses' lock objects (``.indexes/<connector>/.locks/<topic>/<partition>.lock``) are ordinary S3 keys: the
+    local store holds them too, escaped on disk so they never meet its own hidden temporary and metadata files."""
+    key = ".indexes/sink/.locks/t/0.lock"
+    local_store.put(key, b"{}")
+    local_store.put(".hidden.bin", b"h")
+    assert local_store.get(key) == b"{}" and local_store.head(key).size == 2
+    assert sorted(i.key for i in local_store.list("")) == [".hidden.bin", key]
+    assert [i.key for i in local_store.list(".indexes/sink/.lo")] == [key]
+    assert local_store.children("") == [".indexes"]
+    assert (tmp_path / "b" / "%2Eindexes" / "sink" / "%2Elocks" / "t" / "0.lock").read_bytes() == b"{}"
+    local_store.delete([key])
+    assert local_store.head(key) is None
 
 
 def test_missing_bucket_directory_is_reported_with_the_command_that_creates_it(tmp_path, sink_config):

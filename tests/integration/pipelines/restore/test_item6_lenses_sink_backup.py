@@ -36,7 +36,7 @@ T0 = 1_700_000_000_000
 # (partition, key bytes, value text or None for a tombstone, headers, timestamp); timestamps out of order in a file
 RECORDS = [
     (0, b"\x00\xffk0", "v0", [("trace", b"t0"), ("n", b"7")], T0 + 5),
-    (0, b"k1", "v1 \"q\" caf\u00e9", [], T0 + 1),
+    (0, b"k1", 'v1 "q" caf\u00e9', [], T0 + 1),
     (0, b"k2", None, [("trace", b"t2")], T0 + 9),
     (0, b"k3", "v3", [("n", b"-12")], T0 + 20),
     (0, b"k4", "v4\n", [("trace", b"t4"), ("n", b"1")], T0 + 21),

@@ -3,7 +3,7 @@
 - Backup: a Lenses S3 sink statement ``STOREAS CSV_WITHHEADERS`` over struct values (JsonConverter with
   ``schemas.enable=true``) writes the bytes LS (lensesio/stream-reactor) ``formats/writer/CsvFormatWriter`` writes
   (opencsv ``CSVWriter`` defaults: the schema's field names first, every field quoted, a null field empty, ``\\n``
-  after each row). Object names keep kafka-s3's (Confluent's) layout: writing Lenses' names is not done (item 6).
+  after each row), under Lenses' names (item 6: ``<prefix>/<topic>/<partition>/<last offset>_<minTs>_<maxTs>.csv``).
 - Restore: each line comes back as the value's text with the header row skipped, as LS
   ``formats/reader/CsvFormatStreamReader`` does — from that backup, and from a bucket in Lenses' own layout (LS
   ``sink/naming/FileNamer.scala``: ``<prefix>/<topic>/<partition>/<last offset %012d>_<minTs>_<maxTs>.csv``) read
@@ -60,7 +60,14 @@ def test_item8_lenses_csv_backup_bytes_and_restore(
     assert summary.records == len(USERS)
 
     keys = [k for k in list_keys(s3_client, fresh_bucket, f"lenses/{topic}/") if k.endswith(".csv")]
-    assert keys == [f"lenses/{topic}/partition=0/{topic}+0+{start:010d}.csv" for start in (0, 2)]
+    stamps = [r["timestamp"] for r in read_topic(kafka_bootstrap, topic)[0]]
+    assert (
+        keys
+        == [  # Lenses' names (item 6): last offset, smallest and largest timestamp of each object's records
+            f"lenses/{topic}/0/{last:012d}_{min(stamps[first : last + 1])}_{max(stamps[first : last + 1])}.csv"
+            for first, last in ((0, 1), (2, 2))
+        ]
+    )
     bodies = [s3_client.get_object(Bucket=fresh_bucket, Key=k)["Body"].read() for k in keys]
     assert bodies == [HEADER + ROWS[0] + b"\n" + ROWS[1] + b"\n", HEADER + ROWS[2] + b"\n"]
 

@@ -26,6 +26,8 @@ import pytest
 from integration_helpers import list_keys
 from restore_helpers import read_topic
 
+from kafka_s3.io.kafka.admin import Admin
+
 pytestmark = pytest.mark.integration
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
@@ -107,6 +109,16 @@ def test_item6_lenses_sink_config_backs_up_lenses_bytes_and_a_lenses_source_rest
         body = s3_client.get_object(Bucket=fresh_bucket, Key=lock)["Body"].read()
         assert re.fullmatch(rb'\{"owner":"[0-9a-f-]{36}","committedOffset":%d,"pendingState":null\}' % last, body)
 
+    # A crash between a chunk's manifest and its object, and the group's offsets lost: the re-run resumes from the
+    # bucket's manifests and writes the missing object again under the same name, with the same bytes.
+    missing = sorted(expected)[1]
+    s3_client.delete_object(Bucket=fresh_bucket, Key=missing)
+    Admin({"bootstrap.servers": kafka_bootstrap}).delete_group(f"connect-{connector}")
+    backup(fresh_bucket, topic, sink)
+    keys = [k for k in list_keys(s3_client, fresh_bucket, PREFIX + "/") if "/_kafka-s3/" not in k]
+    assert sorted(keys) == sorted(expected)
+    assert s3_client.get_object(Bucket=fresh_bucket, Key=missing)["Body"].read() == expected[missing]
+
     source = {
         "connector.class": LENSES_SOURCE,
         "connect.s3.kcql": f"INSERT INTO {target} SELECT * FROM {fresh_bucket}:{PREFIX} STOREAS `JSON` "
@@ -115,7 +127,17 @@ def test_item6_lenses_sink_config_backs_up_lenses_bytes_and_a_lenses_source_rest
     restored_summary = restorer(fresh_bucket, topic, source).run()
 
     assert restored_summary.records == len(RECORDS)
-    restored = read_topic(kafka_bootstrap, target)
+    _assert_restored(read_topic(kafka_bootstrap, target))
+
+    # The sink configuration itself restores the bucket too (its layout detected under the prefix).
+    again = fresh_topic(2)
+    restore = restorer(fresh_bucket, topic, {**sink, "topic.rename": f"{topic}:{again}"})
+    assert "Lenses" in restore.plan().layout
+    assert restore.run().records == len(RECORDS)
+    _assert_restored(read_topic(kafka_bootstrap, again))
+
+
+def _assert_restored(restored) -> None:
     for partition in (0, 1):
         want = [r for r in RECORDS if r[0] == partition]
         got = restored[partition]

@@ -68,6 +68,18 @@ def _check_sink(config: Config) -> None:
         )
     if connector == LENSES_SINK_CLASS:
         blockers = lenses_layout_blockers(config)
+        if not blockers and config["format.class"] == "lenses_json" and not config["store.envelope"]:
+            from kafka_s3.core.config.registries import CONVERTERS
+            from kafka_s3.core.registry import import_object
+
+            if import_object(CONVERTERS).canonical(config["value.converter"]) == "bytearray":
+                raise ConfigError(
+                    f"value.converter={config['value.converter']}: Lenses' plain JSON (STOREAS JSON without "
+                    "'store.envelope'=true) cannot hold byte arrays (Lenses' sink refuses them too): set "
+                    "value.converter to StringConverter or JsonConverter (schemas.enable=false), or add "
+                    "PROPERTIES('store.envelope'=true)",
+                    key="value.converter",
+                )
         if blockers:
             config.warnings.append(
                 f"connector.class={LENSES_SINK_CLASS}: {', '.join(blockers)} cannot be written in Lenses' layout "

@@ -13,7 +13,7 @@ One JSON document per line, ``\\n`` after each (LS ``formats/writer/JsonFormatWr
 - **Plain**: the value alone, as ``ToJsonDataConverter.convertMessageValueToByteArray`` gives it: a string or number
   through Connect's JsonConverter (``schemas.enable=false``), a schemaless JSON object (a ``java.util.HashMap``) through
   Jackson. Lenses cannot write a byte[] value or a tombstone this way (``IllegalStateException``; a null from the
-  JsonConverter): neither can we.
+  JsonConverter): neither can we (a ByteArrayConverter value is refused by the configuration, a tombstone here).
 
 Keys and values are read from the record's bytes as Connect's converters give them to the sink: StringConverter →
 a string, ByteArrayConverter → byte[], JsonConverter with ``schemas.enable=false`` → the parsed JSON. Header values
@@ -121,11 +121,6 @@ class LensesJsonWriter(FormatWriter):
                     f"{self.ctx.topic}[{self.ctx.partition}] offset {offset}: a null value (tombstone) cannot be "
                     "written as Lenses' plain JSON (Lenses' sink fails on it too); set store.envelope=true in the "
                     "statement's PROPERTIES or behavior.on.null.values=ignore"
-                )
-            if self.value_kind == "bytearray":
-                raise DataError(
-                    f"{self.ctx.topic}[{self.ctx.partition}] offset {offset}: a byte array value cannot be written "
-                    "as Lenses' plain JSON (Lenses: 'Cannot currently write byte array as json')"
                 )
             return jackson(self._field(row["value"], self.value_kind, JavaMap, offset))
         items: list[tuple[str, Any]] = [("key", self._field(row["key"], self.key_kind, ScalaMap, offset))]

@@ -38,7 +38,9 @@ def test_item6_lenses_sink_json_statement_becomes_a_lenses_layout_backup():
 
 
 def test_item6_lenses_sink_defaults_plain_json_and_50000_records():
-    config = lenses("INSERT INTO b:p SELECT * FROM t STOREAS JSON")
+    config = lenses(
+        "INSERT INTO b:p SELECT * FROM t STOREAS JSON", value__converter="org.apache.kafka.connect.json.JsonConverter"
+    )
     assert (config["format.class"], config["store.envelope"], config["flush.size"]) == ("lenses_json", False, 50000)
     assert lenses_layout_blockers(config) == []
 
@@ -93,3 +95,18 @@ def test_item6_kcql_without_lenses_connector_class_keeps_confluents_layout():
     config = SINK.parse({"name": "n", KCQL_KEY: "INSERT INTO b:p SELECT * FROM t STOREAS JSON"})
     assert config["format.class"] == "json"
     assert lenses_layout_blockers(config) == ["connector.class is not Lenses' S3 sink"]
+
+
+def test_item6_plain_lenses_json_of_byte_array_values_is_refused_when_configured():
+    """Lenses cannot write a byte[] value as plain JSON (LS ToJsonDataConverter: 'Cannot currently write byte array
+    as json'): the configuration says so before any record is read, naming value.converter."""
+    with pytest.raises(ConfigError) as caught:
+        lenses("INSERT INTO b:p SELECT * FROM t STOREAS JSON")  # value.converter defaults to ByteArrayConverter
+    assert caught.value.key == "value.converter"
+    assert "store.envelope" in str(caught.value)
+    config = lenses(
+        "INSERT INTO b:p SELECT * FROM t STOREAS JSON",
+        value__converter="org.apache.kafka.connect.storage.StringConverter",
+    )
+    assert config["format.class"] == "lenses_json"
+    assert lenses("INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('store.envelope'=true)")["store.envelope"]

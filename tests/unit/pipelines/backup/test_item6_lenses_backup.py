@@ -126,3 +126,14 @@ def test_item6_lock_moves_with_every_commit(setup):
     second.finish(8, flush_open=True)
     assert json.loads(store.get(lock))["committedOffset"] == 7
     assert "lenses/in/t/0/000000000007_3000_3001.json" in _objects(store)
+
+
+def test_item6_an_open_lenses_object_left_at_the_end_of_a_cycle_leaves_nothing_behind(setup):
+    """The open chunk of a cycle is discarded (the next cycle reads it again): its staged bytes go, no object, no
+    manifest and no lock appear."""
+    plugins, store = setup
+    writer = PartitionBackup(plugins, store, "t", 0)
+    writer.write(_records(0, 2))
+    result = writer.finish(2, flush_open=False)
+    assert result.chunks == () and result.open_chunk.start == 0
+    assert list(store.list("")) == []

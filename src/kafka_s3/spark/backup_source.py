@@ -16,11 +16,15 @@ blocks holding bounded offsets (ranged GETs)::
 
     spark.read.format("kafka-s3").option("config", "backup.properties").option("from.offset", "0:1000").load()
 
-Filters on ``topic``, ``partition``, ``offset`` and ``timestamp`` are pushed down to planning
-(:mod:`kafka_s3.spark.pushdown`): a query for a few offsets of one partition creates one Spark partition and reads
-only the objects whose offset spans (and, where manifests recorded them, record-time spans) hold them. Registering
-the source (:func:`kafka_s3.spark.session.register_data_sources`) turns on ``spark.sql.python.filterPushdown.enabled``,
-which Spark needs for it.
+With ``.option("pushdown", "true")``, filters on ``topic``, ``partition``, ``offset`` and ``timestamp`` are pushed
+down to planning (:mod:`kafka_s3.spark.pushdown`): a query for a few offsets of one partition creates one Spark
+partition and reads only the objects whose offset spans (and, where manifests recorded them, record-time spans) hold
+them. Spark needs ``spark.sql.python.filterPushdown.enabled`` for it (registering the source with
+:func:`kafka_s3.spark.session.register_data_sources` turns it on).
+
+It is an option, off by default, because Spark 4.3 keeps the read plan of the first query that pushed filters on the
+DataFrame's relation and reuses it for a later query on the same DataFrame that pushes none (``df.count()`` after
+``df.where("offset = 5").show()`` counts one row). With pushdown on, load a DataFrame per query.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
 
 FROM_OFFSET = "from.offset"
 UNTIL_OFFSET = "until.offset"
+PUSHDOWN = "pushdown"
 
 
 class BackupPartition(InputPartition):
@@ -68,13 +73,7 @@ class BackupReader(DataSourceReader):
     def __init__(self, raw: dict[str, str], offsets: dict[str, str] | None = None):
         self.raw = raw
         self.offsets = offsets or {}
-        self.selection = Selection()  # what the filters Spark pushed down ask for
-
-    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
-        from kafka_s3.spark.pushdown import push
-
-        self.selection, rest = push(filters)
-        return rest
+        self.selection = Selection()  # what the filters Spark pushed down ask for (PushdownReader)
 
     def _setup(self, layout: str | None = None) -> tuple[Config, Store, ReadPlugins]:
         """``layout``: the layout the driver detected (tasks); ``None``: detect it (the driver)."""
@@ -143,6 +142,16 @@ class BackupReader(DataSourceReader):
         )
 
 
+class PushdownReader(BackupReader):
+    """The reader of ``.option("pushdown", "true")``: plans by the filters Spark pushes down."""
+
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
+        from kafka_s3.spark.pushdown import push
+
+        self.selection, rest = push(filters)
+        return rest
+
+
 class BackupDataSource(DataSource):
     @classmethod
     def name(cls) -> str:
@@ -153,10 +162,14 @@ class BackupDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         from kafka_s3.core.config.loader import interpolate, read_raw
+        from kafka_s3.core.errors import ConfigError
 
         options = dict(self.options)
         offsets = {key: options.pop(key) for key in (FROM_OFFSET, UNTIL_OFFSET) if key in options}
+        pushdown = options.pop(PUSHDOWN, "false").strip().lower()
+        if pushdown not in ("true", "false"):
+            raise ConfigError(f"{PUSHDOWN}: expected true or false, got {pushdown!r}", key=PUSHDOWN)
         raw = read_raw(options.pop("config")) if "config" in options else {}
         raw.update(options)
         raw.setdefault("name", "kafka-s3-reader")
-        return BackupReader(interpolate(raw), offsets)
+        return (PushdownReader if pushdown == "true" else BackupReader)(interpolate(raw), offsets)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from pyspark.sql.datasource import (
+    DataSourceReader,
     EqualNullSafe,
     EqualTo,
     GreaterThan,
@@ -19,8 +21,9 @@ from pyspark.sql.datasource import (
     StringStartsWith,
 )
 
+from kafka_s3.core.errors import ConfigError
 from kafka_s3.pipelines.read.planning import HIGH, LOW, Ranges, Selection
-from kafka_s3.spark.backup_source import BackupReader
+from kafka_s3.spark.backup_source import BackupDataSource, BackupReader, PushdownReader
 from kafka_s3.spark.pushdown import micros, push
 
 TOPIC, PARTITION, OFFSET, TIMESTAMP = ("topic",), ("partition",), ("offset",), ("timestamp",)
@@ -82,11 +85,22 @@ def test_item18_5_timestamps_choose_objects_and_spark_applies_them():
 
 
 def test_item18_5_the_reader_takes_the_filters_and_returns_the_rest():
-    reader = BackupReader({"name": "r"})
+    reader = PushdownReader({"name": "r"})
     kept = GreaterThan(TIMESTAMP, dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
     handled = EqualTo(PARTITION, 0)
     assert list(reader.pushFilters([handled, kept])) == [kept]
     assert reader.selection.partitions == Ranges.values([0])
-    contradiction = BackupReader({"name": "r"})  # no store named: none is needed to plan nothing
+    contradiction = PushdownReader({"name": "r"})  # no store named: none is needed to plan nothing
     assert list(contradiction.pushFilters([EqualTo(TOPIC, "a"), EqualTo(TOPIC, "b")])) == []
     assert contradiction.partitions() == []
+
+
+def test_item18_5_pushdown_is_an_option():
+    """Off by default (Spark 4.3 reuses a pushed plan for later queries of the same DataFrame): the default reader
+    keeps Spark's pushFilters, which pushes nothing, and needs no Spark setting."""
+    default = BackupDataSource({"s3.bucket.name": "b"}).reader(None)
+    assert type(default) is BackupReader and type(default).pushFilters is DataSourceReader.pushFilters
+    assert type(BackupDataSource({"pushdown": "TRUE"}).reader(None)) is PushdownReader
+    assert type(BackupDataSource({"pushdown": "false"}).reader(None)) is BackupReader
+    with pytest.raises(ConfigError, match="pushdown: expected true or false, got 'yes'"):
+        BackupDataSource({"pushdown": "yes"}).reader(None)

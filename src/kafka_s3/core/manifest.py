@@ -59,6 +59,13 @@ class FileEntry:
     bytes: int
     directory: str = ""
     ambiguous: int = 0  # records a reader cannot give back one by one (ByteArray: separator in a value, tombstones)
+    # Earliest and latest record time (epoch ms) of a data file, so that readers asking for times skip the files
+    # outside them; absent (None) where no record has a timestamp, and in manifests written before they were recorded.
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+
+
+_OPTIONAL = ("first_timestamp", "last_timestamp")  # left out when None: such manifests keep their earlier bytes
 
 
 @dataclass(frozen=True)
@@ -76,7 +83,7 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
-        doc["files"] = [asdict(f) for f in self.files]
+        doc["files"] = [{k: v for k, v in asdict(f).items() if v is not None or k not in _OPTIONAL} for f in self.files]
         return doc
 
     @classmethod

@@ -15,19 +15,31 @@ read at all, and objects with a block index (``format.class=block_gzip``) are fe
 blocks holding bounded offsets (ranged GETs)::
 
     spark.read.format("kafka-s3").option("config", "backup.properties").option("from.offset", "0:1000").load()
+
+With ``.option("pushdown", "true")``, filters on ``topic``, ``partition``, ``offset`` and ``timestamp`` are pushed
+down to planning (:mod:`kafka_s3.spark.pushdown`): a query for a few offsets of one partition creates one Spark
+partition and reads only the objects whose offset spans (and, where manifests recorded them, record-time spans) hold
+them. Spark needs ``spark.sql.python.filterPushdown.enabled`` for it (registering the source with
+:func:`kafka_s3.spark.session.register_data_sources` turns it on).
+
+It is an option, off by default, because Spark 4.3 keeps the read plan of the first query that pushed filters on the
+DataFrame's relation and reuses it for a later query on the same DataFrame that pushes none (``df.count()`` after
+``df.where("offset = 5").show()`` counts one row). With pushdown on, load a DataFrame per query.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafka_s3.core.records import RECORD_DDL
+from kafka_s3.pipelines.read.planning import Selection
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql.datasource import Filter
     from pyspark.sql.types import StructType
 
     from kafka_s3.core.config.model import Config
@@ -38,6 +50,7 @@ if TYPE_CHECKING:
 
 FROM_OFFSET = "from.offset"
 UNTIL_OFFSET = "until.offset"
+PUSHDOWN = "pushdown"
 
 
 class BackupPartition(InputPartition):
@@ -48,16 +61,19 @@ class BackupPartition(InputPartition):
         objects: tuple[BackupObject, ...],
         bounds: Bounds | None = None,
         layout: str = "auto",
+        selection: Selection | None = None,
     ):
         super().__init__((topic, partition))
         self.topic, self.partition, self.objects, self.bounds = topic, partition, objects, bounds
         self.layout = layout  # restore.layout as the driver detected it: tasks read with the same layout
+        self.selection = selection  # the filters pushed down: rows outside its offsets are dropped
 
 
 class BackupReader(DataSourceReader):
     def __init__(self, raw: dict[str, str], offsets: dict[str, str] | None = None):
         self.raw = raw
         self.offsets = offsets or {}
+        self.selection = Selection()  # what the filters Spark pushed down ask for (PushdownReader)
 
     def _setup(self, layout: str | None = None) -> tuple[Config, Store, ReadPlugins]:
         """``layout``: the layout the driver detected (tasks); ``None``: detect it (the driver)."""
@@ -76,30 +92,64 @@ class BackupReader(DataSourceReader):
 
     def partitions(self) -> list[BackupPartition]:
         from kafka_s3.pipelines.read.discovery import discover
+        from kafka_s3.pipelines.read.integrity import with_records
         from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
+        from kafka_s3.pipelines.read.planning import select_objects
 
+        selection = self.selection
+        if selection.nothing:  # contradicting filters (partition = 1 AND partition = 2)
+            return []
         config, store, plugins = self._setup()
         options = RestoreOptions(
             from_offsets=parse_offsets(self.offsets.get(FROM_OFFSET), FROM_OFFSET),
             until_offsets=parse_offsets(self.offsets.get(UNTIL_OFFSET), UNTIL_OFFSET),
         )
-        parts = discover(store, plugins, config["topics"] or None, config["behavior.on.error"])
+        topics: list[str] | None = config["topics"] or None
+        if selection.topics is not None:  # list only the topics asked for
+            topics = sorted(selection.topics if topics is None else selection.topics & set(topics))
+            if not topics:
+                return []
+        parts = discover(store, plugins, topics, config["behavior.on.error"])
+        parts = {tp: part for tp, part in parts.items() if selection.wants(*tp)}
+        narrowing = not (selection.offsets.unbounded and selection.times_us.unbounded)
+        if narrowing and (not selection.times_us.unbounded or any(len(p.directories) > 1 for p in parts.values())):
+            # Record-time spans, and the offset spans of objects in several directories, are in the manifests.
+            manifests = plugins.manifests(store)
+            with_records(parts, [pm for t in sorted({t for t, _ in parts}) for pm in manifests.load_topic(t).values()])
         layout = config["restore.layout"]
-        return [
-            BackupPartition(t, p, tuple(part.objects), options.bounds((t, p)), layout) for (t, p), part in parts.items()
-        ]
+        planned = []
+        for (t, p), part in parts.items():
+            bounds = options.bounds((t, p))
+            wanted = Selection.of_bounds(bounds) & selection
+            objects = select_objects(part.objects, wanted, len(part.directories) <= 1)
+            if objects:
+                planned.append(BackupPartition(t, p, tuple(objects), bounds, layout, selection))
+        return planned
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from kafka_s3.pipelines.read.discovery import SourcePartition
         from kafka_s3.pipelines.read.options import Bounds
         from kafka_s3.pipelines.read.reader import read_partition
 
-        partition = cast(BackupPartition, partition)  # one of those partitions() planned
+        if not isinstance(partition, BackupPartition):
+            return  # partitions() planned none: Spark reads one empty InputPartition(None) instead
 
         config, store, plugins = self._setup(partition.layout)
         part = SourcePartition(partition.topic, partition.partition, list(partition.objects))
         bounds = partition.bounds or Bounds()
-        yield from read_partition(store, plugins, part, bounds, on_error=config["behavior.on.error"])
+        yield from read_partition(
+            store, plugins, part, bounds, on_error=config["behavior.on.error"], selection=partition.selection
+        )
+
+
+class PushdownReader(BackupReader):
+    """The reader of ``.option("pushdown", "true")``: plans by the filters Spark pushes down."""
+
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
+        from kafka_s3.spark.pushdown import push
+
+        self.selection, rest = push(filters)
+        return rest
 
 
 class BackupDataSource(DataSource):
@@ -112,10 +162,14 @@ class BackupDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         from kafka_s3.core.config.loader import interpolate, read_raw
+        from kafka_s3.core.errors import ConfigError
 
         options = dict(self.options)
         offsets = {key: options.pop(key) for key in (FROM_OFFSET, UNTIL_OFFSET) if key in options}
+        pushdown = options.pop(PUSHDOWN, "false").strip().lower()
+        if pushdown not in ("true", "false"):
+            raise ConfigError(f"{PUSHDOWN}: expected true or false, got {pushdown!r}", key=PUSHDOWN)
         raw = read_raw(options.pop("config")) if "config" in options else {}
         raw.update(options)
         raw.setdefault("name", "kafka-s3-reader")
-        return BackupReader(interpolate(raw), offsets)
+        return (PushdownReader if pushdown == "true" else BackupReader)(interpolate(raw), offsets)

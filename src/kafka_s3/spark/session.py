@@ -123,9 +123,13 @@ def warm_up_workers(session: SparkSession) -> None:
 
 
 def register_data_sources(session: SparkSession) -> None:
-    """Make ``spark.read.format("kafka-s3-topic")`` (Kafka) and ``"kafka-s3"`` (a backup) available."""
+    """Make ``spark.read.format("kafka-s3-topic")`` (Kafka) and ``"kafka-s3"`` (a backup) available, with filter
+    pushdown to Python data sources on (``"kafka-s3"`` plans by the filters; Spark refuses a source that takes
+    filters while it is off)."""
     from kafka_s3.spark.backup_source import BackupDataSource
     from kafka_s3.spark.kafka_source import KafkaTopicDataSource
+
+    session.conf.set("spark.sql.python.filterPushdown.enabled", "true")
 
     session.dataSource.register(KafkaTopicDataSource)
     session.dataSource.register(BackupDataSource)

@@ -31,6 +31,7 @@ from kafka_s3.core.errors import ConversionError, DataError, KafkaS3Error, Objec
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter
 from kafka_s3.core.layout import Kind
 from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
+from kafka_s3.core.records import timestamps_ms
 from kafka_s3.core.rotation import Rotator
 from kafka_s3.core.schema_evolution import Compatibility, SchemaJudge
 from kafka_s3.core.store import Store, Upload
@@ -74,6 +75,8 @@ class OpenFile:
     first_offset: int
     last_offset: int = -1
     records: int = 0
+    first_timestamp: int | None = None  # earliest record time (ms), None while no record has one
+    last_timestamp: int | None = None
     upload: Upload | None = None  # None when the object is already in the bucket (replayed chunk)
     writer: FormatWriter | None = None
     schema: ValueSchema | None = None  # of its first non-null value: values of other schemas are projected to it
@@ -388,6 +391,10 @@ class PartitionBackup:
             file.schema = target
         file.records += count
         file.last_offset = int(last)
+        low, high = (m.as_py() for m in pc.min_max(timestamps_ms(records)).values())
+        if low is not None:
+            file.first_timestamp = low if file.first_timestamp is None else min(file.first_timestamp, low)
+            file.last_timestamp = high if file.last_timestamp is None else max(file.last_timestamp, high)
         if file.writer is None:
             return  # already in the bucket
         if self.plugins.names_at_close:
@@ -501,7 +508,16 @@ class PartitionBackup:
             size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
             entries.append(
                 FileEntry(
-                    f.key, "data", f.records, f.first_offset, f.last_offset, size, f.directory, _ambiguous(f.writer)
+                    f.key,
+                    "data",
+                    f.records,
+                    f.first_offset,
+                    f.last_offset,
+                    size,
+                    f.directory,
+                    _ambiguous(f.writer),
+                    f.first_timestamp,
+                    f.last_timestamp,
                 )
             )
             for s in f.sidecars:

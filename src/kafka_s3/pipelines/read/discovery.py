@@ -36,6 +36,8 @@ class BackupObject:
     index_key: str | None = None  # block index of an indexed format (block_gzip)
     records: int | None = None  # as its chunk manifest recorded (None: objects of another tool)
     last_offset: int | None = None  # likewise
+    first_timestamp: int | None = None  # earliest record time (ms) its manifest recorded (None: not recorded)
+    last_timestamp: int | None = None  # latest record time (ms), likewise
 
     @property
     def key(self) -> str:

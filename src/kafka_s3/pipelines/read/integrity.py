@@ -271,12 +271,19 @@ def check_backup(
 
 
 def with_records(partitions: dict[tuple[str, int], SourcePartition], manifests: Iterable[PartitionManifests]) -> None:
-    """Give each listed data object the record count and last offset its manifest recorded (sidecar counts are
-    checked against them before a record of the object is produced; offset bounds of plain formats need them)."""
+    """Give each listed data object the record count, last offset and record-time span its manifest recorded
+    (sidecar counts are checked against them before a record of the object is produced; offset bounds of plain
+    formats need them; readers asking for offsets or times choose objects by them)."""
     known = {f.key: f for pm in manifests for m in pm.chunks for f in m.files if f.kind == "data"}
     for part in partitions.values():
         part.objects = [
-            dataclasses.replace(o, records=known[o.key].records, last_offset=known[o.key].last_offset)
+            dataclasses.replace(
+                o,
+                records=known[o.key].records,
+                last_offset=known[o.key].last_offset,
+                first_timestamp=known[o.key].first_timestamp,
+                last_timestamp=known[o.key].last_timestamp,
+            )
             if o.key in known
             else o
             for o in part.objects

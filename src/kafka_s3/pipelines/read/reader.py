@@ -25,6 +25,7 @@ from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.blocks import load_blocks, read_blocks, select
 from kafka_s3.pipelines.read.discovery import BackupObject, Problem, SourcePartition, _note
 from kafka_s3.pipelines.read.options import Bounds
+from kafka_s3.pipelines.read.planning import HIGH, Ranges, Selection, offset_span, select_objects
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 
 log = logging.getLogger(__name__)
@@ -310,41 +311,54 @@ def read_partition(
     on_object: Callable[[BackupObject], None] | None = None,
     on_span: Callable[[BackupObject, int | None, int | None], None] | None = None,
     bound_options: tuple[str, str] = ("--from-offset", "--until-offset"),
+    selection: Selection | None = None,
 ) -> Generator[pa.RecordBatch, None, None]:
-    """A source partition's records in offset order, filtered to ``bounds`` and to offsets >= ``resume_from``.
+    """A source partition's records in offset order, filtered to ``bounds``, to offsets >= ``resume_from`` and to the
+    offsets of ``selection`` (filters a DataFrame query pushed down; its times only choose objects: Spark applies
+    them to the rows). Only the objects :func:`~kafka_s3.pipelines.read.planning.select_objects` chooses are read.
 
     ``on_span(object, first, last)`` is told the offsets each object read holds (before filtering), or
-    ``(object, None, None)`` for an object skipped under ``behavior.on.error=ignore|log`` (see :func:`missing_offsets`).
+    ``(object, None, None)`` for an object skipped under ``behavior.on.error=ignore|log`` (see :func:`missing_offsets`);
+    an object left out only for its record times is told as holding its whole offset span, so that it is no gap.
     Objects of one partition in several directories without stored offsets are read in object order
     (:func:`order_warning` says so).
     """
+    asked = Selection.of_bounds(bounds) & (selection or Selection())
     lower = max(x for x in (bounds.from_offset, resume_from, -1) if x is not None)
     objects = part.objects
-    if len(part.directories) <= 1:
-        # Objects of one directory never overlap: object i holds offsets [start_i, start_i+1).
+    contiguous = len(part.directories) <= 1  # objects of one directory never overlap
+    if contiguous:
         if not plugins.stored_offsets and (bounds.from_offset is not None or bounds.until_offset is not None):
             reason = unprovable_bound(objects, bounds, lambda o: _count(store, plugins.value_format, o), bound_options)
             if reason:
                 raise FormatError(reason)
-        nexts = [o.start for o in objects[1:]] + [None]
-        selected = [o for o, nxt in zip(objects, nexts, strict=False) if nxt is None or nxt > lower]
-        if bounds.until_offset is not None:
-            selected = [o for o in selected if o.start < bounds.until_offset]
-        groups = [[o] for o in selected]
+        planned = asked & Selection(offsets=Ranges.between(lower if lower >= 0 else None))
     elif not plugins.stored_offsets:
         # Offsets derived per object (start + row) overlap across directories: resume by whole objects (the restore
         # commits ``resume_from`` between objects), filter only the bounds by offset.
-        groups = [[o] for o in objects if resume_from is None or o.start >= resume_from]
-        lower = bounds.from_offset if bounds.from_offset is not None else -1
+        objects = [o for o in objects if resume_from is None or o.start >= resume_from]
+        planned = asked
     else:
-        groups = [objects]
-    effective = Bounds(
-        lower if lower >= 0 else None, bounds.until_offset, bounds.from_timestamp, bounds.until_timestamp
-    )
+        planned = asked & Selection(offsets=Ranges.between(lower if lower >= 0 else None))
+    chosen = select_objects(objects, planned, contiguous)
+    if on_span is not None and not planned.times_us.unbounded:
+        kept = {o.key for o in chosen}
+        wanted = {o.key for o in select_objects(objects, Selection(offsets=planned.offsets), contiguous)}
+        for i, obj in enumerate(objects):
+            first, end = offset_span(objects, i, contiguous)
+            if obj.key in wanted and obj.key not in kept and end < HIGH:
+                on_span(obj, first, end - 1)  # in the backup, outside the times asked for
+    groups = [[o] for o in chosen] if contiguous or not plugins.stored_offsets else [chosen]
+    hull = planned.offset_bounds()  # every offset asked for: what a block index narrows its ranged reads to
+    effective = Bounds(hull.from_offset, hull.until_offset, bounds.from_timestamp, bounds.until_timestamp)
+    offsets = None if selection is None or selection.offsets.unbounded else selection.offsets
     for group in groups:
         batches = _read_group(store, plugins, group, on_error, problems, on_object, effective, on_span)
         for batch in batches:
             mask = effective.mask(batch)
+            if offsets is not None:
+                within = offsets.mask(batch.column("offset"))
+                mask = within if mask is None else pc.and_(mask, within)
             if mask is not None:
                 batch = batch.filter(mask)
             if batch.num_rows:

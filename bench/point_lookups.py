@@ -1,0 +1,159 @@
+"""Point lookups in a backup (issue 18 item 5): ten offsets of one partition through ``spark.read.format("kafka-s3")``
+with filter pushdown, beside the same query planned as a full scan, and ``kafka-s3 read``'s in-process lookup.
+
+    KAFKA_S3_SERVICES_DIR=.services .venv/bin/python bench/point_lookups.py [--records 200000] [--repeat 3]
+
+Backs ``--records`` records (4 partitions, bench dataset) up with ``kafka-s3 backup --once`` in the exact-mode format
+(Avro envelope), ``--flush-size`` records per object, then times each query ``--repeat`` times in one Spark session
+(started once, not timed) and writes ``bench/results/<stamp>-point-lookups.md`` and ``.json``. Nothing is asserted:
+a benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import product
+from common import create_bucket, create_topic, delete_topics, remove_bucket, services_up
+from dataset import Dataset, produce
+
+RESULTS = Path(__file__).resolve().parent / "results"
+FORMAT = "envelope-avro"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--records", type=int, default=200_000)
+    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--value-size", type=int, default=1024)
+    p.add_argument("--flush-size", type=int, default=5_000, help="records per object")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--keep", action="store_true", help="keep the topic and bucket")
+    return p.parse_args(argv)
+
+
+def timed(run) -> tuple[float, object]:
+    started = time.monotonic()
+    out = run()
+    return time.monotonic() - started, out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    services = services_up()
+    name = f"bench-lookup-{stamp.lower()}"
+    ds = Dataset(name, args.records, args.value_size, args.partitions)
+    work = RESULTS / f"{stamp}-point-lookups.tmp"
+    work.mkdir(parents=True, exist_ok=True)
+    create_topic(services, name, args.partitions)
+    create_bucket(services, name)
+    try:
+        print(f"producing {ds.label} into {name}", flush=True)
+        produce(services.bootstrap, ds)
+        props = product.backup_properties(name, name, name, FORMAT, args.flush_size)
+        config = product.write_properties(work / "backup.properties", props)
+        backup = product.run_cli("backup", config, services, work / "backup.log", 1800)
+        if backup["returncode"] != 0:
+            raise SystemExit(f"backup failed: see {work / 'backup.log'}")
+        print(f"backup: {backup['wall_s']:.1f} s, {backup['objects']} objects", flush=True)
+        results = measure(args, services, props, work)
+    finally:
+        if not args.keep:
+            delete_topics(services, [name])
+            remove_bucket(services, name)
+    results.update(
+        {
+            "stamp": stamp,
+            "records": args.records,
+            "partitions": args.partitions,
+            "value_size": args.value_size,
+            "flush_size": args.flush_size,
+            "format": product.FORMATS[FORMAT][0],
+            "backup_wall_s": backup["wall_s"],
+            "objects": backup["objects"],
+        }
+    )
+    (RESULTS / f"{stamp}-point-lookups.json").write_text(json.dumps(results, indent=2) + "\n")
+    md = RESULTS / f"{stamp}-point-lookups.md"
+    md.write_text(render(results))
+    print(md.read_text())
+    return 0
+
+
+def measure(args: argparse.Namespace, services, props: dict[str, str], work: Path) -> dict:
+    from kafka_s3.core.config.source import SOURCE
+    from kafka_s3.pipelines.read.lookup import read_records
+    from kafka_s3.spark.session import build_session
+
+    options = {
+        **props,
+        "store.url": services.s3_endpoint or "",
+        "aws.access.key.id": services.access_key or "",
+        "aws.secret.access.key": services.secret_key or "",
+        "s3.region": services.region,
+    }
+    options = {k: v for k, v in options.items() if v}
+    per_partition = args.records // args.partitions
+    first = per_partition // 2 + 17  # inside an object, away from its edges
+    wanted = list(range(first, first + 10))
+    condition = f"partition = 0 AND offset IN ({', '.join(map(str, wanted))})"
+    spark = build_session(app_name="kafka-s3 point lookups")
+
+    def query(pushdown: bool, where: str | None) -> list:
+        df = spark.read.format("kafka-s3").options(**options).option("pushdown", str(pushdown).lower()).load()
+        return (df.where(where) if where else df).select("partition", "offset").collect()
+
+    config = SOURCE.parse(options)
+    cases = {
+        "lookup, pushdown": lambda: query(True, condition),
+        "lookup, full scan (no pushdown)": lambda: query(False, condition),
+        "whole backup (no filter)": lambda: query(False, None),
+        "kafka-s3 read (no Spark)": lambda: read_records(config, 0, first, 10),
+    }
+    times: dict[str, list[float]] = {case: [] for case in cases}
+    rows: dict[str, int] = {}
+    for run in cases.values():  # a warm-up each: Python workers and imports, the first listing
+        run()
+    for _ in range(args.repeat):
+        for case, run in cases.items():
+            seconds, out = timed(run)
+            times[case].append(seconds)
+            rows[case] = len(out)  # type: ignore[arg-type]
+            print(f"  {case}: {seconds:.2f} s, {rows[case]} rows", flush=True)
+    spark.stop()
+    return {"condition": condition, "times_s": times, "rows": rows}
+
+
+def render(results: dict) -> str:
+    times = results["times_s"]
+    full = statistics.median(times["lookup, full scan (no pushdown)"])
+    lines = [
+        f"# Point lookups {results['stamp']}",
+        "",
+        f"{results['records']:,} records × {results['value_size']} B, {results['partitions']} partitions, "
+        f"{results['format']}, {results['flush_size']:,} records per object ({results['objects']} objects); "
+        f"backup {results['backup_wall_s']:.1f} s. Query: `{results['condition']}`. Spark session started once "
+        "(not timed); each case run once to warm up, then timed in turn.",
+        "",
+        "| case | rows | median s | min s | × full scan |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for case, samples in times.items():
+        median = statistics.median(samples)
+        lines.append(
+            f"| {case} | {results['rows'][case]:,} | {median:.2f} | {min(samples):.2f} | {median / full:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

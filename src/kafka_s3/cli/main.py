@@ -373,6 +373,7 @@ def _dry_run(restore: Restore, consumer_groups: str | None = None) -> int:
         restore.current_plan = plan_set
         groups = restore.translate_groups(consumer_groups, dry_run=True)
         plan_set.blockers.extend(f"group {g}: {n} active member(s) on the target" for g, n in groups.active.items())
+        plan_set.blockers.extend(f"group {g}: {why}" for g, why in groups.denied.items())
         print("consumer groups (restore --consumer-groups):")
         for line in groups.lines():
             print(f"  {line}")
@@ -452,7 +453,7 @@ def cmd_groups(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, SOURCE, args.set)
     restore = Restore(config, _engine(args, config, "kafka-s3 groups"))
-    plan_set = restore.plan()
+    plan_set = restore.plan(probe_transactions=False)  # read-only: no transactional id needed
     restore.current_plan = plan_set
     manifests = restore.plugins.manifests(restore.store)
 
@@ -479,6 +480,10 @@ def cmd_groups(args: argparse.Namespace) -> int:
     if translated.translations:
         lines.append(f"translations into the target cluster (restore {config['name']}):")
         lines.extend(f"  {t.line()}" for t in translated.translations)
+    doc["denied"] = translated.denied
+    lines.extend(
+        f"group {g}: restore --consumer-groups would be refused: {why}" for g, why in translated.denied.items()
+    )
     print(json.dumps(doc, indent=2) if args.json else "\n".join(lines))
     return 0
 

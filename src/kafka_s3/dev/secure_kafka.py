@@ -302,7 +302,7 @@ class SecureKafka:
 
     def allow(self, user: str, resource: str, name: str, operations: Iterable[str], prefixed: bool = False) -> None:
         """ALLOW ``operations`` (``READ``, ``WRITE``, ``DESCRIBE``, ``IDEMPOTENT_WRITE``...) on a resource (``TOPIC``,
-        ``GROUP``, ``TRANSACTIONAL_ID``, ``CLUSTER``) to ``User:<user>`` from any host."""
+        ``GROUP``, ``TRANSACTIONAL_ID``, ``CLUSTER`` named ``kafka-cluster``) to ``User:<user>`` from any host."""
         from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported without __all__
             AclBinding,
             AclOperation,
@@ -312,9 +312,10 @@ class SecureKafka:
         )
 
         pattern = ResourcePatternType.PREFIXED if prefixed else ResourcePatternType.LITERAL
+        kind = ResourceType.BROKER if resource == "CLUSTER" else ResourceType[resource]  # the client's name for it
         bindings = [
             AclBinding(
-                ResourceType[resource],
+                kind,
                 name,
                 pattern,
                 f"User:{user}",

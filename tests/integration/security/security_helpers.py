@@ -37,3 +37,55 @@ def values_of(bootstrap: str, topic: str) -> dict[int, list[dict]]:
         rows = to_dicts(list(read_range({"bootstrap.servers": bootstrap}, topic, p, 0, ends[(topic, p)])))
         out[p] = [json.loads(r["value"]) for r in rows]
     return out
+
+
+# ------------------------------------------------------------------------------------------------ secured Kafka
+ROUTER = {
+    "transforms": "Copy",
+    "transforms.Copy.type": "org.apache.kafka.connect.transforms.RegexRouter",
+    "transforms.Copy.regex": "(.*)",
+    "transforms.Copy.replacement": "$1-copy",
+}
+OFFSET_MAP_TOPIC = "kafka-s3-offset-map"
+
+
+def props(properties: dict) -> dict:
+    """Dotted property names as the config fixtures take them (``a.b`` → ``a__b``)."""
+    return {k.replace(".", "__"): v for k, v in properties.items()}
+
+
+def kafka_records(partitions: int, per_partition: int) -> list[dict]:
+    """Keyed JSON records ``{"p": ..., "i": ...}`` for ``secure_produce``."""
+    return [
+        {"value": json.dumps({"p": p, "i": i}).encode(), "key": f"k{p}-{i}".encode(), "partition": p}
+        for p in range(partitions)
+        for i in range(per_partition)
+    ]
+
+
+def grant_backup(secure_kafka, who, topic: str, group: str, topic_ops=("READ", "DESCRIBE"), group_ops=("READ",)):
+    """A backup principal's ACLs: ``topic_ops`` on the topic, ``group_ops`` on its group."""
+    secure_kafka.allow(who.user, "TOPIC", topic, topic_ops)
+    if group_ops:
+        secure_kafka.allow(who.user, "GROUP", group, group_ops)
+
+
+def ensure_offset_map_topic(secure_kafka) -> None:
+    """The restores' offset maps (restore.offset.map.topic), made once by an administrator."""
+    admin = Admin(secure_kafka.admin_settings)
+    if OFFSET_MAP_TOPIC not in admin.topics():
+        admin.create_topic(OFFSET_MAP_TOPIC, 1, config={"retention.ms": "-1"})
+
+
+def grant_restore(secure_kafka, who, target: str, name: str, transactional=True, target_ops=("WRITE", "READ")):
+    """A restore principal's ACLs: ``target_ops`` on the target (READ: the restore's progress is committed as its
+    group's offsets of the target partitions), READ on its progress groups, WRITE/DESCRIBE on its transactional ids
+    (``transactional``) and on the offset-map topic."""
+    secure_kafka.allow(who.user, "TOPIC", target, target_ops)
+    secure_kafka.allow(who.user, "GROUP", f"kafka-s3-restore-{name}", ["READ"], prefixed=True)
+    if transactional:
+        secure_kafka.allow(
+            who.user, "TRANSACTIONAL_ID", f"kafka-s3-restore-{name}", ["WRITE", "DESCRIBE"], prefixed=True
+        )
+    ensure_offset_map_topic(secure_kafka)
+    secure_kafka.allow(who.user, "TOPIC", OFFSET_MAP_TOPIC, ["WRITE", "DESCRIBE"])

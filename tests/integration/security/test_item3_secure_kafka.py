@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from security_helpers import ROUTER, grant_backup, grant_restore, kafka_records, props
 
 from kafka_s3.core.errors import KafkaError
 from kafka_s3.core.records import to_dicts
@@ -20,49 +21,6 @@ from kafka_s3.pipelines.restore.driver import Restore
 from kafka_s3.pipelines.status import backup_status
 
 pytestmark = [pytest.mark.integration, pytest.mark.secure_kafka]
-
-ROUTER = {
-    "transforms": "Copy",
-    "transforms.Copy.type": "org.apache.kafka.connect.transforms.RegexRouter",
-    "transforms.Copy.regex": "(.*)",
-    "transforms.Copy.replacement": "$1-copy",
-}
-
-
-def _props(properties: dict) -> dict:
-    return {k.replace(".", "__"): v for k, v in properties.items()}
-
-
-def _records(partitions: int, per_partition: int) -> list[dict]:
-    return [
-        {"value": json.dumps({"p": p, "i": i}).encode(), "key": f"k{p}-{i}".encode(), "partition": p}
-        for p in range(partitions)
-        for i in range(per_partition)
-    ]
-
-
-OFFSET_MAP_TOPIC = "kafka-s3-offset-map"
-
-
-def _grant_backup(secure_kafka, who, topic: str, group: str, topic_ops=("READ", "DESCRIBE"), group_ops=("READ",)):
-    secure_kafka.allow(who.user, "TOPIC", topic, topic_ops)
-    if group_ops:
-        secure_kafka.allow(who.user, "GROUP", group, group_ops)
-
-
-def _grant_restore(secure_kafka, who, target: str, name: str, transactional=True, target_ops=("WRITE", "READ")):
-    # READ on the target too: the restore's progress is committed as its group's offsets of the target partitions
-    secure_kafka.allow(who.user, "TOPIC", target, target_ops)
-    secure_kafka.allow(who.user, "GROUP", f"kafka-s3-restore-{name}", ["READ"], prefixed=True)
-    if transactional:
-        secure_kafka.allow(
-            who.user, "TRANSACTIONAL_ID", f"kafka-s3-restore-{name}", ["WRITE", "DESCRIBE"], prefixed=True
-        )
-    # the restores' offset maps (restore.offset.map.topic), made once by an administrator
-    admin = Admin(secure_kafka.admin_settings)
-    if OFFSET_MAP_TOPIC not in admin.topics():
-        admin.create_topic(OFFSET_MAP_TOPIC, 1, config={"retention.ms": "-1"})
-    secure_kafka.allow(who.user, "TOPIC", OFFSET_MAP_TOPIC, ["WRITE", "DESCRIBE"])
 
 
 def _read_all(settings: dict, topic: str, partitions: int) -> list[dict]:
@@ -78,13 +36,13 @@ def test_item3_backup_status_and_restore_over_sasl_ssl_with_least_privilege(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(2)
-    sent = _records(2, 5)
+    sent = kafka_records(2, 5)
     secure_produce(topic, sent)
 
     # backup: a principal allowed only READ/DESCRIBE on the topic and READ on its group, settings at top level
     backuper = principal("backup")
     _, sink = secure_config(fresh_bucket, topic, backuper)
-    _grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
+    grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
     summary = Backup(sink, engine=engine).run_once()
     assert summary.records == 10
 
@@ -107,9 +65,9 @@ def test_item3_backup_status_and_restore_over_sasl_ssl_with_least_privilege(
         source=True,
         prefixes=("admin.", "producer.", "consumer."),
         ca_location=True,
-        **_props(ROUTER),
+        **props(ROUTER),
     )
-    _grant_restore(secure_kafka, restorer, target, source["name"])
+    grant_restore(secure_kafka, restorer, target, source["name"])
     restored = Restore(source, engine).run()
     assert restored.records == 10
     # a committed transaction's markers reach the partitions just after commit_transaction returns: until then the
@@ -127,7 +85,7 @@ def test_item3_dataframe_reader_over_sasl_ssl_with_java_style_options(
     spark, secure_kafka, principal, secure_topic, secure_produce
 ):
     topic = secure_topic(2)
-    secure_produce(topic, _records(2, 4))
+    secure_produce(topic, kafka_records(2, 4))
     reader = principal("reader")
     secure_kafka.allow(reader.user, "TOPIC", topic, ["READ"])
     options = {f"kafka.{k}": v for k, v in secure_kafka.client_config(reader.user, reader.password).items()}
@@ -204,11 +162,11 @@ def test_item3_backup_without_group_acl_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
-    secure_produce(topic, _records(1, 3))
+    secure_produce(topic, kafka_records(1, 3))
     who = principal("backup")
     _, sink = secure_config(fresh_bucket, topic, who)
     group = f"connect-{sink['name']}"
-    _grant_backup(secure_kafka, who, topic, group, group_ops=())
+    grant_backup(secure_kafka, who, topic, group, group_ops=())
     error, _ = _fails_fast(lambda: Backup(sink, engine=engine).run_once())
     text = str(error)
     assert isinstance(error, KafkaError), text
@@ -219,10 +177,10 @@ def test_item3_backup_without_topic_read_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
-    secure_produce(topic, _records(1, 3))
+    secure_produce(topic, kafka_records(1, 3))
     who = principal("backup")
     _, sink = secure_config(fresh_bucket, topic, who)
-    _grant_backup(secure_kafka, who, topic, f"connect-{sink['name']}", topic_ops=("DESCRIBE",))
+    grant_backup(secure_kafka, who, topic, f"connect-{sink['name']}", topic_ops=("DESCRIBE",))
     error, _ = _fails_fast(lambda: Backup(sink, engine=engine).run_once())
     text = str(error)
     assert f"User:{who.user} lacks READ on topic '{topic}'" in text, text
@@ -232,17 +190,17 @@ def test_item3_restore_without_transactional_id_acl_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
-    secure_produce(topic, _records(1, 3))
+    secure_produce(topic, kafka_records(1, 3))
     backuper = principal("backup")
     _, sink = secure_config(fresh_bucket, topic, backuper)
-    _grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
+    grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
     Backup(sink, engine=engine).run_once()
 
     target = f"{topic}-copy"
     Admin(secure_kafka.admin_settings).create_topic(target, 1)
     who = principal("restore")
-    _, source = secure_config(fresh_bucket, topic, who, source=True, **_props(ROUTER))
-    _grant_restore(secure_kafka, who, target, source["name"], transactional=False)
+    _, source = secure_config(fresh_bucket, topic, who, source=True, **props(ROUTER))
+    grant_restore(secure_kafka, who, target, source["name"], transactional=False)
     error, _ = _fails_fast(lambda: Restore(source, engine).run())
     text = str(error)
     assert f"User:{who.user} lacks WRITE on transactional-id 'kafka-s3-restore-{source['name']}" in text, text
@@ -252,17 +210,17 @@ def test_item3_restore_without_target_read_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
-    secure_produce(topic, _records(1, 3))
+    secure_produce(topic, kafka_records(1, 3))
     backuper = principal("backup")
     _, sink = secure_config(fresh_bucket, topic, backuper)
-    _grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
+    grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
     Backup(sink, engine=engine).run_once()
 
     target = f"{topic}-copy"
     Admin(secure_kafka.admin_settings).create_topic(target, 1)
     who = principal("restore")
-    _, source = secure_config(fresh_bucket, topic, who, source=True, **_props(ROUTER))
-    _grant_restore(secure_kafka, who, target, source["name"], target_ops=("WRITE",))
+    _, source = secure_config(fresh_bucket, topic, who, source=True, **props(ROUTER))
+    grant_restore(secure_kafka, who, target, source["name"], target_ops=("WRITE",))
     error, _ = _fails_fast(lambda: Restore(source, engine).run())
     text = str(error)
     assert f"User:{who.user} lacks READ on topic '{target}'" in text, text
@@ -272,17 +230,17 @@ def test_item3_restore_without_target_write_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
-    secure_produce(topic, _records(1, 3))
+    secure_produce(topic, kafka_records(1, 3))
     backuper = principal("backup")
     _, sink = secure_config(fresh_bucket, topic, backuper)
-    _grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
+    grant_backup(secure_kafka, backuper, topic, f"connect-{sink['name']}")
     Backup(sink, engine=engine).run_once()
 
     target = f"{topic}-copy"
     Admin(secure_kafka.admin_settings).create_topic(target, 1)
     who = principal("restore")
-    _, source = secure_config(fresh_bucket, topic, who, source=True, **_props(ROUTER))
-    _grant_restore(secure_kafka, who, target, source["name"], target_ops=("READ",))
+    _, source = secure_config(fresh_bucket, topic, who, source=True, **props(ROUTER))
+    grant_restore(secure_kafka, who, target, source["name"], target_ops=("READ",))
     error, _ = _fails_fast(lambda: Restore(source, engine).run())
     text = str(error)
     assert f"User:{who.user} lacks WRITE on topic '{target}'" in text, text

@@ -11,17 +11,41 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_s3.core.errors import KafkaAuthorizationError, KafkaError
 from kafka_s3.io.kafka import retry
-from kafka_s3.io.kafka.denied import AUTHENTICATION, SSL, TOPIC_AUTHORIZATION_FAILED, connection_failure, denial, lacks
+from kafka_s3.io.kafka.denied import (
+    AUTHENTICATION,
+    GROUP_AUTHORIZATION_FAILED,
+    SSL,
+    TOPIC_AUTHORIZATION_FAILED,
+    connection_failure,
+    denial,
+    lacks,
+)
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer, TopicPartition
     from confluent_kafka.admin._listoffsets import OffsetSpec
 
 TP = tuple[str, int]
+
+
+class GroupState(NamedTuple):
+    """A consumer group as its coordinator describes it."""
+
+    members: int  # active now
+    operations: frozenset[str] | None  # what this principal may do with it (None: the cluster does not say)
+    denied: str = ""  # the ACL lacking to describe it ("": described)
+
+
+class GroupOffsets(NamedTuple):
+    """Consumer groups' committed offsets, and the groups whose offsets were refused (group -> the ACL lacking)."""
+
+    offsets: dict[str, dict[TP, int]]
+    refused: dict[str, str]
+
 
 DEFAULT_TIMEOUT = 30.0
 # A request that may wait long is sent in slices this long, so that a refused login, an unverifiable certificate or a
@@ -421,12 +445,13 @@ class Admin:
             raise _error("list consumer groups", exc) from None
         return sorted(g.group_id for g in result.valid)
 
-    def groups_on_topics(self, groups: Iterable[str], topics: Iterable[str]) -> dict[str, dict[TP, int]]:
-        """Committed offsets of each of ``groups`` on partitions of ``topics`` (groups without any are absent)."""
+    def groups_on_topics(self, groups: Iterable[str], topics: Iterable[str]) -> GroupOffsets:
+        """Committed offsets of each of ``groups`` on partitions of ``topics`` (groups without any are absent); groups
+        whose offsets the cluster refused to show (no DESCRIBE on them) are named in ``refused`` with the ACL."""
         from confluent_kafka import ConsumerGroupTopicPartitions
 
         wanted = set(topics)
-        out: dict[str, dict[TP, int]] = {}
+        out = GroupOffsets({}, {})
         for group in groups:
             try:
                 futures = self.client.list_consumer_group_offsets(
@@ -434,26 +459,77 @@ class Admin:
                 )
                 listed = futures[group].result(self.timeout).topic_partitions or []
             except Exception as exc:
+                if _code(exc) == GROUP_AUTHORIZATION_FAILED:
+                    out.refused[group] = lacks(self.settings, "DESCRIBE", "group", group)
+                    continue
                 raise _error(f"list committed offsets of group {group!r}", exc) from None
             offsets = {(tp.topic, tp.partition): tp.offset for tp in listed if tp.topic in wanted and tp.offset >= 0}
             if offsets:
-                out[group] = offsets
+                out.offsets[group] = offsets
         return out
 
-    def active_members(self, groups: Iterable[str]) -> dict[str, int]:
-        """How many members each of ``groups`` has right now (0 for an empty or unknown group)."""
+    def cluster_operations(self) -> frozenset[str] | None:
+        """The operations this client's principal may do on the cluster (``DESCRIBE``, ``CREATE``...; Kafka's
+        authorized operations), ``None`` when the cluster does not say (Apache Kafka says nothing to a principal
+        without DESCRIBE on the cluster; a server without ACLs, nothing to anyone)."""
+        self._contact()
+        try:
+            cluster = self.client.describe_cluster(
+                include_authorized_operations=True, request_timeout=self.timeout
+            ).result(self.timeout)
+        except Exception as exc:  # a Kafka-protocol server without DescribeCluster: it has no ACLs to report either
+            logging.getLogger(__name__).debug("cluster authorized operations unavailable: %s", exc)
+            return None
+        operations = cluster.authorized_operations
+        return None if operations is None else frozenset(op.name for op in operations)
+
+    def describe_groups(self, groups: Iterable[str]) -> dict[str, GroupState]:
+        """Each of ``groups`` as its coordinator describes it: members now and what this principal may do with it; a
+        group this principal may not DESCRIBE says so in ``denied`` (the ACL lacking)."""
         groups = sorted(set(groups))
         if not groups:
             return {}
         self._contact()
-        out = {}
+        out: dict[str, GroupState] = {}
         try:
-            futures = self.client.describe_consumer_groups(groups, request_timeout=self.timeout)
+            futures = self.client.describe_consumer_groups(
+                groups, include_authorized_operations=True, request_timeout=self.timeout
+            )
             for group, future in futures.items():
-                out[group] = len(future.result(self.timeout).members or [])
+                try:
+                    described = future.result(self.timeout)
+                except Exception as exc:
+                    if _code(exc) == GROUP_AUTHORIZATION_FAILED:
+                        out[group] = GroupState(0, None, lacks(self.settings, "DESCRIBE", "group", group))
+                        continue
+                    raise
+                operations = described.authorized_operations
+                out[group] = GroupState(
+                    len(described.members or []),
+                    None if operations is None else frozenset(op.name for op in operations),
+                )
         except Exception as exc:
             raise _error(f"describe consumer groups {', '.join(groups)}", exc) from None
         return out
+
+    def require_describe(self, topic: str, why: str) -> None:
+        """A :class:`KafkaAuthorizationError` naming the ACL when this principal may not DESCRIBE ``topic`` (a topic
+        it cannot describe is missing from every listing, as if it did not exist); nothing when it may, or when the
+        topic does not exist."""
+        from confluent_kafka import TopicCollection
+
+        self._contact()
+        try:
+            self.client.describe_topics(TopicCollection([topic]), request_timeout=self.timeout)[topic].result(
+                self.timeout
+            )
+        except Exception as exc:
+            if _code(exc) == TOPIC_AUTHORIZATION_FAILED:
+                raise KafkaAuthorizationError(
+                    f"Kafka metadata of topic {topic!r} was refused: "
+                    f"{lacks(self.settings, 'DESCRIBE', 'topic', topic)} ({why})"
+                ) from None
+            logging.getLogger(__name__).debug("topic %s not described: %s", topic, exc)
 
     def delete_group(self, group: str) -> None:
         def attempt(remaining: float) -> None:

@@ -33,6 +33,7 @@ from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
 from kafka_s3.core.schemas import SavedSchemas
 from kafka_s3.core.topic_config import TopicConfig
 from kafka_s3.io.kafka.admin import TP, Admin
+from kafka_s3.io.kafka.denied import lacks
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.io.stores.conformance import check_conditional_put
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
@@ -147,6 +148,8 @@ class Backup:
         self._noted_counts: dict[str, int] = {}
         self._left_out: set[str] = set()  # topics.regex matches left out (logged once)
         self._last_snapshots: dict[str, GroupSnapshot | None] = {}  # topic -> the newest group snapshot stored
+        self._groups_listing_checked = False  # whether listing groups shows them all was checked (once)
+        self._groups_refused: set[str] = set()  # groups whose offsets were refused, already warned about
         self._last_configs: dict[str, TopicConfig | None] = {}  # topic -> the newest configuration record stored
         self._warned: set[str] = set()  # warnings given once per run
         self._last_schemas: dict[str, SavedSchemas | None] = {}  # topic -> the newest schema record stored
@@ -454,7 +457,23 @@ class Backup:
                 for g in self.admin.list_groups()
                 if g != self.group and pattern.fullmatch(g) and not g.startswith("kafka-s3-restore-")
             ]
-            offsets = self.admin.groups_on_topics(groups, topics)
+            if not self._groups_listing_checked:
+                self._groups_listing_checked = True
+                self._check_group_listing(groups)
+            found = self.admin.groups_on_topics(groups, topics)
+            newly = sorted(set(found.refused) - self._groups_refused)
+            if newly:
+                self._groups_refused.update(newly)
+                shown = "; ".join(found.refused[g] for g in newly[:5]) + (
+                    f"; and {len(newly) - 5} more" if len(newly) > 5 else ""
+                )
+                log.warning(
+                    "consumer-group snapshots leave out %d group(s) whose offsets the cluster refused to show: %s "
+                    "(grant DESCRIBE on them, or narrow backup.consumer.groups.regex)",
+                    len(newly),
+                    shown,
+                )
+            offsets = found.offsets
             at = int(time.time() * 1000)
             for topic in topics:
                 snapshot = GroupSnapshot(
@@ -483,6 +502,34 @@ class Backup:
                 )
         except KafkaS3Error as exc:
             log.error("consumer-group snapshot failed (retried next cycle): %s", exc)
+
+    def _check_group_listing(self, groups: list[str]) -> None:
+        """Listing consumer groups shows a principal without DESCRIBE on the cluster only the groups it may DESCRIBE:
+        said once, as a warning when that leaves nothing to record (never silently no snapshots)."""
+        operations = self.admin.cluster_operations()
+        if operations is None:
+            # Apache Kafka reports no operations for a principal without DESCRIBE on the cluster, and a server without
+            # ACLs (noida) none at all: the backup's own group (it has READ on it) tells which
+            own = self.admin.describe_groups([self.group]).get(self.group)
+            if own is None or own.operations is None:
+                return
+        elif "DESCRIBE" in operations:
+            return
+        lacking = lacks(self.admin.settings, "DESCRIBE", "cluster", "kafka-cluster")
+        if groups:
+            log.info(
+                "consumer-group snapshots: %s, so they record only the groups it may DESCRIBE (%d match "
+                "backup.consumer.groups.regex now)",
+                lacking,
+                len(groups),
+            )
+            return
+        log.warning(
+            "consumer-group snapshots record nothing: %s, so listing consumer groups shows only the groups it may "
+            "DESCRIBE, and none of those matches backup.consumer.groups.regex; grant DESCRIBE on the consumer groups "
+            "to record (a PREFIXED ACL serves many) or on the cluster, or set backup.consumer.groups.enable=false",
+            lacking,
+        )
 
     def _retry_later(self, tp: TP, state: PartitionState, error: str, report: CycleReport) -> None:
         """A partition whose task failed in a way another attempt may cure: retried with exponential backoff,

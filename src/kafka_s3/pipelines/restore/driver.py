@@ -24,7 +24,7 @@ from kafka_s3.core.topic_config import TopicConfig, creation_configs, policy_war
 from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka import retry
 from kafka_s3.io.kafka.admin import TP, Admin
-from kafka_s3.io.kafka.denied import denial
+from kafka_s3.io.kafka.denied import denial, lacks
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
@@ -186,7 +186,9 @@ class Restore:
                 "cause, or set exactly.once.support=disabled to restore at least once"
             ) from None
 
-    def plan(self, only_new_after: dict[TP, int] | None = None) -> RestorePlanSet:
+    def plan(self, only_new_after: dict[TP, int] | None = None, probe_transactions: bool = True) -> RestorePlanSet:
+        """What a restore would do. ``probe_transactions=False``: plans that will not be run (``kafka-s3 groups``)
+        do not ask the cluster for a transactional producer, so a principal without a transactional id can plan."""
         by_time = self.options.from_timestamp is not None or self.options.until_timestamp is not None
         if by_time and not self.plugins.envelope:
             raise ConfigError(
@@ -235,7 +237,7 @@ class Restore:
             if warning:
                 log.warning("%s", warning)
         targets = {tp[0]: self.route(tp[0]) for tp in partitions}
-        exactly_once = self.exactly_once() if partitions else False
+        exactly_once = self.exactly_once() if partitions and probe_transactions else False
         plans = []
         unprovable = []
         for tp, part in partitions.items():
@@ -541,6 +543,8 @@ class Restore:
         }
         map_topic = self.config["restore.offset.map.topic"]
         maps: dict[MapKey, OffsetMap] = {}
+        if map_topic and map_topic not in existing:  # not there, or invisible to a principal without DESCRIBE on it
+            self.admin.require_describe(map_topic, "restore --consumer-groups reads the restore's offset map there")
         if map_topic and map_topic in existing:
             end = self.admin.end_offsets([(map_topic, 0)], read_committed=True)[(map_topic, 0)]
             maps = read_offset_maps(self.consumer_settings, map_topic, end, self.progress_base, identities)
@@ -561,9 +565,22 @@ class Restore:
                 translated, how = translate_offset(offset_map, offset, ends[(target, partition)])
             result.translations.append(Translation(group, topic, partition, offset, target, partition, translated, how))
         groups = sorted({t.group for t in result.translations})
-        result.active = {g: n for g, n in self.admin.active_members(groups).items() if n}
+        described = self.admin.describe_groups(groups)
+        result.active = {g: state.members for g, state in described.items() if state.members}
+        # DESCRIBE on a group (are members active?) and READ (the commit): checked for every group before any commit
+        result.denied = {
+            g: state.denied or lacks(self.admin.settings, "READ", "group", g)
+            for g, state in described.items()
+            if state.denied or (state.operations is not None and "READ" not in state.operations)
+        }
         if dry_run:
             return result
+        if result.denied:
+            raise KafkaAuthorizationError(
+                "restore --consumer-groups: "
+                + "; ".join(result.denied[g] for g in sorted(result.denied))
+                + " (translation needs DESCRIBE and READ on every group it commits): no group offsets were committed"
+            )
         if result.active:
             raise PlanError(
                 "restore --consumer-groups: "

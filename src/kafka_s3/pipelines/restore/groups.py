@@ -13,8 +13,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kafka_s3.core.errors import KafkaError
+from kafka_s3.core.errors import KafkaAuthorizationError, KafkaError
 from kafka_s3.core.groups import OffsetMap, Translation
+from kafka_s3.io.kafka.denied import GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED, lacks
 
 MapKey = tuple[str, int, str, int]  # source topic, source partition, target topic, target partition
 
@@ -26,6 +27,7 @@ class GroupsPlan:
     translations: list[Translation] = field(default_factory=list)
     snapshots: dict[str, int | None] = field(default_factory=dict)  # source topic -> snapshot time used (ms)
     active: dict[str, int] = field(default_factory=dict)  # groups with members on the target: refused
+    denied: dict[str, str] = field(default_factory=dict)  # group -> the ACL its commit lacks (a dry run's finding)
     committed: bool = False
 
     def lines(self) -> list[str]:
@@ -36,6 +38,8 @@ class GroupsPlan:
         out.extend(t.line() for t in self.translations)
         for group, members in sorted(self.active.items()):
             out.append(f"group {group}: refused, {members} active member(s) on the target cluster")
+        for group, needed in sorted(self.denied.items()):
+            out.append(f"group {group}: cannot be committed: {needed}")
         return out
 
 
@@ -72,6 +76,13 @@ def read_offset_maps(
                     if error.code() == RdKafkaError._PARTITION_EOF:
                         position = max(position, msg.offset() or 0)
                         continue
+                    if error.code() == GROUP_AUTHORIZATION_FAILED:  # the reader's coordinator lookup: it commits
+                        continue  # nothing, so it needs no right on its group
+                    if error.code() == TOPIC_AUTHORIZATION_FAILED:
+                        raise KafkaAuthorizationError(
+                            f"reading the offset map {topic}[0] was refused: {lacks(settings, 'READ', 'topic', topic)} "
+                            "(restore --consumer-groups translates offsets with what the restore recorded there)"
+                        )
                     raise KafkaError(f"reading the offset map {topic}[0] failed: {error.str()}")
                 position = (msg.offset() or 0) + 1
                 if position > end:

@@ -30,6 +30,7 @@ class Services:
     region: str
     external_kafka: bool
     external_s3: bool
+    kafka_kind: str = "apache"  # "apache" or "noida": the broker the report names
 
     def environ(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -46,19 +47,47 @@ class Services:
 
     def describe(self) -> dict:
         return {
-            "kafka": self.bootstrap + (" (external)" if self.external_kafka else " (noida-db, local)"),
+            "kafka": f"{KAFKA_LABELS.get(self.kafka_kind, self.kafka_kind)} at {self.bootstrap}"
+            + (" (external)" if self.external_kafka else " (local)"),
+            "kafka_kind": self.kafka_kind,
             "s3": (self.s3_endpoint or "AWS") + (" (external)" if self.external_s3 else " (SeaweedFS, local)"),
         }
 
 
-def services_up() -> Services:
-    """The project's local services (``kafka_s3.dev.services.ensure_up``), or external ones named by env vars."""
+KAFKA_LABELS = {"apache": "Apache Kafka", "noida": "noida-db"}
+NOIDA_PORT = 21192  # the bench's own noida-db, beside the shared services' broker
+
+
+def kafka_kind_default(services_dir: Path | None = None) -> str:
+    """The broker to measure when ``--kafka`` is not given: ``KAFKA_S3_DEV_KAFKA``, else the one the services run
+    (``.services/env``), else Apache Kafka (the issue measures on it; noida is reported beside it)."""
+    if os.environ.get("KAFKA_S3_DEV_KAFKA"):
+        return os.environ["KAFKA_S3_DEV_KAFKA"]
+    env_file = (services_dir or Path(os.environ.get("KAFKA_S3_SERVICES_DIR", ROOT / ".services"))) / "env"
+    with contextlib.suppress(OSError):
+        for line in env_file.read_text().splitlines():
+            if line.startswith("export KAFKA_S3_DEV_KAFKA="):
+                return line.split("=", 1)[1].strip()
+    return "apache"
+
+
+def services_up(kafka_kind: str, work: Path) -> Services:
+    """The project's local services (``kafka_s3.dev.services.ensure_up``) with Apache Kafka, or external ones named by
+    env vars. ``kafka_kind="noida"`` starts a noida-db of the bench's own beside them (``work/noida``, port
+    ``NOIDA_PORT``; stopped by ``stop_own_noida``), so a run on noida never stops the shared Apache Kafka."""
     from kafka_s3.dev.services import ensure_up
 
     os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
     external_kafka = bool(os.environ.get("KAFKA_BOOTSTRAP_SERVERS"))
     external_s3 = bool(os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("KAFKA_S3_EXTERNAL_S3"))
-    settings = ensure_up(quiet=True)
+    if kafka_kind not in KAFKA_LABELS:
+        raise SystemExit(f"--kafka {kafka_kind}: must be one of {', '.join(KAFKA_LABELS)}")
+    env = dict(os.environ)
+    if not external_kafka:
+        env["KAFKA_S3_DEV_KAFKA"] = "apache"  # never let ensure_up swap the shared broker for noida
+        if kafka_kind == "noida":
+            env["KAFKA_BOOTSTRAP_SERVERS"] = start_own_noida(work)
+    settings = ensure_up(env, quiet=True)
     return Services(
         settings.kafka_bootstrap,
         settings.s3_endpoint,
@@ -67,7 +96,35 @@ def services_up() -> Services:
         settings.region,
         external_kafka,
         external_s3,
+        kafka_kind,
     )
+
+
+def start_own_noida(work: Path, port: int = NOIDA_PORT) -> str:
+    from kafka_s3.dev.services import kafka_healthy
+
+    noida = ROOT / ".venv" / "bin" / "noida-db"
+    data = work / "noida"
+    data.mkdir(parents=True, exist_ok=True)
+    command = [str(noida), "up", "--data-dir", str(data), "--host", "127.0.0.1", "--only", "kafka"]
+    result = subprocess.run([*command, "--kafka-port", str(port)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"noida-db did not start on port {port}:\n{result.stdout}\n{result.stderr}")
+    bootstrap = f"127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            if kafka_healthy(bootstrap):
+                return bootstrap
+        time.sleep(0.5)
+    raise SystemExit(f"noida-db on port {port} did not become healthy; see {data}/noida.log")
+
+
+def stop_own_noida(work: Path) -> None:
+    data = work / "noida"
+    if data.exists():
+        noida = ROOT / ".venv" / "bin" / "noida-db"
+        subprocess.run([str(noida), "down", "--data-dir", str(data)], capture_output=True, text=True)
 
 
 # ---------------------------------------------------------------------------------------------------- Kafka

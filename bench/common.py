@@ -59,8 +59,8 @@ NOIDA_PORT = 21192  # the bench's own noida-db, beside the shared services' brok
 
 
 def kafka_kind_default(services_dir: Path | None = None) -> str:
-    """The broker to measure when ``--kafka`` is not given: ``KAFKA_S3_DEV_KAFKA``, else the one the services run
-    (``.services/env``), else Apache Kafka (the issue measures on it; noida is reported beside it)."""
+    """The broker the services run (and the bench measures when ``--kafka`` is not given): ``KAFKA_S3_DEV_KAFKA``,
+    else the one in ``.services/env``, else Apache Kafka (the issue measures on it; noida is reported beside it)."""
     if os.environ.get("KAFKA_S3_DEV_KAFKA"):
         return os.environ["KAFKA_S3_DEV_KAFKA"]
     env_file = (services_dir or Path(os.environ.get("KAFKA_S3_SERVICES_DIR", ROOT / ".services"))) / "env"
@@ -72,9 +72,10 @@ def kafka_kind_default(services_dir: Path | None = None) -> str:
 
 
 def services_up(kafka_kind: str, work: Path) -> Services:
-    """The project's local services (``kafka_s3.dev.services.ensure_up``) with Apache Kafka, or external ones named by
-    env vars. ``kafka_kind="noida"`` starts a noida-db of the bench's own beside them (``work/noida``, port
-    ``NOIDA_PORT``; stopped by ``stop_own_noida``), so a run on noida never stops the shared Apache Kafka."""
+    """The project's local services (``kafka_s3.dev.services.ensure_up``, with the broker they already run), or
+    external ones named by env vars. ``kafka_kind="noida"`` beside services on Apache Kafka starts a noida-db of the
+    bench's own (``work/noida``, port ``NOIDA_PORT``; stopped by ``stop_own_noida``): a bench run never swaps the
+    shared broker."""
     from kafka_s3.dev.services import ensure_up
 
     os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
@@ -83,13 +84,20 @@ def services_up(kafka_kind: str, work: Path) -> Services:
     if kafka_kind not in KAFKA_LABELS:
         raise SystemExit(f"--kafka {kafka_kind}: must be one of {', '.join(KAFKA_LABELS)}")
     env = dict(os.environ)
+    running = kafka_kind_default()
     if not external_kafka:
-        env["KAFKA_S3_DEV_KAFKA"] = "apache"  # never let ensure_up swap the shared broker for noida
-        if kafka_kind == "noida":
-            env["KAFKA_BOOTSTRAP_SERVERS"] = start_own_noida(work)
+        if kafka_kind == "apache" and running != "apache":
+            raise SystemExit(
+                f"--kafka apache: the services run {running} (KAFKA_S3_DEV_KAFKA / .services/env); start them on "
+                "Apache Kafka first: KAFKA_S3_DEV_KAFKA=apache make services-up"
+            )
+        env["KAFKA_S3_DEV_KAFKA"] = running  # ensure_up keeps (or starts) the broker the services run
     settings = ensure_up(env, quiet=True)
+    bootstrap = settings.kafka_bootstrap
+    if kafka_kind == "noida" and running != "noida" and not external_kafka:
+        bootstrap = start_own_noida(work)
     return Services(
-        settings.kafka_bootstrap,
+        bootstrap,
         settings.s3_endpoint,
         settings.access_key,
         settings.secret_key,

@@ -193,6 +193,7 @@ class Bench:
         self.tiny: dict[tuple, Dataset] = {}  # (value size, partitions) -> the 4-record topic of that shape
         self.baselines: dict[tuple, tuple[dict, dict]] = {}  # (value size, partitions, format, master) -> runs
         self.baseline_runs: list[dict] = []  # every baseline, for the report (the small-runs target)
+        self.curve_points = 0
 
     def fits(self, kind: str, what: str, then: str = "", ds: Dataset | None = None) -> bool:
         """Whether a step of this kind is expected to finish within the time budget, plus a reserve for the closing
@@ -436,8 +437,12 @@ class Bench:
 
     def curve_point(self, records: int, partitions: int, formats: list[str]) -> dict | None:
         args, say = self.args, self.clock.say
+        self.curve_points += 1  # in the names: the two curves may share a shape (records, partitions)
         ds = Dataset(
-            self.name(f"{args.value_size}b", f"r{records}", f"p{partitions}"), records, args.value_size, partitions
+            self.name(f"{args.value_size}b", f"r{records}", f"p{partitions}", f"c{self.curve_points}"),
+            records,
+            args.value_size,
+            partitions,
         )
         if not self.fits("setup", f"curve point {ds.label}, {partitions} partitions", then="backup"):
             return None
@@ -617,8 +622,10 @@ def _attach(run: dict, base: dict | None) -> None:
 
 
 def _slug(ds: Dataset, master: str | None) -> str:
-    """A short unique name for a dataset (and master) in file, bucket and topic names."""
-    return f"{ds.value_size}b-r{ds.records}-p{ds.partitions}" + ("-sa" if master else "")
+    """A short name, unique per dataset (and master), for file, bucket and topic names: the dataset topic's own suffix
+    (``1024b``, ``1024b-r4-p4``, ``1024b-r50000-p16``...), as two datasets of the same shape may exist (the main
+    variant and a curve point; the two curves' shared point): their logs must not append to one file."""
+    return ds.topic.split("-", 4)[4] + ("-sa" if master else "")
 
 
 def _where(ds: Dataset, master: str | None) -> str:

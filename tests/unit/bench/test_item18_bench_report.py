@@ -145,3 +145,17 @@ def test_item18_report_renders_targets_curve_and_standalone_sections():
     assert "| backup ByteArray | 1,000 (11.0) | 1,000 (20.0) | 1.00× |" in text
     assert "| backup ByteArray | 500 | 667 | 0.75× | 14.0 (12.0) | 11.5 (10.0) |" in text
     assert "Broker: Apache Kafka at 127.0.0.1:1 (local)" in text
+
+
+def test_item18_run_names_differ_for_two_datasets_of_one_shape():
+    """The main variant and a curve point (or the two curves' shared point) can have the same records, value size
+    and partitions: their logs and buckets must not be shared (a shared log made a run count 2× its records)."""
+    import run
+    from dataset import Dataset
+
+    main = Dataset("kafka-s3-bench-abc123-1024b", 2000, 1024, 4)
+    point = Dataset("kafka-s3-bench-abc123-1024b-r2000-p4-c1", 2000, 1024, 4)
+    other = Dataset("kafka-s3-bench-abc123-1024b-r2000-p4-c2", 2000, 1024, 4)
+    names = {run._slug(ds, master) for ds in (main, point, other) for master in (None, "spark://h:1")}
+    assert len(names) == 6
+    assert run._slug(main, None) == "1024b"

@@ -55,60 +55,97 @@ class Services:
 
 
 KAFKA_LABELS = {"apache": "Apache Kafka", "noida": "noida-db"}
-NOIDA_PORT = 21192  # the bench's own noida-db, beside the shared services' broker
+OWN_PORTS = {"apache": 21292, "noida": 21192}  # the bench's own broker (``--own-kafka``), beside the shared services
 
 
-def kafka_kind_default(services_dir: Path | None = None) -> str:
-    """The broker the services run (and the bench measures when ``--kafka`` is not given): ``KAFKA_S3_DEV_KAFKA``,
-    else the one in ``.services/env``, else Apache Kafka (the issue measures on it; noida is reported beside it)."""
-    if os.environ.get("KAFKA_S3_DEV_KAFKA"):
-        return os.environ["KAFKA_S3_DEV_KAFKA"]
-    env_file = (services_dir or Path(os.environ.get("KAFKA_S3_SERVICES_DIR", ROOT / ".services"))) / "env"
-    with contextlib.suppress(OSError):
-        for line in env_file.read_text().splitlines():
-            if line.startswith("export KAFKA_S3_DEV_KAFKA="):
-                return line.split("=", 1)[1].strip()
-    return "apache"
-
-
-def services_up(kafka_kind: str, work: Path) -> Services:
-    """The project's local services (``kafka_s3.dev.services.ensure_up``, with the broker they already run), or
-    external ones named by env vars. ``kafka_kind="noida"`` beside services on Apache Kafka starts a noida-db of the
-    bench's own (``work/noida``, port ``NOIDA_PORT``; stopped by ``stop_own_noida``): a bench run never swaps the
-    shared broker."""
-    from kafka_s3.dev.services import ensure_up
+def running_kafka_kind() -> str | None:
+    """The broker the shared services run now (read-only: pid files and ports), None when none runs."""
+    from kafka_s3.dev import services as dev
 
     os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
-    external_kafka = bool(os.environ.get("KAFKA_BOOTSTRAP_SERVERS"))
-    external_s3 = bool(os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("KAFKA_S3_EXTERNAL_S3"))
+    if dev._alive(dev.apache_pid()):
+        return "apache"
+    if dev._alive(dev.kafka_pid()):
+        return "noida"
+    return None
+
+
+def kafka_kind_default() -> str:
+    """``--kafka`` when not given: ``KAFKA_S3_DEV_KAFKA``, else the broker the services run, else Apache Kafka (the
+    issue measures on it; noida is reported beside it)."""
+    return os.environ.get("KAFKA_S3_DEV_KAFKA") or running_kafka_kind() or "apache"
+
+
+def services_up(kafka_kind: str, work: Path, own_kafka: bool = False) -> Services:
+    """Kafka and S3 for a run, never stopping or swapping what the shared services run (other sessions use them):
+
+    - external Kafka / S3 named by env vars are used as they are;
+    - ``own_kafka``, or a shared broker of another kind than ``kafka_kind``: a broker of the bench's own (Apache Kafka
+      on port 21292 or noida-db on 21192, state in ``work``, stopped by ``stop_own_kafka``);
+    - else the shared broker, started (``kafka_s3.dev.services``) only when no broker runs at all;
+    - S3: the shared SeaweedFS, started only when it does not run."""
+    from kafka_s3.dev import services as dev
+
+    os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
     if kafka_kind not in KAFKA_LABELS:
         raise SystemExit(f"--kafka {kafka_kind}: must be one of {', '.join(KAFKA_LABELS)}")
-    env = dict(os.environ)
-    running = kafka_kind_default()
-    if not external_kafka:
-        if kafka_kind == "apache" and running != "apache":
-            raise SystemExit(
-                f"--kafka apache: the services run {running} (KAFKA_S3_DEV_KAFKA / .services/env); start them on "
-                "Apache Kafka first: KAFKA_S3_DEV_KAFKA=apache make services-up"
-            )
-        env["KAFKA_S3_DEV_KAFKA"] = running  # ensure_up keeps (or starts) the broker the services run
-    settings = ensure_up(env, quiet=True)
-    bootstrap = settings.kafka_bootstrap
-    if kafka_kind == "noida" and running != "noida" and not external_kafka:
-        bootstrap = start_own_noida(work)
-    return Services(
-        bootstrap,
-        settings.s3_endpoint,
-        settings.access_key,
-        settings.secret_key,
-        settings.region,
-        external_kafka,
-        external_s3,
-        kafka_kind,
-    )
+    external_kafka = bool(os.environ.get("KAFKA_BOOTSTRAP_SERVERS"))
+    external_s3 = bool(os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("KAFKA_S3_EXTERNAL_S3"))
+    if external_kafka:
+        bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
+    else:
+        running = running_kafka_kind()
+        port = int(os.environ.get("KAFKA_S3_DEV_KAFKA_PORT", dev.DEFAULT_KAFKA_PORT))
+        if own_kafka or (running and running != kafka_kind):
+            bootstrap = start_own_kafka(kafka_kind, work)
+        elif running:
+            bootstrap = f"127.0.0.1:{port}"
+        elif kafka_kind == "apache":
+            bootstrap = dev.start_apache_kafka(port, home=dev.kafka_home())
+        else:
+            bootstrap = dev.start_kafka(port)
+    s3 = s3_settings()
+    return Services(bootstrap, *s3, external_kafka, external_s3, kafka_kind)
 
 
-def start_own_noida(work: Path, port: int = NOIDA_PORT) -> str:
+def s3_settings() -> tuple[str | None, str | None, str | None, str]:
+    """(endpoint, access key, secret key, region): the external S3 named by env vars, else the shared SeaweedFS
+    (started only when it does not run)."""
+    from kafka_s3.dev import services as dev
+
+    os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
+    if os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("KAFKA_S3_EXTERNAL_S3"):
+        return (
+            os.environ.get("AWS_ENDPOINT_URL_S3"),
+            os.environ.get("AWS_ACCESS_KEY_ID"),
+            os.environ.get("AWS_SECRET_ACCESS_KEY"),
+            os.environ.get("AWS_REGION", dev.REGION),
+        )
+    endpoint = dev.start_s3(int(os.environ.get("KAFKA_S3_DEV_S3_PORT", dev.DEFAULT_S3_PORT)))  # idempotent
+    return endpoint, dev.ACCESS_KEY, dev.SECRET_KEY, dev.REGION
+
+
+def start_own_kafka(kind: str, work: Path) -> str:
+    """A broker of the bench's own on ``OWN_PORTS[kind]``, state under ``work``."""
+    from kafka_s3.dev import services as dev
+
+    if kind == "apache":
+        reason = dev.apache_unavailable()
+        if reason:
+            raise SystemExit(f"--kafka apache: {reason}")
+        return dev.start_apache_kafka(OWN_PORTS["apache"], directory=work / "apache-kafka", home=dev.kafka_home())
+    return start_own_noida(work, OWN_PORTS["noida"])
+
+
+def stop_own_kafka(work: Path) -> None:
+    from kafka_s3.dev import services as dev
+
+    if (work / "apache-kafka" / "pid").exists():
+        dev.stop_apache_kafka(work / "apache-kafka")
+    stop_own_noida(work)
+
+
+def start_own_noida(work: Path, port: int) -> str:
     from kafka_s3.dev.services import kafka_healthy
 
     noida = ROOT / ".venv" / "bin" / "noida-db"

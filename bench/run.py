@@ -54,7 +54,7 @@ from common import (
     kafka_kind_default,
     remove_bucket,
     services_up,
-    stop_own_noida,
+    stop_own_kafka,
 )
 from dataset import Dataset, payload_bytes, produce
 
@@ -93,8 +93,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--kafka",
         choices=["apache", "noida"],
         default=None,
-        help="the broker: apache (the shared services' Apache Kafka; what the issue measures on) or noida (a noida-db "
-        "of the bench's own beside it). Default: KAFKA_S3_DEV_KAFKA, else the services' env file, else apache",
+        help="the broker: apache (what the issue measures on) or noida. The shared services' broker when it is of "
+        "that kind, else one of the bench's own (the shared one is never stopped nor swapped). Default: "
+        "KAFKA_S3_DEV_KAFKA, else the broker the services run, else apache",
+    )
+    p.add_argument(
+        "--own-kafka",
+        action="store_true",
+        help="always use a broker of the bench's own (Apache Kafka on port 21292, noida-db on 21192; state in the "
+        "run's .tmp directory, stopped at the end): immune to other sessions restarting the shared one",
     )
     p.add_argument(
         "--curve-records",
@@ -707,7 +714,7 @@ def main(argv=None) -> int:
         f"variants {args.variants}; logs in {work}"
     )
     try:
-        services = services_up(args.kafka, work)
+        services = services_up(args.kafka, work, args.own_kafka)
         results["services"] = services.describe()
         clock.say(f"services: {services.describe()}")
         bench = Bench(args, services, work, run_id, clock)
@@ -737,8 +744,7 @@ def main(argv=None) -> int:
         results["aborted"] = f"{type(exc).__name__}: {exc}"
         traceback.print_exc()
     finally:
-        if args.kafka == "noida":
-            stop_own_noida(work)
+        stop_own_kafka(work)
     results["machine"]["load_end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     results["duration_s"] = time.monotonic() - clock.started
     results.setdefault("services", {})

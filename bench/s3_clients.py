@@ -23,7 +23,6 @@ import io
 import json
 import os
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -32,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import MiB, Services, create_bucket, kafka_kind_default, remove_bucket, services_up
+from common import MiB, Services, create_bucket, remove_bucket, s3_settings
 
 Put = Callable[[str, bytes], None]
 Get = Callable[[str], int]
@@ -168,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clients", default=",".join(CLIENTS), help=f"default all: {','.join(CLIENTS)}")
     p.add_argument("--json", type=Path, help="also write the results here")
     args = p.parse_args(argv)
-    services = services_up(kafka_kind_default(), Path(tempfile.gettempdir()))  # S3 only: never starts noida-db
+    services = Services("", *s3_settings(), external_kafka=False, external_s3=False)  # S3 only: Kafka is not used
     size = args.object_mib * MiB
     results: dict = {
         "s3": services.describe()["s3"],

@@ -187,9 +187,11 @@ def main(argv: list[str] | None = None) -> int:
                 ops = CLIENTS[name](services, bucket, threads)
                 samples = [measure(ops, args.objects, size, threads) for _ in range(args.repeat)]
                 cell = {k: max(s[k] for s in samples) for k in ("put_mb_per_s", "get_mb_per_s")}
+                cell |= {k: min(s[k] for s in samples) for k in ("put_cpu_s_per_gb", "get_cpu_s_per_gb")}
                 print(
-                    f"  {name:15} {threads} thread(s): put {cell['put_mb_per_s']:6,.0f} MB/s, "
-                    f"get {cell['get_mb_per_s']:6,.0f} MB/s"
+                    f"  {name:15} {threads} thread(s): put {cell['put_mb_per_s']:6,.0f} MB/s "
+                    f"({cell['put_cpu_s_per_gb']:5.1f} CPU s/GB), get {cell['get_mb_per_s']:6,.0f} MB/s "
+                    f"({cell['get_cpu_s_per_gb']:5.1f} CPU s/GB)"
                 )
             except Exception as exc:  # a client the endpoint refuses is a result too
                 cell = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}

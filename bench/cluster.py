@@ -22,6 +22,7 @@ PORT = 27177
 WORKERS = 2
 WORKER_CORES = 1
 WORKER_MEMORY = "1536m"
+START_TIMEOUT_S = 240  # a master and two JVMs on 2 busy cores: 60 s was not enough at a load average of 16
 
 
 @dataclass
@@ -48,6 +49,7 @@ def _port_open(port: int) -> bool:
 def _start(role_class: str, args: list[str], log: Path, environ: dict[str, str]) -> subprocess.Popen:
     env = dict(environ)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env["SPARK_MASTER_OPTS"] = "-Dspark.master.rest.enabled=false"  # no REST port 6066 shared with other masters
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     env["SPARK_HOME"] = str(_spark_home())
     command = [str(_spark_home() / "bin" / "spark-class"), role_class, *args]
@@ -63,7 +65,7 @@ def _alive_workers(ui_port: int) -> int:
 
 def up(base: Path, env: dict[str, str], port: int = PORT, workers: int = WORKERS) -> Cluster:
     """Start the master and ``workers`` workers (environment ``env``: the executors they launch inherit it, S3 and
-    Kafka settings included); wait until all registered (60 s), else stop them and raise."""
+    Kafka settings included); wait until all registered (``START_TIMEOUT_S``), else stop them and raise."""
     if _port_open(port):
         raise RuntimeError(f"port {port} is taken: another standalone cluster of the bench is running?")
     base.mkdir(parents=True, exist_ok=True)
@@ -77,7 +79,7 @@ def up(base: Path, env: dict[str, str], port: int = PORT, workers: int = WORKERS
             env,
         )
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + START_TIMEOUT_S
     while not _port_open(port) and time.monotonic() < deadline:
         time.sleep(0.3)
     for i in range(workers):

@@ -76,7 +76,7 @@ def kafka_kind_default() -> str:
     return os.environ.get("KAFKA_S3_DEV_KAFKA") or running_kafka_kind() or "apache"
 
 
-def services_up(kafka_kind: str, work: Path, own_kafka: bool = False) -> Services:
+def services_up(kafka_kind: str, work: Path, own_kafka: bool = False, own_port: int | None = None) -> Services:
     """Kafka and S3 for a run, never stopping or swapping what the shared services run (other sessions use them):
 
     - external Kafka / S3 named by env vars are used as they are;
@@ -97,7 +97,7 @@ def services_up(kafka_kind: str, work: Path, own_kafka: bool = False) -> Service
         running = running_kafka_kind()
         port = int(os.environ.get("KAFKA_S3_DEV_KAFKA_PORT", dev.DEFAULT_KAFKA_PORT))
         if own_kafka or (running and running != kafka_kind):
-            bootstrap = start_own_kafka(kafka_kind, work)
+            bootstrap = start_own_kafka(kafka_kind, work, own_port)
         elif running:
             bootstrap = f"127.0.0.1:{port}"
         elif kafka_kind == "apache":
@@ -125,16 +125,17 @@ def s3_settings() -> tuple[str | None, str | None, str | None, str]:
     return endpoint, dev.ACCESS_KEY, dev.SECRET_KEY, dev.REGION
 
 
-def start_own_kafka(kind: str, work: Path) -> str:
-    """A broker of the bench's own on ``OWN_PORTS[kind]``, state under ``work``."""
+def start_own_kafka(kind: str, work: Path, port: int | None = None) -> str:
+    """A broker of the bench's own on ``port`` (default ``OWN_PORTS[kind]``), state under ``work``."""
     from kafka_s3.dev import services as dev
 
     if kind == "apache":
         reason = dev.apache_unavailable()
         if reason:
             raise SystemExit(f"--kafka apache: {reason}")
-        return dev.start_apache_kafka(OWN_PORTS["apache"], directory=work / "apache-kafka", home=dev.kafka_home())
-    return start_own_noida(work, OWN_PORTS["noida"])
+        port = port or OWN_PORTS["apache"]
+        return dev.start_apache_kafka(port, directory=work / "apache-kafka", home=dev.kafka_home())
+    return start_own_noida(work, port or OWN_PORTS["noida"])
 
 
 def stop_own_kafka(work: Path) -> None:

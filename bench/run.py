@@ -104,6 +104,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         "run's .tmp directory, stopped at the end): immune to other sessions restarting the shared one",
     )
     p.add_argument(
+        "--own-kafka-port",
+        type=int,
+        help="port of the bench's own broker (default 21292 for Apache Kafka, 21192 for noida; Apache Kafka also "
+        "takes the port + 1), to run two benches at once",
+    )
+    p.add_argument(
         "--curve-records",
         default="100000,1000000,10000000",
         help="scale curve: record counts (default 100000,1000000,10000000; '' for none)",
@@ -714,7 +720,7 @@ def main(argv=None) -> int:
         f"variants {args.variants}; logs in {work}"
     )
     try:
-        services = services_up(args.kafka, work, args.own_kafka)
+        services = services_up(args.kafka, work, args.own_kafka, args.own_kafka_port)
         results["services"] = services.describe()
         clock.say(f"services: {services.describe()}")
         bench = Bench(args, services, work, run_id, clock)

@@ -44,7 +44,9 @@ test-unit: venv
 chaos: venv
 	KAFKA_S3_CHAOS_TRIALS=20 $(PY) -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
 
-bench: services-up
+# bench/run.py starts what it needs itself (Apache Kafka by default: services-up would start noida-db instead).
+bench: venv
+	@$(PY) -c "import matplotlib, obstore, awscrt" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check -e '.[bench]'
 	@command -v kcat >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq kcat) >/dev/null 2>&1 \
 		|| echo "kcat could not be installed: its consume limit is reported as n/a"
 	$(PY) bench/run.py $(BENCH_ARGS)

@@ -30,6 +30,7 @@ class Services:
     region: str
     external_kafka: bool
     external_s3: bool
+    kafka_kind: str = "apache"  # "apache" or "noida": the broker the report names
 
     def environ(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -46,28 +47,130 @@ class Services:
 
     def describe(self) -> dict:
         return {
-            "kafka": self.bootstrap + (" (external)" if self.external_kafka else " (noida-db, local)"),
+            "kafka": f"{KAFKA_LABELS.get(self.kafka_kind, self.kafka_kind)} at {self.bootstrap}"
+            + (" (external)" if self.external_kafka else " (local)"),
+            "kafka_kind": self.kafka_kind,
             "s3": (self.s3_endpoint or "AWS") + (" (external)" if self.external_s3 else " (SeaweedFS, local)"),
         }
 
 
-def services_up() -> Services:
-    """The project's local services (``kafka_s3.dev.services.ensure_up``), or external ones named by env vars."""
-    from kafka_s3.dev.services import ensure_up
+KAFKA_LABELS = {"apache": "Apache Kafka", "noida": "noida-db"}
+OWN_PORTS = {"apache": 21292, "noida": 21192}  # the bench's own broker (``--own-kafka``), beside the shared services
+
+
+def running_kafka_kind() -> str | None:
+    """The broker the shared services run now (read-only: pid files and ports), None when none runs."""
+    from kafka_s3.dev import services as dev
 
     os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
+    if dev._alive(dev.apache_pid()):
+        return "apache"
+    if dev._alive(dev.kafka_pid()):
+        return "noida"
+    return None
+
+
+def kafka_kind_default() -> str:
+    """``--kafka`` when not given: ``KAFKA_S3_DEV_KAFKA``, else the broker the services run, else Apache Kafka (the
+    issue measures on it; noida is reported beside it)."""
+    return os.environ.get("KAFKA_S3_DEV_KAFKA") or running_kafka_kind() or "apache"
+
+
+def services_up(kafka_kind: str, work: Path, own_kafka: bool = False, own_port: int | None = None) -> Services:
+    """Kafka and S3 for a run, never stopping or swapping what the shared services run (other sessions use them):
+
+    - external Kafka / S3 named by env vars are used as they are;
+    - ``own_kafka``, or a shared broker of another kind than ``kafka_kind``: a broker of the bench's own (Apache Kafka
+      on port 21292 or noida-db on 21192, state in ``work``, stopped by ``stop_own_kafka``);
+    - else the shared broker, started (``kafka_s3.dev.services``) only when no broker runs at all;
+    - S3: the shared SeaweedFS, started only when it does not run."""
+    from kafka_s3.dev import services as dev
+
+    os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
+    if kafka_kind not in KAFKA_LABELS:
+        raise SystemExit(f"--kafka {kafka_kind}: must be one of {', '.join(KAFKA_LABELS)}")
     external_kafka = bool(os.environ.get("KAFKA_BOOTSTRAP_SERVERS"))
     external_s3 = bool(os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("KAFKA_S3_EXTERNAL_S3"))
-    settings = ensure_up(quiet=True)
-    return Services(
-        settings.kafka_bootstrap,
-        settings.s3_endpoint,
-        settings.access_key,
-        settings.secret_key,
-        settings.region,
-        external_kafka,
-        external_s3,
-    )
+    if external_kafka:
+        bootstrap = os.environ["KAFKA_BOOTSTRAP_SERVERS"]
+    else:
+        running = running_kafka_kind()
+        port = int(os.environ.get("KAFKA_S3_DEV_KAFKA_PORT", dev.DEFAULT_KAFKA_PORT))
+        if own_kafka or (running and running != kafka_kind):
+            bootstrap = start_own_kafka(kafka_kind, work, own_port)
+        elif running:
+            bootstrap = f"127.0.0.1:{port}"
+        elif kafka_kind == "apache":
+            bootstrap = dev.start_apache_kafka(port, home=dev.kafka_home())
+        else:
+            bootstrap = dev.start_kafka(port)
+    s3 = s3_settings()
+    return Services(bootstrap, *s3, external_kafka, external_s3, kafka_kind)
+
+
+def s3_settings() -> tuple[str | None, str | None, str | None, str]:
+    """(endpoint, access key, secret key, region): the external S3 named by env vars, else the shared SeaweedFS
+    (started only when it does not run)."""
+    from kafka_s3.dev import services as dev
+
+    os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
+    if os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("KAFKA_S3_EXTERNAL_S3"):
+        return (
+            os.environ.get("AWS_ENDPOINT_URL_S3"),
+            os.environ.get("AWS_ACCESS_KEY_ID"),
+            os.environ.get("AWS_SECRET_ACCESS_KEY"),
+            os.environ.get("AWS_REGION", dev.REGION),
+        )
+    endpoint = dev.start_s3(int(os.environ.get("KAFKA_S3_DEV_S3_PORT", dev.DEFAULT_S3_PORT)))  # idempotent
+    return endpoint, dev.ACCESS_KEY, dev.SECRET_KEY, dev.REGION
+
+
+def start_own_kafka(kind: str, work: Path, port: int | None = None) -> str:
+    """A broker of the bench's own on ``port`` (default ``OWN_PORTS[kind]``), state under ``work``."""
+    from kafka_s3.dev import services as dev
+
+    if kind == "apache":
+        reason = dev.apache_unavailable()
+        if reason:
+            raise SystemExit(f"--kafka apache: {reason}")
+        port = port or OWN_PORTS["apache"]
+        return dev.start_apache_kafka(port, directory=work / "apache-kafka", home=dev.kafka_home())
+    return start_own_noida(work, port or OWN_PORTS["noida"])
+
+
+def stop_own_kafka(work: Path) -> None:
+    from kafka_s3.dev import services as dev
+
+    if (work / "apache-kafka" / "pid").exists():
+        dev.stop_apache_kafka(work / "apache-kafka")
+    stop_own_noida(work)
+
+
+def start_own_noida(work: Path, port: int) -> str:
+    from kafka_s3.dev.services import kafka_healthy
+
+    noida = ROOT / ".venv" / "bin" / "noida-db"
+    data = work / "noida"
+    data.mkdir(parents=True, exist_ok=True)
+    command = [str(noida), "up", "--data-dir", str(data), "--host", "127.0.0.1", "--only", "kafka"]
+    result = subprocess.run([*command, "--kafka-port", str(port)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"noida-db did not start on port {port}:\n{result.stdout}\n{result.stderr}")
+    bootstrap = f"127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            if kafka_healthy(bootstrap):
+                return bootstrap
+        time.sleep(0.5)
+    raise SystemExit(f"noida-db on port {port} did not become healthy; see {data}/noida.log")
+
+
+def stop_own_noida(work: Path) -> None:
+    data = work / "noida"
+    if data.exists():
+        noida = ROOT / ".venv" / "bin" / "noida-db"
+        subprocess.run([str(noida), "down", "--data-dir", str(data)], capture_output=True, text=True)
 
 
 # ---------------------------------------------------------------------------------------------------- Kafka

@@ -136,16 +136,20 @@ def cli(args: list[str], services: Services, log: Path, timeout: float) -> Proce
     return run_measured([sys.executable, "-m", "kafka_s3.cli", *args], services.environ(), log, timeout)
 
 
-def run_cli(kind: str, config: Path, services: Services, log: Path, timeout: float) -> dict:
-    """One ``kafka-s3 backup --once`` or ``kafka-s3 restore``; returns the measurements."""
+def run_cli(kind: str, config: Path, services: Services, log: Path, timeout: float, master: str | None = None) -> dict:
+    """One ``kafka-s3 backup --once`` or ``kafka-s3 restore`` (on ``--master`` when given, else the CLI's default
+    ``local[*]``); returns the measurements."""
     args = (
         ["backup", "-c", str(config), "--once", "--no-progress"] if kind == "backup" else ["restore", "-c", str(config)]
     )
+    if master:
+        args += ["--master", master]
     run = cli(args, services, log, timeout)
     text = log.read_text(errors="replace")
     timing = parse_log(text, kind)
     result = {
         "kind": kind,
+        "master": master or "local[*]",
         "config": str(config),
         "log": str(log),
         "returncode": run.returncode,

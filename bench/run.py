@@ -38,6 +38,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import cluster
+import curve
 import limits
 import peer
 import product
@@ -49,8 +51,10 @@ from common import (
     create_bucket,
     create_topic,
     delete_topics,
+    kafka_kind_default,
     remove_bucket,
     services_up,
+    stop_own_kafka,
 )
 from dataset import Dataset, payload_bytes, produce
 
@@ -85,11 +89,68 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="skip what would not finish within this many minutes, judged from the runs so far "
         "(default 28; 0: no budget)",
     )
+    p.add_argument(
+        "--kafka",
+        choices=["apache", "noida"],
+        default=None,
+        help="the broker: apache (what the issue measures on) or noida. The shared services' broker when it is of "
+        "that kind, else one of the bench's own (the shared one is never stopped nor swapped). Default: "
+        "KAFKA_S3_DEV_KAFKA, else the broker the services run, else apache",
+    )
+    p.add_argument(
+        "--own-kafka",
+        action="store_true",
+        help="always use a broker of the bench's own (Apache Kafka on port 21292, noida-db on 21192; state in the "
+        "run's .tmp directory, stopped at the end): immune to other sessions restarting the shared one",
+    )
+    p.add_argument(
+        "--own-kafka-port",
+        type=int,
+        help="port of the bench's own broker (default 21292 for Apache Kafka, 21192 for noida; Apache Kafka also "
+        "takes the port + 1), to run two benches at once",
+    )
+    p.add_argument(
+        "--curve-records",
+        default="100000,1000000,10000000",
+        help="scale curve: record counts (default 100000,1000000,10000000; '' for none)",
+    )
+    p.add_argument(
+        "--curve-formats",
+        default=",".join(product.FORMATS),
+        help="scale curve over records: formats backed up at every point (default all)",
+    )
+    p.add_argument(
+        "--curve-restore-modes",
+        default="",
+        help="scale curves: also restore every curve backup in these modes (eos, alo; default none)",
+    )
+    p.add_argument(
+        "--curve-partitions",
+        default="1,4,16,64",
+        help="scale curve: partition counts (default 1,4,16,64; '' for none)",
+    )
+    p.add_argument(
+        "--curve-partition-records",
+        type=int,
+        default=1_000_000,
+        help="scale curve over partitions: records per point (default 1,000,000)",
+    )
+    p.add_argument(
+        "--curve-partition-format", default="bytearray", help="scale curve over partitions: format (default bytearray)"
+    )
+    p.add_argument("--no-curve", action="store_true", help="skip both scale curves")
+    p.add_argument(
+        "--standalone",
+        action="store_true",
+        help="also run the main variant's first format (backup + restores) on a Spark standalone cluster of the "
+        "bench's own (master + 2 workers of 1 core on this machine), beside local[*]",
+    )
     p.add_argument("--keep", action="store_true", help="keep the topics and buckets (default: deleted after use)")
     p.add_argument(
         "--quick",
         action="store_true",
-        help="smoke run: 20,000 records, main variant only, flush.size 5,000, 2 × 16 MiB S3 objects (unless given)",
+        help="smoke run: 20,000 records, main variant only, flush.size 5,000, 2 × 16 MiB S3 objects, curves of "
+        "10k/50k/100k records and 1/4/16 partitions × 50k records (unless given)",
     )
     p.add_argument("--results-dir", type=Path, default=RESULTS)
     p.add_argument("--render", type=Path, metavar="RESULT.json", help="only rewrite RESULT.md from RESULT.json")
@@ -106,6 +167,14 @@ def parse_args(argv=None) -> argparse.Namespace:
             args.s3_object_mib = 16
         if "--variants" not in given:
             args.variants = "main"
+        if "--curve-records" not in given:
+            args.curve_records = "10000,50000,100000"
+        if "--curve-partitions" not in given:
+            args.curve_partitions = "1,4,16"
+        if "--curve-partition-records" not in given:
+            args.curve_partition_records = 50_000
+    if args.kafka is None:
+        args.kafka = kafka_kind_default()
     return args
 
 
@@ -134,6 +203,10 @@ class Bench:
         self.walls: dict[str, float] = {}  # longest wall time seen per kind of step, to judge what still fits
         self.skipped: list[str] = []
         self.topics: list[str] = []  # dataset topics, deleted at the end
+        self.tiny: dict[tuple, Dataset] = {}  # (value size, partitions) -> the 4-record topic of that shape
+        self.baselines: dict[tuple, tuple[dict, dict]] = {}  # (value size, partitions, format, master) -> runs
+        self.baseline_runs: list[dict] = []  # every baseline, for the report (the small-runs target)
+        self.curve_points = 0
 
     def fits(self, kind: str, what: str, then: str = "", ds: Dataset | None = None) -> bool:
         """Whether a step of this kind is expected to finish within the time budget, plus a reserve for the closing
@@ -194,6 +267,10 @@ class Bench:
             for ds, out in prepared:
                 steps += [partial(self.backup_and_restores, ds, fmt, out) for fmt in formats[1:]]
                 steps += [partial(self.peer_format, ds, fmt, out) for fmt in peer_formats[1:]]
+            if prepared and args.standalone:
+                steps.append(partial(self.standalone, prepared[0][0], results))
+            if not args.no_curve:
+                steps += [partial(self.curve_records, results), partial(self.curve_partitions, results)]
             for step in steps:
                 step()
             for ds, out in prepared:
@@ -256,99 +333,236 @@ class Bench:
         say(f"  {ds.label}: limit ({when}): raw Python produce {result['records_per_s']:,.0f} rec/s")
 
     def backup_and_restores(self, ds: Dataset, fmt: str, out: dict) -> None:
-        args, services, say = self.args, self.services, self.clock.say
-        vtag = f"{ds.value_size}b"
-        bucket = self.name(vtag, fmt)
         if not self.fits("backup", f"backup {fmt} ({ds.label})", ds=ds):
             out["backups"][fmt] = dict(SKIPPED)
             return
+        modes = csv(self.args.restore_modes)
+        out["backups"][fmt], restores = self.pair(ds, fmt, modes)
+        if restores:
+            out["restores"][fmt] = restores
+
+    def pair(self, ds: Dataset, fmt: str, modes: list[str], master: str | None = None) -> tuple[dict, dict]:
+        """``kafka-s3 backup --once`` of ``ds`` in ``fmt``, then a restore of that backup per mode; each run carries
+        the wall time of the same command on the 4-record topic of the same shape (``baseline``)."""
+        base = self.baseline(ds, fmt, modes, master)
+        backup, restores = self._pair(ds, fmt, modes, master)
+        _attach(backup, base[0])
+        for mode, run in restores.items():
+            _attach(run, base[1].get(mode))
+        return backup, restores
+
+    def baseline(self, ds: Dataset, fmt: str, modes: list[str], master: str | None = None) -> tuple[dict, dict]:
+        """The same commands on a 4-record topic with the same value size and partitions (produced once), so that
+        their walls can be subtracted: what remains is what the records cost (planning, listing, commits and the
+        workers' start count; only the fixed start-up is taken out)."""
+        key = (ds.value_size, ds.partitions, fmt, master or "local[*]")
+        done = self.baselines.get(key)
+        if done is None or any(m not in done[1] for m in modes):
+            tiny = self.tiny_dataset(ds.value_size, ds.partitions)
+            if not self.fits("baseline", f"4-record baseline of {fmt} ({tiny.label}, {ds.partitions} partitions)"):
+                return {}, {}
+            done = self._pair(tiny, fmt, modes, master, kind="baseline")
+            self.baselines[key] = done
+            self.baseline_runs.append(
+                {"dataset": tiny.label, "partitions": ds.partitions, "format": fmt, "master": master or "local[*]"}
+                | {"backup": done[0], "restores": done[1]}
+            )
+        return done
+
+    def tiny_dataset(self, value_size: int, partitions: int) -> Dataset:
+        key = (value_size, partitions)
+        if key not in self.tiny:
+            ds = Dataset(self.name(f"{value_size}b", "r4", f"p{partitions}"), TINY_RECORDS, value_size, partitions)
+            create_topic(self.services, ds.topic, ds.partitions)
+            self.topics.append(ds.topic)
+            produce(self.services.bootstrap, ds)
+            self.tiny[key] = ds
+        return self.tiny[key]
+
+    def _pair(self, ds: Dataset, fmt: str, modes: list[str], master: str | None, kind: str = "") -> tuple[dict, dict]:
+        args, services, say = self.args, self.services, self.clock.say
+        slug = _slug(ds, master)
+        bucket = self.name(slug, fmt)
+        restores: dict = {}
         create_bucket(services, bucket)
         try:
             config = product.write_properties(
-                self.work / f"{vtag}-{fmt}-backup.properties",
+                self.work / f"{slug}-{fmt}-backup.properties",
                 product.backup_properties(bucket, ds.topic, bucket, fmt, args.flush_size),
             )
-            run = self.timed(
-                "backup",
-                product.run_cli("backup", config, services, self.work / f"{vtag}-{fmt}-backup.log", args.run_timeout),
+            backup = self.timed(
+                kind or "backup",
+                product.run_cli(
+                    "backup", config, services, self.work / f"{slug}-{fmt}-backup.log", args.run_timeout, master
+                ),
                 ds,
             )
-            _check_count(run, ds.records)
-            out["backups"][fmt] = run
-            say(f"  {ds.label}: backup {fmt}: {_summary(run, ds.records)}")
-            if not report.ok(run):
-                return
-            for mode in csv(args.restore_modes):
-                if not self.fits("restore", f"restore {fmt} {mode} ({ds.label})", ds=ds):
-                    out["restores"].setdefault(fmt, {})[mode] = dict(SKIPPED)
+            _check_count(backup, ds.records)
+            say(f"  {ds.label} ({_where(ds, master)}): backup {fmt}: {_summary(backup, ds.records)}")
+            if not report.ok(backup):
+                return backup, restores
+            for mode in modes:
+                if not kind and not self.fits("restore", f"restore {fmt} {mode} ({ds.label})", ds=ds):
+                    restores[mode] = dict(SKIPPED)
                     continue
-                target = self.name(vtag, fmt, mode)
+                target = self.name(slug, fmt, mode)
                 config = product.write_properties(
-                    self.work / f"{vtag}-{fmt}-restore-{mode}.properties",
+                    self.work / f"{slug}-{fmt}-restore-{mode}.properties",
                     product.restore_properties(target, ds.topic, target, bucket, fmt, mode),
                 )
                 run = self.timed(
-                    "restore",
+                    kind or "restore",
                     product.run_cli(
-                        "restore", config, services, self.work / f"{vtag}-{fmt}-restore-{mode}.log", args.run_timeout
+                        "restore",
+                        config,
+                        services,
+                        self.work / f"{slug}-{fmt}-restore-{mode}.log",
+                        args.run_timeout,
+                        master,
                     ),
                     ds,
                 )
                 _check_count(run, ds.records)
-                out["restores"].setdefault(fmt, {})[mode] = run
-                say(f"  {ds.label}: restore {fmt} {mode}: {_summary(run, ds.records)}")
+                restores[mode] = run
+                say(f"  {ds.label} ({_where(ds, master)}): restore {fmt} {mode}: {_summary(run, ds.records)}")
                 self.cleanup_topics(target)
         finally:
             self.cleanup_bucket(bucket)
+        return backup, restores
+
+    # ------------------------------------------------------------------------------------------------ scale curves
+    def curve_records(self, results: dict) -> None:
+        """Backups (and restores, ``--curve-restore-modes``) of every curve format at each record count."""
+        args = self.args
+        out = results.setdefault("curve", {}).setdefault("records", [])
+        for records in [int(n) for n in csv(args.curve_records)]:
+            point = self.curve_point(records, args.partitions, csv(args.curve_formats))
+            if point:
+                out.append(point)
+
+    def curve_partitions(self, results: dict) -> None:
+        args = self.args
+        out = results.setdefault("curve", {}).setdefault("partitions", [])
+        for partitions in [int(n) for n in csv(args.curve_partitions)]:
+            point = self.curve_point(args.curve_partition_records, partitions, [args.curve_partition_format])
+            if point:
+                out.append(point)
+
+    def curve_point(self, records: int, partitions: int, formats: list[str]) -> dict | None:
+        args, say = self.args, self.clock.say
+        self.curve_points += 1  # in the names: the two curves may share a shape (records, partitions)
+        ds = Dataset(
+            self.name(f"{args.value_size}b", f"r{records}", f"p{partitions}", f"c{self.curve_points}"),
+            records,
+            args.value_size,
+            partitions,
+        )
+        if not self.fits("setup", f"curve point {ds.label}, {partitions} partitions", then="backup"):
+            return None
+        say(f"curve: {ds.label}, {partitions} partitions: producing {ds.topic}")
+        started = time.monotonic()
+        create_topic(self.services, ds.topic, partitions)
+        point = {
+            "records": records,
+            "partitions": partitions,
+            "value_size": args.value_size,
+            "label": ds.label,
+            "produce": produce(self.services.bootstrap, ds),
+            "payload_bytes": payload_bytes(ds),
+            "runs": {},
+        }
+        self.timed("setup", {"wall_s": time.monotonic() - started})
+        try:
+            for fmt in formats:
+                if not self.fits("backup", f"curve backup {fmt} ({ds.label}, {partitions} partitions)", ds=ds):
+                    point["runs"][fmt] = {"backup": dict(SKIPPED), "restores": {}}
+                    continue
+                backup, restores = self.pair(ds, fmt, csv(args.curve_restore_modes))
+                point["runs"][fmt] = {"backup": backup, "restores": restores}
+        finally:
+            self.cleanup_topics(ds.topic)
+        return point
+
+    def standalone(self, ds: Dataset, results: dict) -> None:
+        """The main variant's first format (backup + restores) on a standalone cluster of the bench's own; its
+        ``local[*]`` twin is the main table's row."""
+        fmt = csv(self.args.formats)[0]
+        out: dict = {"format": fmt, "dataset": ds.label, "partitions": ds.partitions}
+        results["standalone"] = out
+        if not self.fits("backup", f"standalone backup {fmt}", then="restore", ds=ds):
+            out.update(SKIPPED)
+            return
+        self.clock.say(f"standalone: starting a master and {cluster.WORKERS} workers")
+        try:
+            spark = cluster.up(self.work / "spark", env=self.services.environ())
+        except RuntimeError as exc:
+            out["error"] = str(exc)
+            self.clock.say(f"  standalone cluster failed: {exc}")
+            return
+        try:
+            out.update({"master": spark.master_url, "workers": spark.workers, "worker_cores": spark.worker_cores})
+            out["backup"], out["restores"] = self.pair(ds, fmt, csv(self.args.restore_modes), spark.master_url)
+        finally:
+            cluster.down(spark)
 
     def peer_format(self, ds: Dataset, fmt: str, out: dict) -> None:
-        """Quix FileSink in one format, then FileSource from what it wrote (if that format is to be restored)."""
-        args, services, say = self.args, self.services, self.clock.say
+        """Quix FileSink in one format, then FileSource from what it wrote (if that format is to be restored); the
+        same on the 4-record topic for the baselines."""
         if self.peer_error is None:
             self.peer_error = peer.ensure_peer_venv() or ""
         if self.peer_error:
             out["peer_error"] = self.peer_error
-            say(f"  Quix Streams unavailable: {self.peer_error}")
+            self.clock.say(f"  Quix Streams unavailable: {self.peer_error}")
             return
-        vtag = f"{ds.value_size}b"
-        bucket = self.name(vtag, "quix", fmt)
         if not self.fits("quix sink", f"Quix FileSink {fmt} ({ds.label})", ds=ds):
             out["peer"].setdefault("sink", {})[fmt] = dict(SKIPPED)
             return
+        tiny = self.tiny_dataset(ds.value_size, ds.partitions)
+        base_sink, base_source = self._peer(tiny, fmt, "baseline")
+        sink, source = self._peer(ds, fmt)
+        _attach(sink, base_sink)
+        out["peer"].setdefault("sink", {})[fmt] = sink
+        if source is not None:
+            _attach(source, base_source)
+            out["peer"].setdefault("source", {})[fmt] = source
+
+    def _peer(self, ds: Dataset, fmt: str, kind: str = "") -> tuple[dict, dict | None]:
+        args, services, say = self.args, self.services, self.clock.say
+        slug = _slug(ds, None)
+        bucket = self.name(slug, "quix", fmt)
         create_bucket(services, bucket)
+        source = None
         try:
-            run = self.timed(
-                "quix sink",
+            sink = self.timed(
+                kind or "quix sink",
                 peer.run_peer(
                     "sink",
                     services,
-                    self.work / f"{vtag}-quix-sink-{fmt}.log",
+                    self.work / f"{slug}-quix-sink-{fmt}.log",
                     args.run_timeout,
                     topic=ds.topic,
                     partitions=ds.partitions,
                     records=ds.records,
                     bucket=bucket,
                     format=fmt,
-                    group=self.name(vtag, "quix", fmt),
+                    group=self.name(slug, "quix", fmt),
                 ),
                 ds,
             )
-            _check_count(run, ds.records)
-            out["peer"].setdefault("sink", {})[fmt] = run
-            say(f"  {ds.label}: Quix FileSink {fmt}: {_summary(run, ds.records)}")
-            if fmt not in csv(args.peer_source_formats) or not report.ok(run):
-                return
-            if not self.fits("quix source", f"Quix FileSource {fmt} ({ds.label})", ds=ds):
-                out["peer"].setdefault("source", {})[fmt] = dict(SKIPPED)
-                return
-            target = self.name(vtag, "quix", fmt, "restored")
+            _check_count(sink, ds.records)
+            say(f"  {ds.label}: Quix FileSink {fmt}: {_summary(sink, ds.records)}")
+            if fmt not in csv(args.peer_source_formats) or not report.ok(sink):
+                return sink, None
+            if not kind and not self.fits("quix source", f"Quix FileSource {fmt} ({ds.label})", ds=ds):
+                return sink, dict(SKIPPED)
+            target = self.name(slug, "quix", fmt, "restored")
             create_topic(services, target, ds.partitions)
-            run = self.timed(
-                "quix source",
+            source = self.timed(
+                kind or "quix source",
                 peer.run_peer(
                     "source",
                     services,
-                    self.work / f"{vtag}-quix-source-{fmt}.log",
+                    self.work / f"{slug}-quix-source-{fmt}.log",
                     args.run_timeout,
                     topic=ds.topic,
                     partitions=ds.partitions,
@@ -359,10 +573,10 @@ class Bench:
                 ),
                 ds,
             )
-            _check_count(run, ds.records)
-            out["peer"].setdefault("source", {})[fmt] = run
-            say(f"  {ds.label}: Quix FileSource {fmt}: {_summary(run, ds.records)}")
+            _check_count(source, ds.records)
+            say(f"  {ds.label}: Quix FileSource {fmt}: {_summary(source, ds.records)}")
             self.cleanup_topics(target)
+            return sink, source
         finally:
             self.cleanup_bucket(bucket)
 
@@ -403,6 +617,32 @@ class Bench:
             return run
         finally:
             self.cleanup_bucket(bucket)
+
+
+TINY_RECORDS = 4  # the baseline topic's size (the issue's "4-record topic")
+
+
+def _attach(run: dict, base: dict | None) -> None:
+    """Keep the wall of the same command on the 4-record topic in the run (the rate subtracts it)."""
+    if base and report.ok(base):
+        run["baseline"] = {
+            "wall_s": base.get("done_s") or base["wall_s"],
+            "records": base.get("records"),
+            "log": base.get("log"),
+        }
+    elif base is not None:
+        run["baseline"] = {"error": "the 4-record run " + ("was skipped" if base.get("skipped") else "failed")}
+
+
+def _slug(ds: Dataset, master: str | None) -> str:
+    """A short name, unique per dataset (and master), for file, bucket and topic names: the dataset topic's own suffix
+    (``1024b``, ``1024b-r4-p4``, ``1024b-r50000-p16``...), as two datasets of the same shape may exist (the main
+    variant and a curve point; the two curves' shared point): their logs must not append to one file."""
+    return ds.topic.split("-", 4)[4] + ("-sa" if master else "")
+
+
+def _where(ds: Dataset, master: str | None) -> str:
+    return f"{ds.partitions} partitions, {master or 'local[*]'}"
 
 
 def _check_count(run: dict, expected: int) -> None:
@@ -480,11 +720,12 @@ def main(argv=None) -> int:
         f"variants {args.variants}; logs in {work}"
     )
     try:
-        services = services_up()
+        services = services_up(args.kafka, work, args.own_kafka, args.own_kafka_port)
         results["services"] = services.describe()
         clock.say(f"services: {services.describe()}")
         bench = Bench(args, services, work, run_id, clock)
         results["skipped"] = bench.skipped
+        results["baselines"] = bench.baseline_runs
         if not args.no_peer:
             bench.peer_error = peer.ensure_peer_venv() or ""
             if not bench.peer_error:
@@ -508,6 +749,8 @@ def main(argv=None) -> int:
     except (Exception, KeyboardInterrupt) as exc:
         results["aborted"] = f"{type(exc).__name__}: {exc}"
         traceback.print_exc()
+    finally:
+        stop_own_kafka(work)
     results["machine"]["load_end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
     results["duration_s"] = time.monotonic() - clock.started
     results.setdefault("services", {})
@@ -516,6 +759,9 @@ def main(argv=None) -> int:
     try:
         report.derive(results)
     finally:  # the raw measurements are kept even if the report has a bug (re-render with --render)
+        json_path.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    if curve.plot(results, args.results_dir / f"{stamp}-curve.png"):
+        results["curve_png"] = f"{stamp}-curve.png"
         json_path.write_text(json.dumps(results, indent=2, default=str) + "\n")
     markdown = report.render(results)
     md_path.write_text(markdown)
@@ -528,6 +774,9 @@ def rerender(path: Path) -> int:
     """Recompute the derived numbers and the Markdown of a saved result (after a change to report.py)."""
     results = json.loads(path.read_text())
     report.derive(results)
+    png = path.with_name(path.stem + "-curve.png")
+    if curve.plot(results, png):
+        results["curve_png"] = png.name
     path.write_text(json.dumps(results, indent=2, default=str) + "\n")
     path.with_suffix(".md").write_text(report.render(results))
     print(f"wrote {path.with_suffix('.md')}")

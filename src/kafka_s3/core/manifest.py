@@ -59,6 +59,22 @@ class FileEntry:
     bytes: int
     directory: str = ""
     ambiguous: int = 0  # records a reader cannot give back one by one (ByteArray: separator in a value, tombstones)
+    # Offsets of the records of a tombstone file (behavior.on.null.values=write: keys and headers sidecars without a
+    # value object), which are not contiguous: a restore puts each back at its place among the values.
+    offsets: tuple[int, ...] | None = None
+
+    @property
+    def tombstones(self) -> bool:
+        return self.offsets is not None
+
+
+def _entry_dict(entry: FileEntry) -> dict[str, Any]:
+    doc = asdict(entry)
+    if entry.offsets is None:
+        del doc["offsets"]  # manifests without tombstone files keep the bytes earlier versions wrote
+    else:
+        doc["offsets"] = list(entry.offsets)
+    return doc
 
 
 @dataclass(frozen=True)
@@ -72,17 +88,21 @@ class Manifest:
 
     @property
     def records(self) -> int:
-        return sum(f.records for f in self.files if f.kind == "data")
+        """Records of the chunk: its data objects', and its tombstone files' (counted by their keys sidecars)."""
+        return sum(f.records for f in self.files if f.kind == "data" or (f.kind == "keys" and f.tombstones))
 
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
-        doc["files"] = [asdict(f) for f in self.files]
+        doc["files"] = [_entry_dict(f) for f in self.files]
         return doc
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Manifest:
         doc = dict(doc)
-        files = tuple(FileEntry(**f) for f in doc.pop("files"))
+        files = tuple(
+            FileEntry(**{**f, "offsets": tuple(f["offsets"])}) if f.get("offsets") is not None else FileEntry(**f)
+            for f in doc.pop("files")
+        )
         return cls(files=files, **doc)
 
     def to_bytes(self) -> bytes:

@@ -70,6 +70,8 @@ SINK_PROPERTIES = {"flush.count": "flush_count", "flush.size": "flush_size", "fl
 #: Lenses' S3 source connector: its statements read a bucket into a topic (``INSERT INTO topic SELECT * FROM
 #: bucket:prefix``)
 LENSES_SOURCE_CLASS = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector"
+#: Lenses' compression setting (LS ``config/CompressionCodecSettings``), read by source statements
+COMPRESSION_CODEC_KEY = "connect.s3.compression.codec"
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
 SOURCE_STORE_AS = {"JSON": "lenses_json", "CSV": "csv", "CSV_WITHHEADERS": "csv_withheaders"}
 TARGET_TRANSFORM = "kcqlTarget"
@@ -175,6 +177,14 @@ class Statement:
             )
         props["format.class"] = SOURCE_STORE_AS[store_as]
         props["store.envelope"] = "false"
+        codec = str(raw.get(COMPRESSION_CODEC_KEY) or "").strip().upper()
+        if codec == "GZIP":  # LS JsonFormatWriter: one gzip stream per object, named .gz (FileExtensionNamer)
+            props["s3.compression.type"] = "gzip"
+        elif codec not in ("", "UNCOMPRESSED"):
+            raise ConfigError(
+                f"{COMPRESSION_CODEC_KEY}={codec}: restoring Lenses' {store_as} objects supports UNCOMPRESSED and GZIP",
+                key=COMPRESSION_CODEC_KEY,
+            )
         for key, value, token in self.options:
             if key != "store.envelope":
                 raise error(token, f"PROPERTIES key {key!r} is not supported by a restore (supported: store.envelope)")

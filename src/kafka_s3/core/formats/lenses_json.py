@@ -125,7 +125,7 @@ class LensesJsonFormat(Format):
         self, config: Config, role: Role = "value", converter: Converter | None = None, envelope: bool = False
     ):
         super().__init__(config, role, converter, envelope)
-        self.compression = config.get("s3.compression.type", "none") or "none"
+        self.compression = (config.get("s3.compression.type", "none") if config is not None else "none") or "none"
         if self.compression not in ("none", "gzip"):
             raise ConfigError(
                 f"s3.compression.type={self.compression}: Lenses' JSON objects are uncompressed or GZIP (LS "

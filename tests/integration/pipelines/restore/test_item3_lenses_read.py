@@ -62,3 +62,34 @@ def test_item3_kafka_s3_read_on_a_lenses_bucket_prints_its_records(lenses_bucket
     assert [(d["topic"], d["partition"], d["offset"]) for d in docs] == [(topic, 0, r[1]) for r in expected]
     assert [d["timestamp"] for d in docs] == [r[5] for r in expected]
     assert docs[0]["key"] == "k1" and json.loads(docs[0]["value"]) == RECORDS[0][3]
+
+
+def test_item3_dataframe_reader_on_a_lenses_avro_envelope_bucket(
+    spark, make_config, fresh_bucket, fresh_topic, s3_client
+):
+    from test_item2_lenses_avro_parquet import RECORDS as AVRO_RECORDS
+    from test_item2_lenses_avro_parquet import _kcql as avro_kcql
+    from test_item2_lenses_avro_parquet import lenses_objects as avro_objects
+
+    topic = f"orders-{fresh_topic(1)}"
+    for key, body in avro_objects(topic, "avro", True).items():
+        s3_client.put_object(Bucket=fresh_bucket, Key=key, Body=body)
+    raw, _ = make_config(
+        fresh_bucket,
+        topic,
+        source=True,
+        connector__class=LENSES_SOURCE,
+        connect__s3__kcql=avro_kcql("restored", fresh_bucket, "avro", True),
+    )
+
+    df = spark.read.format("kafka-s3").options(**raw).load()
+    rows = df.selectExpr("partition", "offset", "key", "value", "headers", "unix_millis(timestamp) AS ms")
+    got = [
+        (r.partition, r.offset, r.key, r.value, [(h.key, h.value) for h in r.headers], r.ms)
+        for r in rows.orderBy("partition", "offset").collect()
+    ]
+
+    assert got == [
+        (p, o, k.encode(), v.encode(), [(n, h[n].encode()) for n in sorted(h)], ts)
+        for p, o, k, v, h, ts in AVRO_RECORDS
+    ]

@@ -144,3 +144,18 @@ def test_item1_confluent_made_tombstone_objects_restore_at_their_offsets(
 
     assert summary.records == 9
     assert _restored(kafka_bootstrap, target) == _expected(records)
+
+
+def test_item1_dataframe_reader_gives_tombstones_at_their_offsets(
+    spark, backup, make_config, fresh_bucket, fresh_topic, produce
+):
+    topic = fresh_topic(1)
+    records = _records({1, 2, 5}, 7)
+    produce(topic, [{"key": k, "value": v, "headers": h} for k, v, h in records])
+    backup(fresh_bucket, topic, PROPS)
+    raw, _ = make_config(fresh_bucket, topic, source=True, **{k.replace(".", "__"): v for k, v in PROPS.items()})
+
+    df = spark.read.format("kafka-s3").options(**raw).load()
+    got = [(r.offset, r.key, r.value) for r in df.orderBy("offset").collect()]
+
+    assert got == [(o, k.encode(), None if v is None else v.encode()) for o, (k, v, _) in enumerate(records)]

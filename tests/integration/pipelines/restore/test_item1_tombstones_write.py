@@ -159,3 +159,20 @@ def test_item1_dataframe_reader_gives_tombstones_at_their_offsets(
     got = [(r.offset, r.key, r.value) for r in df.orderBy("offset").collect()]
 
     assert got == [(o, k.encode(), None if v is None else v.encode()) for o, (k, v, _) in enumerate(records)]
+
+
+def test_item1_verify_deep_finds_a_write_mode_bucket_whole(
+    engine, backup, make_config, fresh_bucket, fresh_topic, produce
+):
+    from kafka_s3.pipelines.verify import verify
+
+    topic = fresh_topic(1)
+    records = _records({0, 4, 5}, 8)
+    produce(topic, [{"key": k, "value": v, "headers": h} for k, v, h in records])
+    backup(fresh_bucket, topic, PROPS)
+    _, config = make_config(fresh_bucket, topic, source=True, **{k.replace(".", "__"): v for k, v in PROPS.items()})
+
+    report = verify(config, engine, deep=True)
+
+    assert report.problems == []
+    assert report.checks[(topic, 0)].records == 8

@@ -63,9 +63,24 @@ class FileEntry:
     # outside them; absent (None) where no record has a timestamp, and in manifests written before they were recorded.
     first_timestamp: int | None = None
     last_timestamp: int | None = None
+    # Offsets of the records of a tombstone file (behavior.on.null.values=write: keys and headers sidecars without a
+    # value object), which are not contiguous: a restore puts each back at its place among the values.
+    offsets: tuple[int, ...] | None = None
+
+    @property
+    def tombstones(self) -> bool:
+        return self.offsets is not None
 
 
-_OPTIONAL = ("first_timestamp", "last_timestamp")  # left out when None: such manifests keep their earlier bytes
+# left out when None: manifests without them keep the bytes earlier versions wrote
+_OPTIONAL = ("first_timestamp", "last_timestamp", "offsets")
+
+
+def _entry_dict(entry: FileEntry) -> dict[str, Any]:
+    doc = {k: v for k, v in asdict(entry).items() if v is not None or k not in _OPTIONAL}
+    if entry.offsets is not None:
+        doc["offsets"] = list(entry.offsets)
+    return doc
 
 
 @dataclass(frozen=True)
@@ -79,17 +94,21 @@ class Manifest:
 
     @property
     def records(self) -> int:
-        return sum(f.records for f in self.files if f.kind == "data")
+        """Records of the chunk: its data objects', and its tombstone files' (counted by their keys sidecars)."""
+        return sum(f.records for f in self.files if f.kind == "data" or (f.kind == "keys" and f.tombstones))
 
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
-        doc["files"] = [{k: v for k, v in asdict(f).items() if v is not None or k not in _OPTIONAL} for f in self.files]
+        doc["files"] = [_entry_dict(f) for f in self.files]
         return doc
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> Manifest:
         doc = dict(doc)
-        files = tuple(FileEntry(**f) for f in doc.pop("files"))
+        files = tuple(
+            FileEntry(**{**f, "offsets": tuple(f["offsets"])}) if f.get("offsets") is not None else FileEntry(**f)
+            for f in doc.pop("files")
+        )
         return cls(files=files, **doc)
 
     def to_bytes(self) -> bytes:

@@ -329,6 +329,16 @@ FORMAT = ConfigDef("format").define(
         "Connector",
     ),
     Prop(
+        "tombstone.encoded.partition",
+        Type.STRING,
+        "tombstone",
+        "Directory (encoded partition) of null-valued records (tombstones) under behavior.on.null.values=write "
+        "(Confluent's TombstoneSupportedPartitioner): only their .keys and .headers sidecars are written there. A "
+        "restore reads the keys sidecars without a value object in that directory as tombstones.",
+        L,
+        "Connector",
+    ),
+    Prop(
         "store.kafka.headers",
         Type.BOOLEAN,
         "false",

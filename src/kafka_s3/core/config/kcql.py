@@ -84,8 +84,16 @@ LENSES_ENVELOPE_PROPERTIES = (
 )
 #: formats Lenses' layout is written in (format.class after the statement's STOREAS)
 LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders")
+#: Lenses' compression setting (LS ``config/CompressionCodecSettings``), read by source statements
+COMPRESSION_CODEC_KEY = "connect.s3.compression.codec"
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
-SOURCE_STORE_AS = {"JSON": "lenses_json", "CSV": "csv", "CSV_WITHHEADERS": "csv_withheaders"}
+SOURCE_STORE_AS = {
+    "JSON": "lenses_json",
+    "AVRO": "lenses_avro",
+    "PARQUET": "lenses_parquet",
+    "CSV": "csv",
+    "CSV_WITHHEADERS": "csv_withheaders",
+}
 TARGET_TRANSFORM = "kcqlTarget"
 
 _WORD = re.compile(r"[A-Za-z0-9_.\-/]+")
@@ -189,6 +197,16 @@ class Statement:
             )
         props["format.class"] = SOURCE_STORE_AS[store_as]
         props["store.envelope"] = "false"
+        codec = str(raw.get(COMPRESSION_CODEC_KEY) or "").strip().upper()
+        if store_as in ("AVRO", "PARQUET"):
+            pass  # the codec is inside the object (its blocks or pages): read whatever it is
+        elif codec == "GZIP":  # LS JsonFormatWriter: one gzip stream per object, named .gz (FileExtensionNamer)
+            props["s3.compression.type"] = "gzip"
+        elif codec not in ("", "UNCOMPRESSED"):
+            raise ConfigError(
+                f"{COMPRESSION_CODEC_KEY}={codec}: restoring Lenses' {store_as} objects supports UNCOMPRESSED and GZIP",
+                key=COMPRESSION_CODEC_KEY,
+            )
         for key, value, token in self.options:
             if key != "store.envelope":
                 raise error(token, f"PROPERTIES key {key!r} is not supported by a restore (supported: store.envelope)")

@@ -229,20 +229,12 @@ SINK.define(
         "behavior.on.null.values",
         Type.STRING,
         "fail",
-        "What to do with null values (tombstones) when store.envelope=false: fail, ignore (skip), or write "
-        "(an empty line / null entry). Envelope mode always stores them.",
+        "What to do with null values (tombstones) when store.envelope=false: fail, ignore (skip), or write (as "
+        "Confluent does: needs store.kafka.keys=true; keys and headers sidecars only, in the directory "
+        "tombstone.encoded.partition, no value object). Envelope mode always stores them.",
         L,
         "Connector",
         OneOf(("fail", "ignore", "write")),
-    ),
-    Prop(
-        "tombstone.encoded.partition",
-        Type.STRING,
-        "tombstone",
-        "Directory (encoded partition) of null-valued records when the partitioner reads values (field, RecordField "
-        "time), where they have no field to partition by.",
-        L,
-        "Connector",
     ),
     Prop(
         "s3.object.tagging",

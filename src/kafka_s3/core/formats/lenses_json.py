@@ -22,8 +22,11 @@ Without the envelope each line is the value alone: it becomes the value's bytes 
 ``TextConverter`` makes the line a STRING value), with no key, headers or timestamp. Offsets are counted back from
 the last offset the object's name holds (:class:`~kafka_s3.core.layouts.lenses.LensesLayout`).
 
-Gzip-compressed objects (Lenses' ``.gz`` extension for JSON with gzip) are not read here. The writer of a Lenses
-sink configuration is :mod:`kafka_s3.core.formats.lenses_json_writer`.
+With ``connect.s3.compression.codec=GZIP`` (``s3.compression.type=gzip``) an object is one gzip stream over all its
+lines (LS ``formats/writer/JsonFormatWriter.write``: a ``GzipCompressorOutputStream`` around the object) and its
+extension is ``.gz`` instead of ``.json`` (LS ``sink/naming/FileExtensionNamer.fileExtension``: for JSON the codec's
+extension replaces the format's).
+The writer of a Lenses sink configuration is :mod:`kafka_s3.core.formats.lenses_json_writer`.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import pyarrow as pa
 
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
+from kafka_s3.core.formats.compression import decompressed
 from kafka_s3.core.formats.framing import split
 from kafka_s3.core.records import CREATE_TIME, HEADERS_TYPE, NO_TIMESTAMP_TYPE, RECORD_SCHEMA, TIMESTAMP_TYPE
 
@@ -102,9 +106,15 @@ def lines_batch(lines: list[bytes], ctx: FileContext) -> pa.RecordBatch:
     )
 
 
-def read_lines(source: BinaryIO) -> list[bytes]:
-    """An object's lines (``\n``-terminated; a last line without one counts too; a ``\r`` before it is dropped)."""
-    return [line.removesuffix(b"\r") for line in split(iter(lambda: source.read(READ_CHUNK), b""), b"\n")]
+def read_lines(source: BinaryIO, compression: str = "none", object_key: str = "") -> list[bytes]:
+    """An object's lines (``\n``-terminated; a last line without one counts too; a ``\r`` before it is dropped),
+    decompressed first when ``compression`` says (``gzip``)."""
+    chunks = (
+        iter(lambda: source.read(READ_CHUNK), b"")
+        if compression == "none"
+        else decompressed(source, compression, object_key)
+    )
+    return [line.removesuffix(b"\r") for line in split(chunks, b"\n")]
 
 
 class LensesJsonFormat(Format):
@@ -116,10 +126,17 @@ class LensesJsonFormat(Format):
         self, config: Config, role: Role = "value", converter: Converter | None = None, envelope: bool = False
     ):
         super().__init__(config, role, converter, envelope)
+        self.compression = (config.get("s3.compression.type", "none") if config is not None else "none") or "none"
+        if self.compression not in ("none", "gzip"):
+            raise ConfigError(
+                f"s3.compression.type={self.compression}: Lenses' JSON objects are uncompressed or GZIP (LS "
+                "JsonFormatWriter.getCompressionCodecIfSupported)",
+                key="s3.compression.type",
+            )
 
     @property
     def extension(self) -> str:
-        return ".json"
+        return ".gz" if self.compression == "gzip" else ".json"  # LS FileExtensionNamer.fileExtension
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
         """Lenses' own bytes (:mod:`kafka_s3.core.formats.lenses_json_writer`), for a Lenses sink configuration."""
@@ -137,7 +154,7 @@ class LensesJsonFormat(Format):
         return lenses_writer(self.config, sink, ctx, self.converter, self.envelope)
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
-        lines = read_lines(source)
+        lines = read_lines(source, self.compression, ctx.object_key)
         if not lines:
             return
         if self.envelope:

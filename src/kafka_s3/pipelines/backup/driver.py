@@ -377,7 +377,7 @@ class Backup:
             plan = plans_by_tp[tp]
             for f in result.files:
                 report.bytes += f.bytes
-                if f.kind == "data":
+                if f.kind == "data" or (f.kind == "keys" and f.tombstones):  # a tombstone file: its keys sidecar
                     report.objects += 1
                     report.records += f.records
                     state.last_object = f.key

@@ -83,6 +83,9 @@ class OpenFile:
     sidecars: list[Sidecar] = field(default_factory=list)
     min_timestamp: int | None = None  # epoch ms of its records (-1 for none), for names decided at close
     max_timestamp: int | None = None
+    # behavior.on.null.values=write: tombstones only, kept as keys and headers sidecars without a value object (CS
+    # format/KeyValueHeaderRecordWriterProvider.getRecordWriter); their offsets go into the chunk manifest
+    tombstones: list[int] | None = None
 
     def abort(self) -> None:
         for upload in [self.upload] + [s.upload for s in self.sidecars]:
@@ -240,11 +243,12 @@ class PartitionBackup:
                 self._commit_chunk()
 
     def _encode(self, batch: pa.RecordBatch, values: Values, now_ms: int) -> pa.Array:
-        """Encoded partitions; null values (kept in envelope or write mode) go to the tombstone directory when the
-        partitioner needs values, as Confluent's ``tombstone.encoded.partition``."""
+        """Encoded partitions; null values go to the tombstone directory (Confluent's ``tombstone.encoded.partition``):
+        always under behavior.on.null.values=write (CS ``util/TombstoneSupportedPartitioner.encodePartition``), and
+        in envelope mode when the partitioner needs values."""
         partitioner = self.plugins.partitioner
         nulls = batch.column("value").is_null()
-        if not partitioner.uses_values or not pc.any(nulls).as_py():
+        if not (partitioner.uses_values or self._writes_tombstones) or not pc.any(nulls).as_py():
             return values.encode_with(partitioner, batch, now_ms)
         present = np.flatnonzero(~nulls.to_numpy(zero_copy_only=False))
         out = np.full(batch.num_rows, self.plugins.tombstone_partition, dtype=object)
@@ -254,6 +258,11 @@ class PartitionBackup:
                 zero_copy_only=False
             )
         return pa.array(out, pa.string())
+
+    @property
+    def _writes_tombstones(self) -> bool:
+        """Tombstones kept as Confluent keeps them: keys and headers only, in the tombstone directory."""
+        return not self.plugins.envelope and self.plugins.null_behavior == "write"
 
     def _handle_nulls(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         nulls = batch.column("value").is_null()
@@ -395,11 +404,14 @@ class PartitionBackup:
         if low is not None:
             file.first_timestamp = low if file.first_timestamp is None else min(file.first_timestamp, low)
             file.last_timestamp = high if file.last_timestamp is None else max(file.last_timestamp, high)
-        if file.writer is None:
+        if file.tombstones is not None:
+            file.tombstones.extend(records.column("offset").to_pylist())
+        elif file.writer is None:
             return  # already in the bucket
-        if self.plugins.names_at_close:
-            _track_timestamps(file, records)
-        file.writer.write(records, None if self.plugins.envelope else values)
+        else:
+            if self.plugins.names_at_close:
+                _track_timestamps(file, records)
+            file.writer.write(records, None if self.plugins.envelope else values)
         for sidecar in file.sidecars:  # keys and headers only: the index sidecar (no writer) is added at commit
             cast(FormatWriter, sidecar.writer).write(records, keys if sidecar.kind == "keys" else None)
 
@@ -416,13 +428,20 @@ class PartitionBackup:
             name = key.rsplit(plugins.layout.directory_delim, 1)[-1]
             key = next((e.key for e in self.replaying.files if e.kind == "data" and e.key.endswith("/" + name)), key)
         file = OpenFile(encoded, key, directory, first_offset)
-        if self.replaying is not None and self._stored_whole(key):
+        tombstones = self._writes_tombstones and encoded == plugins.tombstone_partition
+        if tombstones:
+            file.tombstones = []
+        # a tombstone file has no value object: its keys sidecar stands for it
+        stored = key if not tombstones else self._sidecar_key(key, "keys")
+        if self.replaying is not None and self._stored_whole(stored):
             self.replayed_files += 1
+            file.tombstones = None
             return file
-        ctx = FileContext(self.topic, self.partition, first_offset, key)
-        file.upload = self.store.create(key)
-        # an Upload is the binary file format writers write to (typed BinaryIO in the Format contract)
-        file.writer = plugins.value_format.writer(cast(BinaryIO, file.upload), ctx)
+        if not tombstones:
+            ctx = FileContext(self.topic, self.partition, first_offset, key)
+            file.upload = self.store.create(key)
+            # an Upload is the binary file format writers write to (typed BinaryIO in the Format contract)
+            file.writer = plugins.value_format.writer(cast(BinaryIO, file.upload), ctx)
         sidecar_formats: tuple[tuple[Kind, Format | None], ...] = (
             ("keys", plugins.keys_format),
             ("headers", plugins.headers_format),
@@ -430,7 +449,7 @@ class PartitionBackup:
         for kind, fmt in sidecar_formats:
             if fmt is None:
                 continue
-            side_key = plugins.layout.sidecar_key(key, plugins.value_format.extension, kind, fmt.extension)
+            side_key = self._sidecar_key(key, kind)
             upload = self.store.create(side_key)
             file.sidecars.append(
                 Sidecar(
@@ -487,6 +506,12 @@ class PartitionBackup:
         f.key = key
         f.upload = staged.upload_as(self.store, key)
 
+    def _sidecar_key(self, key: str, kind: Kind) -> str:
+        plugins = self.plugins
+        fmt = plugins.keys_format if kind == "keys" else plugins.headers_format
+        assert fmt is not None
+        return plugins.layout.sidecar_key(key, plugins.value_format.extension, kind, fmt.extension)
+
     # ------------------------------------------------------------------------------------------------ commit
     def _commit_chunk(self) -> None:
         files = list(self.open.values())
@@ -500,26 +525,30 @@ class PartitionBackup:
         for f in files:
             if f.writer is not None:
                 f.writer.close()
-                for s in f.sidecars:  # keys and headers only: the index sidecar (no writer) is added just below
-                    cast(FormatWriter, s.writer).close()
                 if isinstance(f.upload, StagedUpload):
                     self._name_staged(f)
                 self._add_index(f)
-            size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
-            entries.append(
-                FileEntry(
-                    f.key,
-                    "data",
-                    f.records,
-                    f.first_offset,
-                    f.last_offset,
-                    size,
-                    f.directory,
-                    _ambiguous(f.writer),
-                    f.first_timestamp,
-                    f.last_timestamp,
+            if f.writer is not None or f.tombstones is not None:
+                for s in f.sidecars:  # keys and headers only: the index sidecar (no writer) is added just above
+                    if s.writer is not None:
+                        s.writer.close()
+            if f.tombstones is None:
+                size = f.upload.bytes_written if f.upload is not None else self._existing_size(replaying, f.key)
+                entries.append(
+                    FileEntry(
+                        f.key,
+                        "data",
+                        f.records,
+                        f.first_offset,
+                        f.last_offset,
+                        size,
+                        f.directory,
+                        _ambiguous(f.writer),
+                        f.first_timestamp,
+                        f.last_timestamp,
+                    )
                 )
-            )
+            offsets = tuple(f.tombstones) if f.tombstones is not None else None
             for s in f.sidecars:
                 entries.append(
                     FileEntry(
@@ -531,6 +560,7 @@ class PartitionBackup:
                         s.upload.bytes_written,
                         f.directory,
                         _ambiguous(s.writer),
+                        offsets=offsets,
                     )
                 )
         manifest = Manifest(

@@ -9,6 +9,7 @@ from kafka_s3.core.config.deviantart import SINK_CLASS as DEVIANTART_SINK_CLASS
 from kafka_s3.core.config.kcql import lenses_layout_blockers
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Converter
+from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.formats.base import Format
 from kafka_s3.core.layout import Layout
 from kafka_s3.core.layouts.deviantart import DeviantArtLayout
@@ -69,6 +70,14 @@ class BackupPlugins:
             if config["store.kafka.keys"]
             else None
         )
+        if config["behavior.on.null.values"] == "write" and not envelope and keys_format is None:
+            # CS format/KeyValueHeaderRecordWriterProvider.write: "Key Writer must be configured when writing
+            # tombstone records is enabled" (a tombstone is kept as its key and headers only)
+            raise ConfigError(
+                "behavior.on.null.values=write needs store.kafka.keys=true, as Confluent's sink does: a tombstone is "
+                "kept as its key (and headers) in the tombstone.encoded.partition directory, with no value object",
+                key="behavior.on.null.values",
+            )
         headers_format = (
             formats.REGISTRY.resolve(config["headers.format.class"])(config, "headers")
             if config["store.kafka.headers"]

@@ -13,8 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from kafka_s3.core.errors import LayoutError
-from kafka_s3.core.layout import ObjectName
+from kafka_s3.core.formats.base import FileContext, Format
+from kafka_s3.core.layout import Layout, ObjectName
 from kafka_s3.core.layouts.lenses import assign_starts, with_start
+from kafka_s3.core.layouts.tombstones import VALUES, Source, interleave
 from kafka_s3.core.manifest import MANIFEST_DIR
 from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.plugins import ReadPlugins
@@ -38,6 +40,14 @@ class BackupObject:
     last_offset: int | None = None  # likewise
     first_timestamp: int | None = None  # earliest record time (ms) its manifest recorded (None: not recorded)
     last_timestamp: int | None = None  # latest record time (ms), likewise
+    # A tombstone file (behavior.on.null.values=write): keys and headers sidecars, no value object (``key``: the keys
+    # sidecar's); its records' offsets when its chunk manifest recorded them.
+    tombstones: bool = False
+    offsets: tuple[int, ...] | None = None
+    # A merged object: records of ``parts`` (a values object and tombstone files) in offset order, as ``runs``
+    # (part index, first row, rows) say (see :mod:`kafka_s3.core.layouts.tombstones`).
+    parts: tuple[BackupObject, ...] = ()
+    runs: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def key(self) -> str:
@@ -135,19 +145,112 @@ def discover(
         else:
             sidecars[(base, name.kind)] = name.key
     partitions: dict[TP, SourcePartition] = {}
-    for name, size in data:
+    size_of = {info.key: info.size for listing in listings for info in listing}
+    tombstones = _tombstone_files(layout, plugins, data, sidecars, size_of)
+    tombstone_keys = {name.key for name, _ in tombstones}
+    for name, size in data + tombstones:
         base = name.key[: len(name.key) - len(name.extension)]
         tp = (name.topic, name.partition)
         partitions.setdefault(tp, SourcePartition(*tp)).objects.append(
             BackupObject(
-                name, size, sidecars.get((base, "keys")), sidecars.get((base, "headers")), sidecars.get((base, "index"))
+                name,
+                size,
+                sidecars.get((base, "keys")),
+                sidecars.get((base, "headers")),
+                sidecars.get((base, "index")),
+                tombstones=name.key in tombstone_keys,
             )
         )
     for part in partitions.values():
         part.objects.sort(key=lambda o: (o.start, o.key))
         if getattr(layout, "names_hold_last_offset", False):
             part.objects = _lenses_spans(part.objects)
+        if any(o.tombstones for o in part.objects):
+            part.objects = _merge_tombstones(store, plugins, part)
     return dict(sorted(partitions.items()))
+
+
+# ---------------------------------------------------------------------------------------------------- tombstones
+def _tombstone_files(
+    layout: Layout,
+    plugins: ReadPlugins,
+    data: list[tuple[ObjectName, int]],
+    sidecars: dict[tuple[str, str], str],
+    size_of: dict[str, int],
+) -> list[tuple[ObjectName, int]]:
+    """Keys sidecars without a value object in a ``tombstone.encoded.partition`` directory: tombstones of
+    ``behavior.on.null.values=write`` (CS ``format/KeyValueHeaderRecordWriterProvider.getRecordWriter`` writes no
+    value object there). Each stands for its file, as a data object named by its keys sidecar."""
+    if plugins.envelope or type(layout) is not Layout:
+        return []
+    tombstone = plugins.config.get("tombstone.encoded.partition", "tombstone")
+    bases = {name.key[: len(name.key) - len(name.extension)] for name, _ in data}
+    out = []
+    for (base, kind), key in sidecars.items():
+        if kind != "keys" or base in bases:
+            continue
+        name = layout.parse(key, plugins.extensions())  # type: ignore[arg-type]
+        if name is not None and name.directory.rsplit(layout.directory_delim, 1)[-1] == tombstone:
+            out.append((replace(name, kind="data", extension=key[len(base) :]), size_of.get(key, 0)))
+    return out
+
+
+def _merge_tombstones(store: Store, plugins: ReadPlugins, part: SourcePartition) -> list[BackupObject]:
+    """A partition's values objects with its tombstone files put back among them at their offsets, when the values sit
+    in one directory (several directories are read in object order anyway: :func:`reader.order_warning`)."""
+    values = [o for o in part.objects if not o.tombstones]
+    tombs = [o for o in part.objects if o.tombstones]
+    if len({o.name.directory for o in values}) > 1:
+        return part.objects
+    recorded = _recorded(store, plugins, part.topic, part.partition)
+    value_sources = [Source(o.start, _records_of(store, plugins.value_format, o, recorded), o.key) for o in values]
+    tomb_sources = [
+        Source(o.start, _records_of(store, plugins.keys_format, o, recorded), o.key, recorded.get(o.key, (0, None))[1])
+        for o in tombs
+    ]
+    out = []
+    for merged in interleave(value_sources, tomb_sources, f"{part.topic}[{part.partition}]"):
+        parts: list[BackupObject] = []
+        runs = []
+        for run in merged.runs:
+            obj = values[run.file] if run.kind == VALUES else tombs[run.file]
+            if obj not in parts:
+                parts.append(obj)
+            runs.append((parts.index(obj), run.row, run.count))
+        lead = parts[0]
+        directory = values[0].name.directory if values else lead.name.directory
+        out.append(
+            replace(
+                lead,
+                name=replace(lead.name, directory=directory, start_offset=merged.start),
+                records=merged.records,
+                last_offset=merged.start + merged.records - 1,
+                tombstones=False,
+                parts=tuple(parts),
+                runs=tuple(runs),
+            )
+        )
+    return out
+
+
+Recorded = dict[str, tuple[int, tuple[int, ...] | None]]
+
+
+def _recorded(store: Store, plugins: ReadPlugins, topic: str, partition: int) -> Recorded:
+    """``key -> (records, tombstone offsets)`` of every file the partition's chunk manifests list (ours)."""
+    found = plugins.manifests(store).load_topic(topic, plugins.manifest_cache).get(partition)
+    if found is None:
+        return {}
+    return {f.key: (f.records, f.offsets) for m in found.chunks for f in m.files}
+
+
+def _records_of(store: Store, fmt: Format, obj: BackupObject, recorded: Recorded) -> int:
+    """An object's records: as its chunk manifest recorded, else counted by reading it (objects of another tool)."""
+    if obj.key in recorded:
+        return recorded[obj.key][0]
+    ctx = FileContext(obj.name.topic, obj.name.partition, obj.start, obj.key)
+    with store.open(obj.key) as source:
+        return sum(batch.num_rows for batch in fmt.read(source, ctx))
 
 
 def _lenses_spans(objects: list[BackupObject]) -> list[BackupObject]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -100,6 +100,14 @@ def read_object(
     position and, when offsets are derived, the offsets it held; the records after it keep their own offsets and
     sidecar rows.
     """
+    if obj.parts:
+        yield from _read_merged(store, plugins, obj, skipped)
+        return
+    if obj.tombstones:
+        batch = _tombstones(store, plugins, obj)
+        if batch.num_rows:
+            yield batch
+        return
     name = obj.name
     skips = _Skips(obj, plugins.stored_offsets, bounds, skipped)
     ctx = FileContext(name.topic, name.partition, name.start_offset, name.key, skips.found, obj.last_offset)
@@ -157,6 +165,65 @@ def read_object(
             raise FormatError(
                 f"sidecar has {sidecar.num_rows} records but the data object has {row}", object_key=sidecar.key
             )
+
+
+def _tombstones(store: Store, plugins: ReadPlugins, obj: BackupObject) -> pa.RecordBatch:
+    """A tombstone file's records (behavior.on.null.values=write): keys and headers from its sidecars, null values,
+    offsets counted from its start (a merged object renumbers them)."""
+    skips = _Skips(obj, True, None, None)
+    assert obj.keys_key is not None
+    keys = _read_sidecar(plugins.keys_format, store, obj.keys_key, obj, "key", skips).column.combine_chunks()
+    n = len(keys)
+    headers = (
+        _read_sidecar(plugins.headers_format, store, obj.headers_key, obj, "headers", skips).column.combine_chunks()
+        if obj.headers_key
+        else pa.nulls(n, RECORD_SCHEMA.field("headers").type)
+    )
+    if len(headers) != n:
+        raise FormatError(f"headers sidecar has {len(headers)} records, its keys sidecar {n}", obj.headers_key)
+    columns = {
+        "key": keys,
+        "value": pa.nulls(n, pa.binary()),
+        "topic": pa.array([obj.name.topic] * n, pa.string()),
+        "partition": pa.array(np.full(n, obj.name.partition, dtype=np.int32)),
+        "offset": pa.array(np.arange(obj.start, obj.start + n)),
+        "timestamp": pa.nulls(n, RECORD_SCHEMA.field("timestamp").type),
+        "timestampType": pa.array(np.full(n, -1, dtype=np.int32)),
+        "headers": headers,
+    }
+    return pa.RecordBatch.from_arrays([columns[c] for c in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
+
+
+def _read_merged(
+    store: Store, plugins: ReadPlugins, obj: BackupObject, skipped: list[Problem] | None
+) -> Iterator[pa.RecordBatch]:
+    """A values object and tombstone files merged in offset order (:mod:`kafka_s3.core.layouts.tombstones`): each
+    part is read whole, then its runs are taken in order and numbered from the merged object's start."""
+    tables = []
+    for part in obj.parts:
+        if part.tombstones:
+            tables.append(pa.Table.from_batches([_tombstones(store, plugins, part)], schema=RECORD_SCHEMA))
+        else:
+            whole = replace(part, records=None, last_offset=None)  # its manifest's count is checked by the merge
+            batches = list(read_object(store, plugins, whole, None, skipped))
+            tables.append(pa.Table.from_batches(batches, schema=RECORD_SCHEMA))
+    pieces = []
+    for index, row, count in obj.runs:
+        table = tables[index]
+        if row + count > table.num_rows:
+            raise FormatError(
+                f"holds {table.num_rows} records, fewer than its name and the other objects of its partition place "
+                "in it",
+                obj.parts[index].key,
+            )
+        pieces.append(table.slice(row, count))
+    merged = pa.concat_tables(pieces).combine_chunks()
+    merged = merged.set_column(
+        RECORD_SCHEMA.get_field_index("offset"),
+        RECORD_SCHEMA.field("offset"),
+        pa.array(np.arange(obj.start, obj.start + merged.num_rows)),
+    )
+    yield from merged.to_batches(max_chunksize=65536)
 
 
 def _check_sidecar_counts(store: Store, fmt: Format, obj: BackupObject, sidecars: list[_Sidecar]) -> None:

@@ -1,5 +1,6 @@
 """behavior.on.null.values against the real services: fail (a clear error naming topic, partition and offset, nothing
-committed past the last full chunk), ignore (tombstones skipped) and write (a null line)."""
+committed past the last full chunk), ignore (tombstones skipped) and write (keys
+sidecars in the tombstone directory, as Confluent)."""
 
 from __future__ import annotations
 
@@ -86,24 +87,38 @@ def test_ignore_skips_tombstones(engine, make_config, fresh_bucket, fresh_topic,
     assert group_offsets(kafka_bootstrap, group_id(config), topic, 1) == {0: 8}
 
 
-def test_write_keeps_tombstones_as_null_lines(
+def test_write_keeps_tombstones_as_confluent_does_keys_and_headers_in_the_tombstone_directory(
     engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
+    """CS ``util/TombstoneSupportedPartitioner`` + ``format/KeyValueHeaderRecordWriterProvider``: no value object for
+    tombstones, only their keys sidecar (store.kafka.keys=true is required), in ``tombstone/``."""
     topic = fresh_topic(1)
     nulls = {1, 4}
-    produce(topic, [{"value": None if i in nulls else _value(i)} for i in range(6)])
-    config = _config(make_config, fresh_bucket, topic, **{"behavior.on.null.values": "write"})
+    produce(topic, [{"key": b"k", "value": None if i in nulls else _value(i)} for i in range(6)])
+    props = {"behavior.on.null.values": "write", "store.kafka.keys": "true", "key.converter": "string"}
+    config = _config(make_config, fresh_bucket, topic, **props)
 
     summary = Backup(config, engine=engine).run_once()
 
-    d = f"topics/{topic}/partition=0"
+    d, t = f"topics/{topic}/partition=0", f"topics/{topic}/tombstone"
     expected = {
-        f"{d}/{topic}+0+0000000000.json": [{"n": 0}, None],
+        f"{d}/{topic}+0+0000000000.json": [{"n": 0}],
         f"{d}/{topic}+0+0000000002.json": [{"n": 2}, {"n": 3}],
-        f"{d}/{topic}+0+0000000004.json": [None, {"n": 5}],
+        f"{d}/{topic}+0+0000000005.json": [{"n": 5}],
     }
-    assert data_keys(s3_client, fresh_bucket, topic) == sorted(expected)
+    keys = [k[: -len(".json")] + ".keys.avro" for k in expected]
+    tombstones = [f"{t}/{topic}+0+0000000001.keys.avro", f"{t}/{topic}+0+0000000004.keys.avro"]
+    assert data_keys(s3_client, fresh_bucket, topic) == sorted([*expected, *keys, *tombstones])
     for key, rows in expected.items():
         assert json_lines(get(s3_client, fresh_bucket, key)) == rows
     assert summary.records == 6
     assert group_offsets(kafka_bootstrap, group_id(config), topic, 1) == {0: 6}
+
+
+def test_write_without_store_kafka_keys_is_refused(engine, make_config, fresh_bucket, fresh_topic):
+    from kafka_s3.core.errors import ConfigError
+
+    config = _config(make_config, fresh_bucket, fresh_topic(1), **{"behavior.on.null.values": "write"})
+    with pytest.raises(ConfigError, match="store.kafka.keys=true") as refused:
+        Backup(config, engine=engine)
+    assert refused.value.key == "behavior.on.null.values"

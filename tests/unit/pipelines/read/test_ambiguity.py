@@ -28,7 +28,6 @@ def raw_config(root, **settings) -> dict[str, str]:
         "s3.bucket.name": "b",
         "store.url": f"file://{root}",
         "format.class": "bytearray",
-        "behavior.on.null.values": "write",
     }
     raw.update({k.replace("__", "."): v for k, v in settings.items()})
     return raw
@@ -57,8 +56,9 @@ def back_up(root, values, **settings):
 
 
 def test_item5_backup_counts_ambiguous_records_per_file_and_restore_refuses_naming_each(tmp_path):
-    # Objects of 3 records: [a, "b\nc", None] holds 2, [d, e, f] none, [g, "h\n"] 1.
-    store, result = back_up(tmp_path, [b"a", b"b\nc", None, b"d", b"e", b"f", b"g", b"h\n"])
+    # Objects of 3 records: [a, "b\nc", "x\ny"] holds 2, [d, e, f] none, [g, "h\n"] 1. (A tombstone is no longer
+    # one: behavior.on.null.values=write keeps it as a keys sidecar in tombstone/, as Confluent does.)
+    store, result = back_up(tmp_path, [b"a", b"b\nc", b"x\ny", b"d", b"e", b"f", b"g", b"h\n"])
     assert [(f.first_offset, f.ambiguous) for f in result.files] == [(0, 2), (3, 0), (6, 1)]
     first = f"topics/{TOPIC}/partition=0/{TOPIC}+0+0000000000.bin"
     last = f"topics/{TOPIC}/partition=0/{TOPIC}+0+0000000006.bin"

@@ -15,12 +15,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import sys
 import uuid
 from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
 from kafka_s3.core.errors import ConfigError
 
@@ -146,6 +148,7 @@ def build_remote_session(url: str, app_name: str = "kafka-s3", conf: Mapping[str
     :class:`ConfigError` naming the URL."""
     if not url.startswith("sc://"):
         raise ConfigError(f"Spark Connect URL must look like sc://host:port, got {url!r}", key="--remote")
+    _check_reachable(url)
     try:
         session = _connect(url, app_name, _session_id(url))
     except _SessionClosed:
@@ -165,6 +168,22 @@ def build_remote_session(url: str, app_name: str = "kafka-s3", conf: Mapping[str
 
 class _SessionClosed(Exception):
     pass
+
+
+CONNECT_TIMEOUT_S = 10.0
+
+
+def _check_reachable(url: str) -> None:
+    """Fail at once on a server that does not accept connections (the Connect client would retry for minutes)."""
+    parts = urlsplit(url.split("/;", 1)[0])
+    host, port = parts.hostname or "localhost", parts.port or 15002
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise ConfigError(
+            f"Spark Connect server {url} is not reachable ({host}:{port}: {exc.strerror or exc})", key="--remote"
+        ) from exc
 
 
 def _connect(url: str, app_name: str, session_id: str | None) -> Any:

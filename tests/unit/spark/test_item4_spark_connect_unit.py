@@ -88,3 +88,16 @@ def test_item4_cli_remote_option(monkeypatch):
         parser.parse_args(["backup", "--remote", "sc://h:1", "--master", "local[1]", "--config", "x.properties"])
     engine = SparkEngine(remote="sc://h:1")
     assert engine.remote == "sc://h:1" and engine.task_progress() is None and not engine.is_remote
+
+
+def test_item4_dev_services_export_the_connect_server_they_started():
+    from kafka_s3.dev import services
+
+    settings = services.Settings("127.0.0.1:1", None, None, None, "us-east-1")
+    assert "SPARK_REMOTE" not in settings.environ()
+    settings.spark_remote = "sc://127.0.0.1:21502"
+    assert settings.environ()["SPARK_REMOTE"] == "sc://127.0.0.1:21502"
+    command = services.spark_connect_command(21502)
+    assert command[command.index("--class") + 1] == services.SPARK_CONNECT_CLASS
+    assert "spark.connect.grpc.binding.port=21502" in command
+    assert any(c.startswith("spark.pyspark.python=") for c in command)  # its workers can import kafka-s3

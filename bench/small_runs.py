@@ -48,6 +48,8 @@ def properties(services: Services, bucket: str, topic: str, restore: bool) -> st
     }
     if services.s3_endpoint:
         props["store.url"] = services.s3_endpoint
+    if services.access_key and services.secret_key:  # tasks on a Connect server do not see this environment
+        props.update({"aws.access.key.id": services.access_key, "aws.secret.access.key": services.secret_key})
     if restore:
         props.update({"topic.rename": f"{topic}:{topic}-restored", "topic.creation.enable": "true"})
     return "".join(f"{k}={v}\n" for k, v in props.items())

@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: venv services-up services-down demo test test-unit lint lint-selftest chaos bench clean
+.PHONY: venv services-up services-down spark-connect demo test test-unit lint lint-selftest chaos bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ venv: $(STAMP)
 
 services-up: venv
 	$(PY) -m kafka_s3.dev.services up
+
+# The services and a Spark Connect server (sc://127.0.0.1:21502): commands given --remote (or $SPARK_REMOTE from
+# .services/env) skip Spark's start-up. services-down stops it too.
+spark-connect: venv
+	KAFKA_S3_DEV_SPARK_CONNECT=1 $(PY) -m kafka_s3.dev.services up
 
 services-down:
 	@if [ -x $(PY) ]; then $(PY) -m kafka_s3.dev.services down; fi

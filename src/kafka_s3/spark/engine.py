@@ -3,6 +3,12 @@
 A round is ``spark.range(0, n, 1, n).mapInArrow(...)``: Spark partition ``i`` holds the row ``i`` and runs task
 ``i`` in a Python worker. Only each task's small serialized result comes back to the driver; the records themselves
 move between Kafka and the object store inside the task.
+
+The same rounds run over Spark Connect (``remote``: a client of a long-running server, no JVM here): what the
+classic session does through its SparkContext has a Connect counterpart here — every job carries this engine's tag
+and cancelling interrupts that tag (the server-side session is shared with other commands), task progress comes
+from the server's progress reports, and the driver host tasks report live counts to is this machine's address on
+the route to the server.
 """
 
 from __future__ import annotations
@@ -10,11 +16,14 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import signal
+import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 
@@ -83,9 +92,51 @@ def _task_per_row(task: Task) -> Callable[[Iterator[pa.RecordBatch]], Iterator[p
     return run
 
 
+class ConnectProgress:
+    """Task counts of the running operations of a Spark Connect session, from the server's progress reports (a
+    ``registerProgressHandler`` callback; the classic session's status tracker is JVM-only)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._operations: dict[str, tuple[int, int]] = {}
+
+    def __call__(self, stages: Iterable[Any] | None, inflight_tasks: int, operation_id: str | None, done: bool) -> None:
+        key = operation_id or ""
+        with self._lock:
+            if done:
+                self._operations.pop(key, None)
+                return
+            stages = list(stages or ())
+            self._operations[key] = (
+                sum(int(stage.num_completed_tasks) for stage in stages),
+                sum(int(stage.num_tasks) for stage in stages),
+            )
+
+    def totals(self) -> tuple[int, int] | None:
+        with self._lock:
+            done = sum(d for d, _ in self._operations.values())
+            total = sum(t for _, t in self._operations.values())
+        return (done, total) if total else None
+
+
+def route_address(url: str) -> str:
+    """This machine's address on the route to the Spark Connect server at ``url`` (where its tasks can reach us)."""
+    parts = urlsplit(url)
+    host = parts.hostname or "127.0.0.1"
+    port = parts.port or 15002
+    try:
+        family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0]
+        with socket.socket(family, kind) as probe:
+            probe.connect(address)  # UDP: picks the route, sends nothing
+            return str(probe.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
+
+
 class SparkEngine:
-    """Runs tasks on a SparkSession: the one given, or one built on first use (``master``, ``app_name``, ``conf``),
-    so that a command fails on a bad configuration or an unreachable service before paying Spark's start-up."""
+    """Runs tasks on a SparkSession: the one given, or one built on first use (``master``, ``remote``,
+    ``app_name``, ``conf``), so that a command fails on a bad configuration or an unreachable service before paying
+    Spark's start-up."""
 
     def __init__(
         self,
@@ -93,12 +144,34 @@ class SparkEngine:
         master: str | None = None,
         app_name: str = "kafka-s3",
         conf: Mapping[str, str] | None = None,
+        remote: str | None = None,
     ):
         self._session = session
         self.master = master
+        self.remote = remote
         self.app_name = app_name
         self.conf = dict(conf or {})
         self.cancelled = False  # cancel(): the running job is abandoned and no other one starts
+        self._progress: ConnectProgress | None = None
+        self._remote_url: str | None = None
+        self.tag = f"kafka-s3-{os.getpid()}-{id(self):x}"  # marks this engine's jobs on a shared Connect session
+        if session is not None:
+            self._adopt(session)
+
+    def _adopt(self, session: SparkSession) -> None:
+        from kafka_s3.spark.session import is_remote
+
+        if is_remote(session):
+            connect: Any = session
+            self._progress = ConnectProgress()
+            connect.registerProgressHandler(self._progress)
+            endpoint = getattr(getattr(connect.client, "_builder", None), "endpoint", None)
+            if endpoint and not self._remote_url:
+                self._remote_url = f"sc://{endpoint}"
+
+    @property
+    def is_remote(self) -> bool:
+        return self._progress is not None
 
     @property
     def session(self) -> SparkSession:
@@ -108,20 +181,33 @@ class SparkEngine:
             started = time.monotonic()
             in_main = threading.current_thread() is threading.main_thread()
             previous = signal.getsignal(signal.SIGINT) if in_main else None
-            self._session = build_session(self.master, self.app_name, self.conf, data_sources=False)
+            from kafka_s3.spark.session import remote_url
+
+            self._remote_url = remote_url(self.master, self.remote)
+            session = build_session(self.master, self.app_name, self.conf, data_sources=False, remote=self.remote)
             if in_main and previous is not None:  # PySpark replaces the SIGINT handler: the caller's stays in charge
                 signal.signal(signal.SIGINT, previous)
-            log.info("spark session ready in %.2fs", time.monotonic() - started)
+            self._adopt(session)
+            self._session = session
+            log.info(
+                "spark session ready in %.2fs%s",
+                time.monotonic() - started,
+                f" (Spark Connect {self._remote_url})" if self.is_remote else "",
+            )
         return self._session
 
     def start(self) -> None:
         self.session  # noqa: B018 (built on first use)
 
     def cancel(self) -> None:
-        """Abandon the running job (``SparkContext.cancelAllJobs``; safe from a signal-handling thread) and refuse
-        the next ones: :meth:`run_tasks` raises :class:`Interrupted`, so nothing of the job is committed."""
+        """Abandon the running job (``SparkContext.cancelAllJobs``, over Connect ``interruptAll``; safe from a
+        signal-handling thread) and refuse the next ones: :meth:`run_tasks` raises :class:`Interrupted`, so nothing
+        of the job is committed."""
         self.cancelled = True
-        if self._session is not None:
+        if self._session is not None and self.is_remote:
+            connect: Any = self._session
+            connect.interruptTag(self.tag)  # this engine's jobs only: the session is shared with other commands
+        elif self._session is not None:
             context = self._session.sparkContext
             # What Spark logs while killed tasks wind down ("Lost task ... TaskKilled", a task-completion listener
             # missing its broadcast block as the process exits) is expected after a user's stop: no noise.
@@ -132,13 +218,20 @@ class SparkEngine:
         if self.cancelled:
             raise Interrupted(f"interrupted before {description!r} started")
         session = self.session
-        session.sparkContext.setJobDescription(description)
+        connect: Any = session if self.is_remote else None
+        if connect is not None:  # Connect has no job descriptions; tags are per thread (a backup group's threads)
+            connect.addTag(self.tag)
+        else:
+            session.sparkContext.setJobDescription(description)
         try:
             rows = session.range(0, count, 1, count).mapInArrow(_task_per_row(task), RESULT_SCHEMA).collect()
         except Exception:
             if self.cancelled:
                 raise Interrupted(f"{description!r} was cancelled") from None
             raise
+        finally:
+            if connect is not None:
+                connect.removeTag(self.tag)
         results = [row.result for row in rows]
         for result in results:
             if result.startswith(ERROR_MARK):
@@ -147,11 +240,16 @@ class SparkEngine:
 
     @property
     def driver_host(self) -> str:
-        return str(self.session.sparkContext.getConf().get("spark.driver.host", "127.0.0.1"))
+        session = self.session
+        if self.is_remote:  # the driver is the server's; our live-count listener lives here
+            return route_address(self._remote_url or "sc://127.0.0.1")
+        return str(session.sparkContext.getConf().get("spark.driver.host", "127.0.0.1"))
 
     def task_progress(self) -> tuple[int, int] | None:
         if self._session is None:
             return None
+        if self._progress is not None:
+            return self._progress.totals()
         tracker: Any = self._session.sparkContext.statusTracker()
         done = total = 0
         for stage_id in tracker.getActiveStageIds():

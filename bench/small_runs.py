@@ -1,0 +1,146 @@
+"""Small runs: the wall time of a 4-record ``kafka-s3 backup --once`` and of its restore, as CLI subprocesses, on a
+local session (``local[*]``: a JVM and Python workers per command) and through a Spark Connect server (``--remote``).
+
+    .venv/bin/python bench/small_runs.py --rounds 3                       # starts a Connect server if none is given
+    .venv/bin/python bench/small_runs.py --remote sc://127.0.0.1:21502 --rounds 5
+
+Each round backs up a fresh 1-partition topic of 4 records into a fresh bucket and restores it into a new topic,
+once per mode, the modes alternating so that both see the same load. Prints one line per run and a Markdown table
+of medians; the split comes from the CLI's INFO lines (session start, time inside the Spark job). Nothing asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from common import ROOT, Services, create_bucket, create_topic, delete_topics, remove_bucket, services_up
+
+SESSION = re.compile(r"spark session ready in ([0-9.]+)s")
+JOB = re.compile(r"spark job ran in ([0-9.]+)s|restore job: \d+ records in ([0-9.]+)s")
+
+
+def produce(services: Services, topic: str) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": services.bootstrap})
+    for i in range(4):
+        producer.produce(topic, key=f"k{i}".encode(), value=f'{{"i":{i}}}'.encode())
+    producer.flush()
+
+
+def properties(services: Services, bucket: str, topic: str, restore: bool) -> str:
+    props = {
+        "name": f"small-{bucket}-{'r' if restore else 'b'}",
+        "topics": topic,
+        "s3.bucket.name": bucket,
+        "s3.region": services.region,
+        "bootstrap.servers": services.bootstrap,
+        "format.class": "json",
+        "flush.size": "3",
+    }
+    if services.s3_endpoint:
+        props["store.url"] = services.s3_endpoint
+    if services.access_key and services.secret_key:  # tasks on a Connect server do not see this environment
+        props.update({"aws.access.key.id": services.access_key, "aws.secret.access.key": services.secret_key})
+    if restore:
+        props.update({"topic.rename": f"{topic}:{topic}-restored", "topic.creation.enable": "true"})
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def run(services: Services, work: Path, mode: str) -> dict[str, dict[str, float]]:
+    tag = uuid.uuid4().hex[:10]
+    topic = bucket = f"small-{tag}"
+    create_topic(services, topic, 1)
+    produce(services, topic)
+    create_bucket(services, bucket)
+    where = ["--remote", mode] if mode.startswith("sc://") else ["--master", mode]
+    out: dict[str, dict[str, float]] = {}
+    try:
+        for kind in ("backup", "restore"):
+            config = work / f"{tag}-{kind}.properties"
+            config.write_text(properties(services, bucket, topic, kind == "restore"))
+            extra = ["--once"] if kind == "backup" else []
+            started = time.monotonic()
+            result = subprocess.run(
+                [sys.executable, "-m", "kafka_s3.cli", kind, *extra, "--no-progress", *where, "--config", str(config)],
+                capture_output=True,
+                text=True,
+                env={**services.environ(), "PYSPARK_PYTHON": sys.executable},
+                check=False,
+            )
+            wall = time.monotonic() - started
+            if result.returncode != 0:
+                raise SystemExit(f"{kind} on {mode} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+            session = SESSION.search(result.stderr)
+            job = JOB.search(result.stderr)
+            out[kind] = {
+                "wall": wall,
+                "session": float(session.group(1)) if session else float("nan"),
+                "job": float(next(g for g in job.groups() if g)) if job else float("nan"),
+                "load": os.getloadavg()[0],
+            }
+            print(
+                f"{mode:<24} {kind:<8} wall {wall:6.2f}s  session {out[kind]['session']:6.2f}s  "
+                f"job {out[kind]['job']:6.2f}s  load {out[kind]['load']:.1f}",
+                flush=True,
+            )
+    finally:
+        remove_bucket(services, bucket)
+        delete_topics(services, [topic, f"{topic}-restored"])
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--remote", default=os.environ.get("SPARK_REMOTE"), help="Spark Connect URL (default: start one)"
+    )
+    parser.add_argument("--master", default="local[*]", help="the local mode's master (default local[*])")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    # Running services are used as they are (their env file's settings): never restarted, whichever Kafka they run.
+    os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
+    env_file = Path(os.environ["KAFKA_S3_SERVICES_DIR"]) / "env"
+    if env_file.exists():
+        for line in env_file.read_text().splitlines():
+            key, _, value = line.removeprefix("export ").partition("=")
+            if key and key not in ("SPARK_REMOTE",):
+                os.environ.setdefault(key, value)
+    services = services_up()
+    work = ROOT / "bench" / "results" / f"small-{time.strftime('%Y%m%dT%H%M%S')}.tmp"
+    work.mkdir(parents=True, exist_ok=True)
+    remote = args.remote
+    if not remote:
+        from kafka_s3.dev.services import DEFAULT_SPARK_CONNECT_PORT, start_spark_connect
+
+        started = time.monotonic()
+        remote = start_spark_connect(int(os.environ.get("KAFKA_S3_DEV_SPARK_CONNECT_PORT", DEFAULT_SPARK_CONNECT_PORT)))
+        print(f"Spark Connect server {remote} up in {time.monotonic() - started:.1f}s (stop: make services-down)")
+    run(services, work, remote)  # the server's first job of this session starts its Python workers: not measured
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {args.master: [], remote: []}
+    for _ in range(args.rounds):
+        for mode in (args.master, remote):
+            runs[mode].append(run(services, work, mode))
+    print("\n| mode | command | wall (median) | session start | inside the Spark job | load (1 min) |")
+    print("|---|---|---|---|---|---|")
+    for mode, results in runs.items():
+        for kind in ("backup", "restore"):
+            rows = [r[kind] for r in results]
+            median = {k: statistics.median(r[k] for r in rows) for k in ("wall", "session", "job", "load")}
+            print(
+                f"| {'--remote' if mode == remote else mode} | {kind} | {median['wall']:.1f} s | "
+                f"{median['session']:.1f} s | {median['job']:.1f} s | {median['load']:.1f} |"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -299,9 +299,10 @@ SINK.define(
     Prop(
         "upload.buffer.memory.total.bytes",
         Type.LONG,
-        str(128 * MiB),
+        str(64 * MiB),
         "Bytes all open objects of one Spark worker keep in memory together before pending parts spill to local "
-        "temporary files (bounds memory when a partitioner keeps thousands of objects open).",
+        "temporary files (bounds memory when a partitioner keeps thousands of objects open; the default holds two "
+        "default-sized parts of one object, so a backup with few open objects does not spill).",
         L,
         "kafka-s3",
         Range(0),

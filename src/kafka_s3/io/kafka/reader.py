@@ -34,7 +34,11 @@ READER_DEFAULTS = {
     # Some Kafka-protocol brokers (noida-db) answer a fetch with a whole partition regardless of fetch.max.bytes. A
     # ceiling only: Apache Kafka honours fetch.max.bytes, so its responses never come near it.
     "receive.message.max.bytes": "2147483647",
-    "queued.max.messages.kbytes": "65536",
+    # What one reader holds on a broker that honours fetch limits: fetch.max.bytes per response, and a prefetch queue
+    # of queued.max.messages.kbytes (librdkafka's own bound, whatever the broker sends). A worker keeps one reader, so
+    # these two bound its Kafka memory (librdkafka's defaults, 50 MiB and 64 MiB, were half a worker's RSS).
+    "fetch.max.bytes": str(16 * 1024 * 1024),
+    "queued.max.messages.kbytes": str(16 * 1024),
 }
 
 
@@ -126,7 +130,7 @@ def read_range(
     isolation_level: str = "read_committed",
     headers: bool = True,
     timestamps: bool = True,
-    max_batch: int = 20000,
+    max_batch: int = 5000,
     stall_timeout: float = 120.0,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the records of ``topic[partition]`` with ``start <= offset < end``, in order, in RECORD_SCHEMA batches.

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 MiB = 1024 * 1024
 DEFAULT_PART_SIZE = 25 * MiB
 DEFAULT_MEMORY_BUFFER_BYTES = 32 * MiB  # the defaults of upload.buffer.memory.bytes and .total.bytes
-DEFAULT_MEMORY_BUDGET_BYTES = 128 * MiB
+DEFAULT_MEMORY_BUDGET_BYTES = 64 * MiB
 ASSUME_ROLE_PROVIDERS = (
     "AwsAssumeRoleCredentialsProvider",
     "io.confluent.connect.s3.auth.AwsAssumeRoleCredentialsProvider",

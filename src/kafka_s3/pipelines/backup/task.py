@@ -88,6 +88,7 @@ def _run_partition(
     from kafka_s3.pipelines.backup.partition import ChunkConflict, PartitionBackup
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
     from kafka_s3.pipelines.live import LiveReporter
+    from kafka_s3.pipelines.worker_memory import Releaser
 
     RECORD_ERRORS = (ConversionError, PartitionerError, DataError, ConfigError, FormatError)
 
@@ -99,6 +100,7 @@ def _run_partition(
     open_since_ms, open_until = plan.open_since_ms, plan.open_until
     reporter = LiveReporter(live, plan.topic, plan.partition)
     read_bytes = 0
+    releaser = Releaser()
     while True:
         writer = PartitionBackup(
             plugins,
@@ -117,7 +119,9 @@ def _run_partition(
             nonlocal position, read_bytes
             writer.write(piece)
             position = piece.column("offset")[-1].as_py() + 1
-            read_bytes += payload_bytes(piece)
+            size = payload_bytes(piece)
+            read_bytes += size
+            releaser.add(size)
             reporter.update(position - plan.start, read_bytes)
 
         def may_stop(writer: PartitionBackup = writer) -> bool:

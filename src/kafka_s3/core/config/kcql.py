@@ -82,6 +82,8 @@ LENSES_ENVELOPE_PROPERTIES = (
     "store.envelope.fields.headers",
     "store.envelope.fields.metadata",
 )
+#: PROPERTIES of a Lenses sink statement naming its PARTITIONBY directories ``name=value`` (true) or ``value`` (false)
+INCLUDE_KEYS = "partition.include.keys"
 #: formats Lenses' layout is written in (format.class after the statement's STOREAS)
 LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders")
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
@@ -225,10 +227,16 @@ class Statement:
             )
         flush = {"flush_count": self.flush_count, "flush_size": self.flush_size, "flush_interval": self.flush_interval}
         lenses = raw.get("connector.class") == LENSES_SINK_CLASS
-        supported = [*SINK_PROPERTIES, *(LENSES_ENVELOPE_PROPERTIES if lenses else ())]
+        supported = [*SINK_PROPERTIES, *((*LENSES_ENVELOPE_PROPERTIES, INCLUDE_KEYS) if lenses else ())]
+        include_keys: str | None = None
         for key, value, token in self.options:
             if lenses and key in LENSES_ENVELOPE_PROPERTIES:
                 props.update(_envelope_property(key, value, token))
+                continue
+            if lenses and key == INCLUDE_KEYS:
+                if value.lower() not in ("true", "false"):
+                    raise error(token, f"PROPERTIES {key!r} must be true or false, found {value!r}")
+                include_keys = "KeysAndValues" if value.lower() == "true" else "Values"
                 continue
             if key not in SINK_PROPERTIES:
                 raise error(token, f"PROPERTIES key {key!r} is not supported (supported: {', '.join(supported)})")
@@ -248,8 +256,11 @@ class Statement:
         if self.partition_by:
             props["partitioner.class"] = "kcql"
             props["partition.field.name"] = ",".join(self.partition_by)
-            props["partition.path.style"] = self.partitioner or "Values"
-        elif lenses and props.get("format.class") == "json":
+            # Lenses' sink: 'partition.include.keys' first, then WITHPARTITIONER, else KeysAndValues (LS
+            # config/PartitionDisplay.apply, config/PartitionSelection.apply); elsewhere KCQL's Values
+            default = "KeysAndValues" if lenses else "Values"
+            props["partition.path.style"] = include_keys or self.partitioner or default
+        if lenses and props.get("format.class") == "json":
             props["format.class"] = "lenses_json"  # Lenses' own JSON lines, in Lenses' layout
         props[KCQL_KEY] = self.text
         return props
@@ -272,12 +283,13 @@ def _envelope_property(key: str, value: str, token: Token) -> dict[str, str]:
 
 def lenses_layout_blockers(config: Mapping[str, Any]) -> list[str]:
     """Why a backup configuration is not written in Lenses' layout (empty: it is). Lenses' layout is written for
-    Lenses' sink class with no PARTITIONBY, STOREAS JSON (``lenses_json``) or CSV, and no keys/headers sidecars."""
+    Lenses' sink class (with or without PARTITIONBY), STOREAS JSON (``lenses_json``) or CSV, and no keys/headers
+    sidecars."""
     if config.get("connector.class") != LENSES_SINK_CLASS:
         return ["connector.class is not Lenses' S3 sink"]
     blockers = []
     statement = str(config.get(KCQL_KEY) or "")
-    if config.get("partitioner.class", "default") != "default":
+    if config.get("partitioner.class", "default") not in ("default", "kcql"):
         blockers.append("PARTITIONBY" if statement else f"partitioner.class={config.get('partitioner.class')}")
     if config.get("format.class") not in LENSES_LAYOUT_FORMATS:
         store_as = re.search(r"STOREAS\s*=?\s*`?([A-Za-z_]+)", statement, re.IGNORECASE)

@@ -62,18 +62,32 @@ class LensesLayout(Layout):
     #: Lenses' sink does (LS ``writer/Writer``: a local staging file uploaded under its name at ``commit``)
     names_at_close = True
 
-    def directory(self, topic: str, partition: int) -> str:
-        """``<topic>/<partition>``: where the objects of a topic-partition go (no PARTITIONBY)."""
-        return f"{topic}/{partition}"
+    def directory(self, topic: str, partition: int, partitioned: str | None = None) -> str:
+        """Where the objects of a topic-partition go: ``<topic>/<partition>`` without PARTITIONBY, else the
+        PARTITIONBY directories ``partitioned`` (``a=<v>/b=<v>``, LS ``sink/naming/CloudKeyNamer
+        .buildPartitionPrefix``)."""
+        return partitioned if partitioned is not None else f"{topic}/{partition}"
 
     def final_key(
-        self, topic: str, partition: int, last_offset: int, min_timestamp: int, max_timestamp: int, extension: str
+        self,
+        topic: str,
+        partition: int,
+        last_offset: int,
+        min_timestamp: int,
+        max_timestamp: int,
+        extension: str,
+        partitioned: str | None = None,
     ) -> str:
-        """``<prefix>/<topic>/<partition>/<last offset %012d>_<minTs>_<maxTs><ext>`` (LS ``sink/naming/FileNamer
-        .OffsetFileNamer.fileName`` with the default padding, ``config/padding/PaddingService``: offsets to 12 digits,
-        partitions unpadded; timestamps in epoch ms, -1 for a record without one)."""
-        name = f"{last_offset:012d}_{min_timestamp}_{max_timestamp}{extension}"
-        return self.join(self.topics_dir, self.directory(topic, partition), name)
+        """Without PARTITIONBY ``<prefix>/<topic>/<partition>/<last offset %012d>_<minTs>_<maxTs><ext>`` (LS
+        ``sink/naming/FileNamer.OffsetFileNamer.fileName``); with it ``<prefix>/<partitioned>/<topic>(<partition>_<last
+        offset %012d>)<ext>`` (``FileNamer.TopicPartitionOffsetFileNamer.fileName``, ``CloudKeyNamer.finalFilename``).
+        Default padding (``config/padding/PaddingService``): offsets to 12 digits, partitions unpadded; timestamps in
+        epoch ms, -1 for a record without one."""
+        if partitioned is not None:
+            name = f"{topic}({partition}_{last_offset:012d}){extension}"
+        else:
+            name = f"{last_offset:012d}_{min_timestamp}_{max_timestamp}{extension}"
+        return self.join(self.topics_dir, self.directory(topic, partition, partitioned), name)
 
     def lock_object(self, connector: str, topic: str, partition: int, committed_offset: int) -> tuple[str, bytes]:
         """Lenses' exactly-once lock of a topic-partition (≥9.0.0; LS ``seek/IndexManagerV2``, ``seek/IndexModel

@@ -17,6 +17,9 @@ from kafka_s3.core.errors import ConfigError
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
 
 
+STRING = {"value__converter": "org.apache.kafka.connect.storage.StringConverter"}
+
+
 def lenses(kcql: str, **settings: str):
     raw = {"name": "lenses-sink", "connector.class": LENSES_SINK, KCQL_KEY: kcql}
     raw.update({k.replace("__", "."): v for k, v in settings.items()})
@@ -58,7 +61,7 @@ def test_item6_envelope_field_flags_true_are_accepted_false_is_refused_by_name()
     assert "'store.envelope.fields.headers'" in str(caught.value) and "line 1" in str(caught.value)
 
 
-@pytest.mark.parametrize("key", ["padding.length.partition", "partition.include.keys", "key.suffix"])
+@pytest.mark.parametrize("key", ["padding.length.partition", "key.suffix"])
 def test_item6_unsupported_lenses_properties_are_refused_by_name(key):
     with pytest.raises(ConfigError) as caught:
         lenses(f"INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('{key}'=3)")
@@ -70,7 +73,6 @@ def test_item6_unsupported_lenses_properties_are_refused_by_name(key):
 @pytest.mark.parametrize(
     ("kcql", "named"),
     [
-        ("INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS JSON", "PARTITIONBY"),
         ("INSERT INTO b:p SELECT * FROM t STOREAS AVRO", "STOREAS AVRO"),
         ("INSERT INTO b:p SELECT * FROM t STOREAS PARQUET", "STOREAS PARQUET"),
         ("INSERT INTO b:p SELECT * FROM t STOREAS BYTES", "STOREAS BYTES"),
@@ -83,6 +85,26 @@ def test_item6_what_lenses_layout_cannot_hold_falls_back_to_confluents_with_a_wa
     warning = next(w for w in config.warnings if "Lenses' layout" in w)
     assert named in warning and "Confluent's layout" in warning
     assert config["format.class"] != "lenses_json"
+
+
+def test_item6_partitionby_is_written_in_lenses_layout_and_partition_include_keys_is_a_boolean():
+    """PARTITIONBY no longer falls back (LS ``config/PartitionDisplay.fromProps``: 'partition.include.keys' is read as
+    a boolean and wins over WITHPARTITIONER; ``PartitionSelection.apply``: KeysAndValues by default)."""
+    config = lenses("INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS JSON WITHPARTITIONER Values", **STRING)
+    assert lenses_layout_blockers(config) == []
+    assert config["partition.path.style"] == "Values"
+    config = lenses(
+        "INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS JSON WITHPARTITIONER Values "
+        "PROPERTIES('partition.include.keys'=true)",
+        **STRING,
+    )
+    assert config["partition.path.style"] == "KeysAndValues"
+    with pytest.raises(ConfigError) as caught:
+        lenses(
+            "INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS JSON PROPERTIES('partition.include.keys'=3)",
+            **STRING,
+        )
+    assert caught.value.key == KCQL_KEY and "'partition.include.keys' must be true or false" in str(caught.value)
 
 
 def test_item6_csv_is_written_in_lenses_layout_too():

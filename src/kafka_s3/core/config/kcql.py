@@ -70,6 +70,10 @@ SINK_PROPERTIES = {"flush.count": "flush_count", "flush.size": "flush_size", "fl
 #: Lenses' S3 source connector: its statements read a bucket into a topic (``INSERT INTO topic SELECT * FROM
 #: bucket:prefix``)
 LENSES_SOURCE_CLASS = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector"
+#: Lenses' compression setting (LS ``config/CompressionCodecSettings``), read by source statements
+COMPRESSION_CODEC_KEY = "connect.s3.compression.codec"
+#: Lenses' compression level (LS ``config/CompressionCodecSettings``), read by sink statements
+COMPRESSION_LEVEL_KEY = "connect.s3.compression.level"
 #: Lenses' S3 sink connector: its statements back up into Lenses' own layout where it can hold them
 #: (:func:`lenses_layout_blockers`), else into Confluent's
 LENSES_SINK_CLASS = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
@@ -262,8 +266,32 @@ class Statement:
             props["partition.path.style"] = include_keys or self.partitioner or default
         if lenses and props.get("format.class") == "json":
             props["format.class"] = "lenses_json"  # Lenses' own JSON lines, in Lenses' layout
+            props.update(_lenses_compression(raw))
         props[KCQL_KEY] = self.text
         return props
+
+
+def _lenses_compression(raw: Mapping[str, Any]) -> dict[str, str]:
+    """``connect.s3.compression.codec``/``.level`` of a Lenses sink writing JSON: UNCOMPRESSED (the default) or GZIP,
+    one gzip stream per object named ``.gz`` (LS ``formats/writer/JsonFormatWriter``: other codecs are refused there
+    too; level 6 by default)."""
+    codec = str(raw.get(COMPRESSION_CODEC_KEY) or "").strip().upper()
+    if codec in ("", "UNCOMPRESSED"):
+        return {}
+    if codec != "GZIP":
+        raise ConfigError(
+            f"{COMPRESSION_CODEC_KEY}={codec}: Lenses' JSON objects are UNCOMPRESSED or GZIP (LS JsonFormatWriter)",
+            key=COMPRESSION_CODEC_KEY,
+        )
+    props = {"s3.compression.type": "gzip"}
+    level = str(raw.get(COMPRESSION_LEVEL_KEY) or "").strip()
+    if level:
+        if not level.lstrip("-").isdigit() or not -1 <= int(level) <= 9:
+            raise ConfigError(
+                f"{COMPRESSION_LEVEL_KEY}={level}: a gzip level is -1 (default, 6) or 0-9", key=COMPRESSION_LEVEL_KEY
+            )
+        props["s3.compression.level"] = level
+    return props
 
 
 def _envelope_property(key: str, value: str, token: Token) -> dict[str, str]:
@@ -496,7 +524,11 @@ def _statement_raw(raw: Mapping[str, Any], statement: Statement) -> dict[str, An
     if raw.get("connector.class") == LENSES_SOURCE_CLASS:
         out.update(statement.source_properties(raw))
     else:
-        out.update(statement.properties(raw))
+        props = statement.properties(raw)
+        out.update(props)
+        if props.get("format.class") == "lenses_json":  # read into s3.compression.type/level
+            for key in (COMPRESSION_CODEC_KEY, COMPRESSION_LEVEL_KEY):
+                out.pop(key, None)
     return out
 
 

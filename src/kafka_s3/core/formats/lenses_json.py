@@ -116,10 +116,11 @@ class LensesJsonFormat(Format):
         self, config: Config, role: Role = "value", converter: Converter | None = None, envelope: bool = False
     ):
         super().__init__(config, role, converter, envelope)
+        self.compression = config.get("s3.compression.type", "none") or "none"
 
     @property
     def extension(self) -> str:
-        return ".json"
+        return ".gz" if self.compression == "gzip" else ".json"  # LS FileExtensionNamer.fileExtension
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
         """Lenses' own bytes (:mod:`kafka_s3.core.formats.lenses_json_writer`), for a Lenses sink configuration."""

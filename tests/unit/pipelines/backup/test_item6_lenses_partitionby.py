@@ -21,6 +21,7 @@ What Lenses writes, from its source (LS = lensesio/stream-reactor ``kafka-connec
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -155,3 +156,28 @@ def test_item6_partitionby_a_null_key_or_missing_header_cannot_be_placed(tmp_pat
 def test_item6_partitionby_date_patterns_beyond_plain_fields_are_refused(tmp_path):
     with pytest.raises(ConfigError, match="partition.field.name"):
         _backup(tmp_path, "INSERT INTO b:p SELECT * FROM t PARTITIONBY _date.EEE STOREAS `JSON`")
+
+
+def test_item6_gzip_json_objects_are_named_gz(tmp_path):
+    """LS ``sink/naming/FileExtensionNamer.fileExtension``: JSON with GZIP takes the codec's extension, ``gz``."""
+    config = SINK.parse(
+        {
+            "name": "lenses-sink",
+            "connector.class": LENSES_SINK,
+            "connect.s3.kcql": "INSERT INTO b:p SELECT * FROM t PARTITIONBY region STOREAS `JSON`",
+            "connect.s3.compression.codec": "GZIP",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "false",
+            "store.url": tmp_path.as_uri(),
+        }
+    )
+    store = StoreSpec.from_config(config, environ={}).open()
+    store.create_bucket()
+    writer = PartitionBackup(BackupPlugins.from_config(config), store, "t", 3)
+    writer.write(_records())
+    writer.finish(4, flush_open=True)
+    data = {i.key: store.get(i.key) for i in store.list("p/") if "/_kafka-s3/" not in i.key}
+    assert sorted(data) == ["p/region=eu-west/t(3_000000000002).gz", "p/region=us/t(3_000000000003).gz"]
+    lines = gzip.decompress(data["p/region=us/t(3_000000000003).gz"]).splitlines()
+    assert [json.loads(line) for line in lines] == [VALUES[1], VALUES[3]]

@@ -88,6 +88,10 @@ LENSES_ENVELOPE_PROPERTIES = (
 )
 #: PROPERTIES of a Lenses sink statement naming its PARTITIONBY directories ``name=value`` (true) or ``value`` (false)
 INCLUDE_KEYS = "partition.include.keys"
+#: PROPERTIES of a Lenses sink statement padding the numbers of its names (LS ``config/padding/PaddingService``)
+PADDING_PREFIX = "padding."
+#: what Lenses pads without ``padding.*`` PROPERTIES: offsets, to 12 digits (``PaddingService.DefaultPadFields``)
+DEFAULT_PADDING = {"offset": 12}
 #: formats Lenses' layout is written in (format.class after the statement's STOREAS)
 LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders")
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
@@ -237,6 +241,8 @@ class Statement:
             if lenses and key in LENSES_ENVELOPE_PROPERTIES:
                 props.update(_envelope_property(key, value, token))
                 continue
+            if lenses and key.startswith(PADDING_PREFIX):
+                continue  # checked by _padding below
             if lenses and key == INCLUDE_KEYS:
                 if value.lower() not in ("true", "false"):
                     raise error(token, f"PROPERTIES {key!r} must be true or false, found {value!r}")
@@ -247,6 +253,8 @@ class Statement:
             if not value.isdigit() or int(value) <= 0:
                 raise error(token, f"PROPERTIES {key!r} must be a positive whole number, found {value!r}")
             flush[SINK_PROPERTIES[key]] = int(value)
+        if lenses:
+            _padding(self.options)
         if flush["flush_count"] is not None:
             props["flush.size"] = str(flush["flush_count"])
         elif not raw.get("flush.size"):
@@ -269,6 +277,48 @@ class Statement:
             props.update(_lenses_compression(raw))
         props[KCQL_KEY] = self.text
         return props
+
+
+def lenses_padding(config: Mapping[str, Any]) -> dict[str, int]:
+    """The widths Lenses pads the numbers of its names to, by field (``offset``, ``partition``), from the statement's
+    ``padding.*`` PROPERTIES (LS ``config/padding/PaddingService``); a field not listed is not padded."""
+    text = str(config.get(KCQL_KEY) or "")
+    if config.get("connector.class") != LENSES_SINK_CLASS or not text.strip():
+        return dict(DEFAULT_PADDING)
+    return _padding(parse(text)[0].options)
+
+
+def _padding(options: tuple[tuple[str, str, Token], ...]) -> dict[str, int]:
+    """LS ``PaddingService.KcqlPropsPaddingConfigDetector``: with any ``padding.*`` key, ``padding.length.<field>``
+    (all of them, replacing the default ``offset`` 12), ``padding.char`` (default ``0``) and ``padding.type``
+    (default ``LeftPad``; ``NoOp`` pads nothing). Only what kafka-s3 reads back is accepted: left padding with
+    ``0``."""
+    padding = {k: (v, t) for k, v, t in options if k.startswith(PADDING_PREFIX)}
+    if not padding:
+        return dict(DEFAULT_PADDING)
+    widths: dict[str, int] = {}
+    for key, (value, token) in padding.items():
+        if key.startswith(PADDING_PREFIX + "length."):
+            if not value.isdigit():
+                raise error(token, f"PROPERTIES {key!r} must be a whole number, found {value!r}")
+            widths[key[len(PADDING_PREFIX + "length.") :]] = int(value)
+        elif key == PADDING_PREFIX + "char":
+            if value != "0":
+                raise error(token, f"PROPERTIES {key!r}={value!r}: kafka-s3 reads back names padded with '0' only")
+        elif key == PADDING_PREFIX + "type":
+            if value.lower() not in ("leftpad", "noop"):
+                raise error(
+                    token,
+                    f"PROPERTIES {key!r}={value!r}: kafka-s3 writes LeftPad or NoOp (RightPad names cannot be read "
+                    "back)",
+                )
+            if value.lower() == "noop":
+                return {}
+        else:
+            raise error(
+                token, f"PROPERTIES key {key!r} is not supported (padding.length.<field>, padding.char, padding.type)"
+            )
+    return widths or dict(DEFAULT_PADDING)
 
 
 def _lenses_compression(raw: Mapping[str, Any]) -> dict[str, str]:

@@ -32,7 +32,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.config.kcql import LENSES_SINK_CLASS
+from kafka_s3.core.config.kcql import LENSES_SINK_CLASS, lenses_padding
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.errors import ConfigError
@@ -107,6 +107,8 @@ class KcqlPartitioner(Partitioner):
         self.style = config.get(STYLE_KEY) or "Values"
         self.uses_values = any(f.source == "value" for f in self.fields)
         self.zone = config.get(TIMEZONE_KEY) or "UTC"
+        # LS CloudKeyNamer.processPartitionValues pads _partition as file names pad it (config/padding/PaddingService)
+        self.partition_width = lenses_padding(config).get("partition", 0) if self.lenses else 0
         self.dates = {f.path: _lenses_date(f.path, self.zone) for f in self.fields if f.source == "date"}
 
     def encode(self, records: pa.RecordBatch, values: Logical, now_ms: int) -> pa.Array:
@@ -126,7 +128,7 @@ class KcqlPartitioner(Partitioner):
             elif f.source == "topic":
                 text = records.column("topic").cast(pa.string())
             elif f.source == "partition":
-                text = records.column("partition").cast(pa.string())
+                text = pc.utf8_lpad(records.column("partition").cast(pa.string()), self.partition_width, "0")
             elif f.source == "date":
                 text = _date_text(records, f, self.dates[f.path])
             elif parsed_values is not None:

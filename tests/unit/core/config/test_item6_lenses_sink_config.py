@@ -61,7 +61,7 @@ def test_item6_envelope_field_flags_true_are_accepted_false_is_refused_by_name()
     assert "'store.envelope.fields.headers'" in str(caught.value) and "line 1" in str(caught.value)
 
 
-@pytest.mark.parametrize("key", ["padding.length.partition", "key.suffix"])
+@pytest.mark.parametrize("key", ["key.suffix", "partition.search.continuous"])
 def test_item6_unsupported_lenses_properties_are_refused_by_name(key):
     with pytest.raises(ConfigError) as caught:
         lenses(f"INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('{key}'=3)")

@@ -181,3 +181,46 @@ def test_item6_gzip_json_objects_are_named_gz(tmp_path):
     assert sorted(data) == ["p/region=eu-west/t(3_000000000002).gz", "p/region=us/t(3_000000000003).gz"]
     lines = gzip.decompress(data["p/region=us/t(3_000000000003).gz"]).splitlines()
     assert [json.loads(line) for line in lines] == [VALUES[1], VALUES[3]]
+
+
+def _plain(tmp_path, properties: str, partition_by: str = ""):
+    statement = f"INSERT INTO b:p SELECT * FROM t {partition_by} STOREAS `JSON` PROPERTIES({properties})"
+    _, _, objects = _backup(tmp_path, statement)
+    return sorted(k for k in objects if not k.startswith(".indexes/"))
+
+
+@pytest.mark.parametrize(
+    ("properties", "partition_by", "expected"),
+    [
+        # LS config/padding/PaddingService.fromDefaults: padding.length.* replaces the default {offset: 12} whole
+        ("'padding.length.partition'=4", "", ["p/t/0003/3_1577849400000_1577849400003.json"]),
+        (
+            "'padding.length.partition'=4, 'padding.length.offset'=6",
+            "",
+            ["p/t/0003/000003_1577849400000_1577849400003.json"],
+        ),
+        ("'padding.type'=NoOp", "", ["p/t/3/3_1577849400000_1577849400003.json"]),
+        ("'padding.char'=0, 'padding.type'=LeftPad", "", ["p/t/3/000000000003_1577849400000_1577849400003.json"]),
+        # FileNamer.TopicPartitionOffsetFileNamer pads the partition too; CloudKeyNamer pads the _partition value
+        (
+            "'padding.length.partition'=3, 'padding.length.offset'=5",
+            "PARTITIONBY _partition",
+            ["p/partition=003/t(003_00003).json"],
+        ),
+    ],
+)
+def test_item6_padding_properties_as_lenses_pads_names(tmp_path, properties, partition_by, expected):
+    assert _plain(tmp_path, properties, partition_by) == expected
+
+
+@pytest.mark.parametrize(
+    ("properties", "named"),
+    [
+        ("'padding.type'=RightPad", "padding.type"),
+        ("'padding.char'=x", "padding.char"),
+        ("'padding.length.offset'=abc", "padding.length.offset"),
+    ],
+)
+def test_item6_padding_kafka_s3_cannot_read_back_is_refused_by_name(tmp_path, properties, named):
+    with pytest.raises(ConfigError, match=named):
+        _plain(tmp_path, properties)

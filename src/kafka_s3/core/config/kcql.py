@@ -26,11 +26,12 @@ KCQL                           properties
                                (not exactly-once, like any scheduled rotation)
 ``PARTITIONBY a, _key, ...``   ``partitioner.class=kcql``, ``partition.field.name=a,_key,...``: value fields
                                (nested with dots), ``_key`` (or ``_key.field``), ``_header.<name>``
-``WITHPARTITIONER Values``     ``partition.path.style``: Values (the default) makes ``v1/v2`` directories,
-                               KeysAndValues makes ``f1=v1/f2=v2`` directories
+``WITHPARTITIONER Values``     ``partition.path.style``: Values (the default; KeysAndValues under Lenses' sink
+                               class) makes ``v1/v2`` directories, KeysAndValues makes ``f1=v1/f2=v2`` directories
 =============================  =========================================================================
 
-Objects keep the Confluent layout (``<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>``). A
+Objects keep the Confluent layout (``<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>``), except
+under Lenses' sink class, where :func:`lenses_layout_blockers` says when Lenses' own layout is written. A
 statement's settings win over the file's; the file supplies everything else (converters, credentials, ``name``...).
 The statements of one file run as one backup (see :mod:`kafka_s3.pipelines.backup.group`): they share the consumer group
 ``connect-<name>``, so one topic may appear in only one statement.

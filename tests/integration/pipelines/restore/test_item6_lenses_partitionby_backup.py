@@ -68,3 +68,39 @@ def test_item6_lenses_partitionby_backup_has_lenses_names_and_restores_record_ex
         assert [(r["key"], r["value"], list(r["headers"]), r["timestamp"]) for r in restored[partition]] == [
             (k, v, h, ts) for p, k, v, h, ts in RECORDS if p == partition
         ]
+
+
+def test_item6_lenses_padding_properties_pad_names_and_a_lenses_source_restores_them(
+    backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
+):
+    """LS ``config/padding/PaddingService``: ``padding.length.<field>`` replaces the default ``offset`` 12 with the
+    fields listed; the partition directory (``CloudKeyNamer.buildPartitionPrefix``) and the offset are padded."""
+    topic, target = fresh_topic(2), fresh_topic(2)
+    produce(
+        topic,
+        [{"partition": p, "key": k, "value": v, "headers": h, "timestamp": ts} for p, k, v, h, ts in RECORDS],
+    )
+    sink = {
+        "connector.class": LENSES_SINK,
+        "connect.s3.kcql": f"INSERT INTO {fresh_bucket}:{PREFIX} SELECT * FROM {topic} STOREAS `JSON` "
+        "PROPERTIES('store.envelope'=true, 'flush.count'=10, 'padding.length.partition'=3, 'padding.length.offset'=4)",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    }
+    assert backup(fresh_bucket, topic, sink).records == len(RECORDS)
+    keys = [k for k in list_keys(s3_client, fresh_bucket, PREFIX + "/") if "/_kafka-s3/" not in k]
+    assert sorted(keys) == [
+        f"{PREFIX}/{topic}/000/0003_{T0 + 1}_{T0 + 20}.json",
+        f"{PREFIX}/{topic}/001/0001_{T0 + 100}_{T0 + 101}.json",
+    ]
+    source = {
+        "connector.class": LENSES_SOURCE,
+        "connect.s3.kcql": f"INSERT INTO {target} SELECT * FROM {fresh_bucket}:{PREFIX} STOREAS `JSON` "
+        "PROPERTIES('store.envelope'=true)",
+    }
+    assert restorer(fresh_bucket, topic, source).run().records == len(RECORDS)
+    restored = read_topic(kafka_bootstrap, target)
+    for partition in (0, 1):
+        assert [(r["key"], r["value"], list(r["headers"]), r["timestamp"]) for r in restored[partition]] == [
+            (k, v, h, ts) for p, k, v, h, ts in RECORDS if p == partition
+        ]

@@ -93,6 +93,8 @@ INCLUDE_KEYS = "partition.include.keys"
 PADDING_PREFIX = "padding."
 #: what Lenses pads without ``padding.*`` PROPERTIES: offsets, to 12 digits (``PaddingService.DefaultPadFields``)
 DEFAULT_PADDING = {"offset": 12}
+#: keys/headers sidecars, which Lenses' layout does not hold
+SIDECAR_KEYS = ("store.kafka.keys", "store.kafka.headers")
 #: formats Lenses' layout is written in (format.class after the statement's STOREAS)
 LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders")
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
@@ -269,9 +271,12 @@ class Statement:
         if self.partition_by:
             props["partitioner.class"] = "kcql"
             props["partition.field.name"] = ",".join(self.partition_by)
-            # Lenses' sink: 'partition.include.keys' first, then WITHPARTITIONER, else KeysAndValues (LS
-            # config/PartitionDisplay.apply, config/PartitionSelection.apply); elsewhere KCQL's Values
-            default = "KeysAndValues" if lenses else "Values"
+            # Lenses' layout: 'partition.include.keys' first, then WITHPARTITIONER, else KeysAndValues (LS
+            # config/PartitionDisplay.apply, config/PartitionSelection.apply); Confluent's layout: KCQL's Values
+            format_class = props.get("format.class") or raw.get("format.class")
+            sidecars = any(str(raw.get(k, "")).strip().lower() == "true" for k in SIDECAR_KEYS)
+            lenses_layout = lenses and format_class in ("json", *LENSES_LAYOUT_FORMATS) and not sidecars
+            default = "KeysAndValues" if lenses_layout else "Values"
             props["partition.path.style"] = include_keys or self.partitioner or default
         if lenses and props.get("format.class") == "json":
             props["format.class"] = "lenses_json"  # Lenses' own JSON lines, in Lenses' layout
@@ -375,7 +380,7 @@ def lenses_layout_blockers(config: Mapping[str, Any]) -> list[str]:
         blockers.append(
             f"STOREAS {store_as.group(1).upper()}" if store_as else f"format.class={config.get('format.class')}"
         )
-    for sidecar in ("store.kafka.keys", "store.kafka.headers"):
+    for sidecar in SIDECAR_KEYS:
         if config.get(sidecar):
             blockers.append(f"{sidecar}=true")
     return blockers

@@ -11,7 +11,8 @@
 FieldPartitioner, a record without one of the fields (null key, missing header or field) cannot be placed: it is an
 error naming the record.
 
-Under Lenses' S3 sink (``connector.class``) the directories are Lenses' own (LS = lensesio/stream-reactor
+Where a Lenses S3 sink configuration writes Lenses' layout (:func:`~kafka_s3.core.config.kcql
+.lenses_layout_blockers`) the directories are Lenses' own (LS = lensesio/stream-reactor
 ``kafka-connect-cloud-common``, ``sink/``): the fields ``_topic``, ``_partition`` and ``_date.<pattern>`` exist too
 (``config/PartitionSpecifier``); a directory's ``name=`` is Lenses' field name — ``key`` for ``_key``, ``topic``,
 ``partition``, ``date``, else the path after the specifier (``config/PartitionField``, ``PartitionNamePath
@@ -32,7 +33,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.config.kcql import LENSES_SINK_CLASS, lenses_padding
+from kafka_s3.core.config.kcql import lenses_layout_blockers, lenses_padding
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.errors import ConfigError
@@ -99,7 +100,7 @@ class KcqlPartitioner(Partitioner):
         names = list(config.get(FIELDS_KEY) or [])
         if not names:
             raise ConfigError(f"partitioner.class=kcql needs {FIELDS_KEY} (KCQL's PARTITIONBY)", key=FIELDS_KEY)
-        self.lenses = config.get("connector.class") == LENSES_SINK_CLASS
+        self.lenses = not lenses_layout_blockers(config)  # Lenses' layout written (not Confluent's as a fallback)
         self.fields = [parse_field(n, self.lenses) for n in names]
         for f in self.fields:
             if not f.path and f.source not in ("key", "topic", "partition"):

@@ -13,6 +13,7 @@ import pytest
 from kafka_s3.core.config.kcql import KCQL_KEY, lenses_layout_blockers
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import ConfigError
+from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
 
@@ -105,6 +106,16 @@ def test_item6_partitionby_is_written_in_lenses_layout_and_partition_include_key
             **STRING,
         )
     assert caught.value.key == KCQL_KEY and "'partition.include.keys' must be true or false" in str(caught.value)
+
+
+def test_item6_a_fallback_to_confluents_layout_keeps_kcql_directories():
+    """A statement Lenses' layout cannot hold (STOREAS TEXT) keeps the directories kafka-s3 wrote for it before:
+    KCQL's Values by default, fields named as written."""
+    config = lenses("INSERT INTO b:p SELECT * FROM t PARTITIONBY _header.region STOREAS TEXT")
+    assert lenses_layout_blockers(config) == ["STOREAS TEXT"]
+    assert config["partition.path.style"] == "Values"
+    partitioner = BackupPlugins.from_config(config).partitioner
+    assert not partitioner.lenses  # type: ignore[attr-defined]
 
 
 def test_item6_csv_is_written_in_lenses_layout_too():

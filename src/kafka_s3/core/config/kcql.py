@@ -26,11 +26,12 @@ KCQL                           properties
                                (not exactly-once, like any scheduled rotation)
 ``PARTITIONBY a, _key, ...``   ``partitioner.class=kcql``, ``partition.field.name=a,_key,...``: value fields
                                (nested with dots), ``_key`` (or ``_key.field``), ``_header.<name>``
-``WITHPARTITIONER Values``     ``partition.path.style``: Values (the default) makes ``v1/v2`` directories,
-                               KeysAndValues makes ``f1=v1/f2=v2`` directories
+``WITHPARTITIONER Values``     ``partition.path.style``: Values (the default; KeysAndValues under Lenses' sink
+                               class) makes ``v1/v2`` directories, KeysAndValues makes ``f1=v1/f2=v2`` directories
 =============================  =========================================================================
 
-Objects keep the Confluent layout (``<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>``). A
+Objects keep the Confluent layout (``<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>``), except
+under Lenses' sink class, where :func:`lenses_layout_blockers` says when Lenses' own layout is written. A
 statement's settings win over the file's; the file supplies everything else (converters, credentials, ``name``...).
 The statements of one file run as one backup (see :mod:`kafka_s3.pipelines.backup.group`): they share the consumer group
 ``connect-<name>``, so one topic may appear in only one statement.
@@ -70,6 +71,10 @@ SINK_PROPERTIES = {"flush.count": "flush_count", "flush.size": "flush_size", "fl
 #: Lenses' S3 source connector: its statements read a bucket into a topic (``INSERT INTO topic SELECT * FROM
 #: bucket:prefix``)
 LENSES_SOURCE_CLASS = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector"
+#: Lenses' compression setting (LS ``config/CompressionCodecSettings``), read by source statements
+COMPRESSION_CODEC_KEY = "connect.s3.compression.codec"
+#: Lenses' compression level (LS ``config/CompressionCodecSettings``), read by sink statements
+COMPRESSION_LEVEL_KEY = "connect.s3.compression.level"
 #: Lenses' S3 sink connector: its statements back up into Lenses' own layout where it can hold them
 #: (:func:`lenses_layout_blockers`), else into Confluent's
 LENSES_SINK_CLASS = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
@@ -82,6 +87,14 @@ LENSES_ENVELOPE_PROPERTIES = (
     "store.envelope.fields.headers",
     "store.envelope.fields.metadata",
 )
+#: PROPERTIES of a Lenses sink statement naming its PARTITIONBY directories ``name=value`` (true) or ``value`` (false)
+INCLUDE_KEYS = "partition.include.keys"
+#: PROPERTIES of a Lenses sink statement padding the numbers of its names (LS ``config/padding/PaddingService``)
+PADDING_PREFIX = "padding."
+#: what Lenses pads without ``padding.*`` PROPERTIES: offsets, to 12 digits (``PaddingService.DefaultPadFields``)
+DEFAULT_PADDING = {"offset": 12}
+#: keys/headers sidecars, which Lenses' layout does not hold
+SIDECAR_KEYS = ("store.kafka.keys", "store.kafka.headers")
 #: formats Lenses' layout is written in (format.class after the statement's STOREAS)
 LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders")
 #: Lenses' compression setting (LS ``config/CompressionCodecSettings``), read by source statements
@@ -243,16 +256,26 @@ class Statement:
             )
         flush = {"flush_count": self.flush_count, "flush_size": self.flush_size, "flush_interval": self.flush_interval}
         lenses = raw.get("connector.class") == LENSES_SINK_CLASS
-        supported = [*SINK_PROPERTIES, *(LENSES_ENVELOPE_PROPERTIES if lenses else ())]
+        supported = [*SINK_PROPERTIES, *((*LENSES_ENVELOPE_PROPERTIES, INCLUDE_KEYS) if lenses else ())]
+        include_keys: str | None = None
         for key, value, token in self.options:
             if lenses and key in LENSES_ENVELOPE_PROPERTIES:
                 props.update(_envelope_property(key, value, token))
+                continue
+            if lenses and key.startswith(PADDING_PREFIX):
+                continue  # checked by _padding below
+            if lenses and key == INCLUDE_KEYS:
+                if value.lower() not in ("true", "false"):
+                    raise error(token, f"PROPERTIES {key!r} must be true or false, found {value!r}")
+                include_keys = "KeysAndValues" if value.lower() == "true" else "Values"
                 continue
             if key not in SINK_PROPERTIES:
                 raise error(token, f"PROPERTIES key {key!r} is not supported (supported: {', '.join(supported)})")
             if not value.isdigit() or int(value) <= 0:
                 raise error(token, f"PROPERTIES {key!r} must be a positive whole number, found {value!r}")
             flush[SINK_PROPERTIES[key]] = int(value)
+        if lenses:
+            _padding(self.options)
         if flush["flush_count"] is not None:
             props["flush.size"] = str(flush["flush_count"])
         elif not raw.get("flush.size"):
@@ -266,11 +289,83 @@ class Statement:
         if self.partition_by:
             props["partitioner.class"] = "kcql"
             props["partition.field.name"] = ",".join(self.partition_by)
-            props["partition.path.style"] = self.partitioner or "Values"
-        elif lenses and props.get("format.class") == "json":
+            # Lenses' layout: 'partition.include.keys' first, then WITHPARTITIONER, else KeysAndValues (LS
+            # config/PartitionDisplay.apply, config/PartitionSelection.apply); Confluent's layout: KCQL's Values
+            format_class = props.get("format.class") or raw.get("format.class")
+            sidecars = any(str(raw.get(k, "")).strip().lower() == "true" for k in SIDECAR_KEYS)
+            lenses_layout = lenses and format_class in ("json", *LENSES_LAYOUT_FORMATS) and not sidecars
+            default = "KeysAndValues" if lenses_layout else "Values"
+            props["partition.path.style"] = include_keys or self.partitioner or default
+        if lenses and props.get("format.class") == "json":
             props["format.class"] = "lenses_json"  # Lenses' own JSON lines, in Lenses' layout
+            props.update(_lenses_compression(raw))
         props[KCQL_KEY] = self.text
         return props
+
+
+def lenses_padding(config: Mapping[str, Any]) -> dict[str, int]:
+    """The widths Lenses pads the numbers of its names to, by field (``offset``, ``partition``), from the statement's
+    ``padding.*`` PROPERTIES (LS ``config/padding/PaddingService``); a field not listed is not padded."""
+    text = str(config.get(KCQL_KEY) or "")
+    if config.get("connector.class") != LENSES_SINK_CLASS or not text.strip():
+        return dict(DEFAULT_PADDING)
+    return _padding(parse(text)[0].options)
+
+
+def _padding(options: tuple[tuple[str, str, Token], ...]) -> dict[str, int]:
+    """LS ``PaddingService.KcqlPropsPaddingConfigDetector``: with any ``padding.*`` key, ``padding.length.<field>``
+    (all of them, replacing the default ``offset`` 12), ``padding.char`` (default ``0``) and ``padding.type``
+    (default ``LeftPad``; ``NoOp`` pads nothing). Only what kafka-s3 reads back is accepted: left padding with
+    ``0``."""
+    padding = {k: (v, t) for k, v, t in options if k.startswith(PADDING_PREFIX)}
+    if not padding:
+        return dict(DEFAULT_PADDING)
+    widths: dict[str, int] = {}
+    for key, (value, token) in padding.items():
+        if key.startswith(PADDING_PREFIX + "length."):
+            if not value.isdigit():
+                raise error(token, f"PROPERTIES {key!r} must be a whole number, found {value!r}")
+            widths[key[len(PADDING_PREFIX + "length.") :]] = int(value)
+        elif key == PADDING_PREFIX + "char":
+            if value != "0":
+                raise error(token, f"PROPERTIES {key!r}={value!r}: kafka-s3 reads back names padded with '0' only")
+        elif key == PADDING_PREFIX + "type":
+            if value.lower() not in ("leftpad", "noop"):
+                raise error(
+                    token,
+                    f"PROPERTIES {key!r}={value!r}: kafka-s3 writes LeftPad or NoOp (RightPad names cannot be read "
+                    "back)",
+                )
+            if value.lower() == "noop":
+                return {}
+        else:
+            raise error(
+                token, f"PROPERTIES key {key!r} is not supported (padding.length.<field>, padding.char, padding.type)"
+            )
+    return widths or dict(DEFAULT_PADDING)
+
+
+def _lenses_compression(raw: Mapping[str, Any]) -> dict[str, str]:
+    """``connect.s3.compression.codec``/``.level`` of a Lenses sink writing JSON: UNCOMPRESSED (the default) or GZIP,
+    one gzip stream per object named ``.gz`` (LS ``formats/writer/JsonFormatWriter``: other codecs are refused there
+    too; level 6 by default)."""
+    codec = str(raw.get(COMPRESSION_CODEC_KEY) or "").strip().upper()
+    if codec in ("", "UNCOMPRESSED"):
+        return {}
+    if codec != "GZIP":
+        raise ConfigError(
+            f"{COMPRESSION_CODEC_KEY}={codec}: Lenses' JSON objects are UNCOMPRESSED or GZIP (LS JsonFormatWriter)",
+            key=COMPRESSION_CODEC_KEY,
+        )
+    props = {"s3.compression.type": "gzip"}
+    level = str(raw.get(COMPRESSION_LEVEL_KEY) or "").strip()
+    if level:
+        if not level.lstrip("-").isdigit() or not -1 <= int(level) <= 9:
+            raise ConfigError(
+                f"{COMPRESSION_LEVEL_KEY}={level}: a gzip level is -1 (default, 6) or 0-9", key=COMPRESSION_LEVEL_KEY
+            )
+        props["s3.compression.level"] = level
+    return props
 
 
 def _envelope_property(key: str, value: str, token: Token) -> dict[str, str]:
@@ -290,19 +385,20 @@ def _envelope_property(key: str, value: str, token: Token) -> dict[str, str]:
 
 def lenses_layout_blockers(config: Mapping[str, Any]) -> list[str]:
     """Why a backup configuration is not written in Lenses' layout (empty: it is). Lenses' layout is written for
-    Lenses' sink class with no PARTITIONBY, STOREAS JSON (``lenses_json``) or CSV, and no keys/headers sidecars."""
+    Lenses' sink class (with or without PARTITIONBY), STOREAS JSON (``lenses_json``) or CSV, and no keys/headers
+    sidecars."""
     if config.get("connector.class") != LENSES_SINK_CLASS:
         return ["connector.class is not Lenses' S3 sink"]
     blockers = []
     statement = str(config.get(KCQL_KEY) or "")
-    if config.get("partitioner.class", "default") != "default":
+    if config.get("partitioner.class", "default") not in ("default", "kcql"):
         blockers.append("PARTITIONBY" if statement else f"partitioner.class={config.get('partitioner.class')}")
     if config.get("format.class") not in LENSES_LAYOUT_FORMATS:
         store_as = re.search(r"STOREAS\s*=?\s*`?([A-Za-z_]+)", statement, re.IGNORECASE)
         blockers.append(
             f"STOREAS {store_as.group(1).upper()}" if store_as else f"format.class={config.get('format.class')}"
         )
-    for sidecar in ("store.kafka.keys", "store.kafka.headers"):
+    for sidecar in SIDECAR_KEYS:
         if config.get(sidecar):
             blockers.append(f"{sidecar}=true")
     return blockers
@@ -502,7 +598,11 @@ def _statement_raw(raw: Mapping[str, Any], statement: Statement) -> dict[str, An
     if raw.get("connector.class") == LENSES_SOURCE_CLASS:
         out.update(statement.source_properties(raw))
     else:
-        out.update(statement.properties(raw))
+        props = statement.properties(raw)
+        out.update(props)
+        if props.get("format.class") == "lenses_json":  # read into s3.compression.type/level
+            for key in (COMPRESSION_CODEC_KEY, COMPRESSION_LEVEL_KEY):
+                out.pop(key, None)
     return out
 
 

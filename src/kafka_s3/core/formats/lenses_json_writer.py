@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import json
 import re
+import struct
+import zlib
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
@@ -92,9 +94,45 @@ def header_value(raw: bytes | None) -> Any:
     return text
 
 
-class LensesJsonWriter(FormatWriter):
-    def __init__(self, sink: BinaryIO, ctx: FileContext, envelope: bool, key_kind: str, value_kind: str):
+class CommonsGzipStream:
+    """One gzip stream as commons-compress ``GzipCompressorOutputStream`` writes it with ``GzipParameters``' defaults
+    and the given level (LS ``formats/writer/JsonFormatWriter.write``, which makes one per object): a 10-byte header
+    (``writeHeader``: modification time 0, no name or comment, extra flags 2 for level 9, 4 for level 1, else 0,
+    operating system 255), raw deflate at ``level`` (``java.util.zip.Deflater(level, nowrap=true)``, the same zlib
+    stream), then CRC-32 and the input size, little-endian (``writeTrailer``)."""
+
+    def __init__(self, sink: BinaryIO, level: int):
         self.sink = sink
+        extra = 2 if level == 9 else 4 if level == 1 else 0
+        sink.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00" + bytes([extra, 255]))
+        self._deflate = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+        self._crc = 0
+        self._size = 0
+
+    def write(self, data: bytes | bytearray) -> None:
+        self._crc = zlib.crc32(data, self._crc)
+        self._size += len(data)
+        out = self._deflate.compress(data)
+        if out:
+            self.sink.write(out)
+
+    def finish(self) -> None:
+        self.sink.write(self._deflate.flush())
+        self.sink.write(struct.pack("<II", self._crc, self._size & 0xFFFFFFFF))
+
+
+class LensesJsonWriter(FormatWriter):
+    def __init__(
+        self,
+        sink: BinaryIO,
+        ctx: FileContext,
+        envelope: bool,
+        key_kind: str,
+        value_kind: str,
+        gzip_level: int | None = None,
+    ):
+        self.sink = sink
+        self.gzip = CommonsGzipStream(sink, gzip_level) if gzip_level is not None else None
         self.ctx = ctx
         self.envelope = envelope
         self.key_kind = key_kind
@@ -143,10 +181,14 @@ class LensesJsonWriter(FormatWriter):
         for row in records.to_pylist():
             out += self.line(row).encode("utf-8")
             out += b"\n"
-        self.sink.write(out)
+        if self.gzip is not None:
+            self.gzip.write(out)
+        else:
+            self.sink.write(out)
 
     def close(self) -> None:
-        pass
+        if self.gzip is not None:
+            self.gzip.finish()
 
 
 def _millis(timestamp: Any) -> int:
@@ -172,4 +214,12 @@ def lenses_writer(
     key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
     value_kind = converter_kind(value_converter, "value.converter")
     key_kind = converter_kind(key_converter, "key.converter") if envelope else "bytearray"
-    return LensesJsonWriter(sink, ctx, envelope, key_kind, value_kind)
+    gzip_level = None
+    if config.get("s3.compression.type") == "gzip":  # connect.s3.compression.codec=GZIP (LS JsonFormatWriter)
+        level = config.get("s3.compression.level", -1)
+        gzip_level = GZIP_DEFAULT_LEVEL if level in (None, -1) else int(level)
+    return LensesJsonWriter(sink, ctx, envelope, key_kind, value_kind, gzip_level)
+
+
+#: LS ``formats/writer/JsonFormatWriter.write``: ``defaultGzipCompressionLevel`` when the codec has no level
+GZIP_DEFAULT_LEVEL = 6

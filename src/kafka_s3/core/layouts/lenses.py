@@ -44,10 +44,21 @@ class LensesLayout(Layout):
     """Lenses' object names under ``<prefix>`` (``topics_dir``). ``ObjectName.start_offset`` of a parsed name is the
     offset the name holds: the object's **last** offset (see the module docstring)."""
 
+    #: widths of the numbers in names by field (``offset``, ``partition``): Lenses' ``padding.*`` PROPERTIES (LS
+    #: ``config/padding/PaddingService``), offsets to 12 digits by default; a field not listed is not padded
+    padding: tuple[tuple[str, int], ...] = (("offset", 12),)
+
     @classmethod
     def from_config(cls, config: Config) -> LensesLayout:
+        from kafka_s3.core.config.kcql import lenses_padding
+
         prefix = config["topics.dir"].strip("/") if config["topics.dir"] else ""
-        return cls(topics_dir=prefix, directory_delim="/", file_delim="_", zero_pad_width=12)
+        padding = tuple(sorted(lenses_padding(config).items()))
+        return cls(topics_dir=prefix, directory_delim="/", file_delim="_", zero_pad_width=12, padding=padding)
+
+    def pad(self, field: str, number: int) -> str:
+        """``number`` left-padded with ``0`` to the field's width (LS ``LeftPadPaddingStrategy.padString``)."""
+        return str(number).rjust(dict(self.padding).get(field, 0), "0")
 
     #: every topic's objects are listed from the prefix itself (with PARTITIONBY no directory names the topic)
     lists_whole_prefix = True
@@ -62,18 +73,33 @@ class LensesLayout(Layout):
     #: Lenses' sink does (LS ``writer/Writer``: a local staging file uploaded under its name at ``commit``)
     names_at_close = True
 
-    def directory(self, topic: str, partition: int) -> str:
-        """``<topic>/<partition>``: where the objects of a topic-partition go (no PARTITIONBY)."""
-        return f"{topic}/{partition}"
+    def directory(self, topic: str, partition: int, partitioned: str | None = None) -> str:
+        """Where the objects of a topic-partition go: ``<topic>/<partition>`` without PARTITIONBY, else the
+        PARTITIONBY directories ``partitioned`` (``a=<v>/b=<v>``, LS ``sink/naming/CloudKeyNamer
+        .buildPartitionPrefix``)."""
+        return partitioned if partitioned is not None else f"{topic}/{self.pad('partition', partition)}"
 
     def final_key(
-        self, topic: str, partition: int, last_offset: int, min_timestamp: int, max_timestamp: int, extension: str
+        self,
+        topic: str,
+        partition: int,
+        last_offset: int,
+        min_timestamp: int,
+        max_timestamp: int,
+        extension: str,
+        partitioned: str | None = None,
     ) -> str:
-        """``<prefix>/<topic>/<partition>/<last offset %012d>_<minTs>_<maxTs><ext>`` (LS ``sink/naming/FileNamer
-        .OffsetFileNamer.fileName`` with the default padding, ``config/padding/PaddingService``: offsets to 12 digits,
-        partitions unpadded; timestamps in epoch ms, -1 for a record without one)."""
-        name = f"{last_offset:012d}_{min_timestamp}_{max_timestamp}{extension}"
-        return self.join(self.topics_dir, self.directory(topic, partition), name)
+        """Without PARTITIONBY ``<prefix>/<topic>/<partition>/<last offset %012d>_<minTs>_<maxTs><ext>`` (LS
+        ``sink/naming/FileNamer.OffsetFileNamer.fileName``); with it ``<prefix>/<partitioned>/<topic>(<partition>_<last
+        offset %012d>)<ext>`` (``FileNamer.TopicPartitionOffsetFileNamer.fileName``, ``CloudKeyNamer.finalFilename``).
+        Default padding (``config/padding/PaddingService``): offsets to 12 digits, partitions unpadded; timestamps in
+        epoch ms, -1 for a record without one."""
+        offset = self.pad("offset", last_offset)
+        if partitioned is not None:
+            name = f"{topic}({self.pad('partition', partition)}_{offset}){extension}"
+        else:
+            name = f"{offset}_{min_timestamp}_{max_timestamp}{extension}"
+        return self.join(self.topics_dir, self.directory(topic, partition, partitioned), name)
 
     def lock_object(self, connector: str, topic: str, partition: int, committed_offset: int) -> tuple[str, bytes]:
         """Lenses' exactly-once lock of a topic-partition (≥9.0.0; LS ``seek/IndexManagerV2``, ``seek/IndexModel

@@ -465,7 +465,8 @@ class PartitionBackup:
         """An object named when it closes (Lenses' layout): its bytes are staged (:mod:`.staging`). A replayed chunk's
         object already in the bucket whole is not written again."""
         layout = self.plugins.layout
-        directory = layout.directory(self.topic, self.partition)  # type: ignore[attr-defined]
+        partitioned = encoded if self.plugins.partitioner.name == "kcql" else None  # PARTITIONBY's directories
+        directory = layout.directory(self.topic, self.partition, partitioned)  # type: ignore[attr-defined]
         recorded = ""
         if self.replaying is not None:
             recorded = next((e.key for e in self.replaying.files if e.kind == "data" and e.directory == directory), "")
@@ -491,6 +492,7 @@ class PartitionBackup:
             -1 if f.min_timestamp is None else f.min_timestamp,
             -1 if f.max_timestamp is None else f.max_timestamp,
             self.plugins.value_format.extension,
+            f.directory if self.plugins.partitioner.name == "kcql" else None,
         )
         if f.key and f.key != key:
             log.warning(

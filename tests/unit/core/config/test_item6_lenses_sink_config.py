@@ -13,8 +13,12 @@ import pytest
 from kafka_s3.core.config.kcql import KCQL_KEY, lenses_layout_blockers
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import ConfigError
+from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
+
+
+STRING = {"value__converter": "org.apache.kafka.connect.storage.StringConverter"}
 
 
 def lenses(kcql: str, **settings: str):
@@ -58,7 +62,7 @@ def test_item6_envelope_field_flags_true_are_accepted_false_is_refused_by_name()
     assert "'store.envelope.fields.headers'" in str(caught.value) and "line 1" in str(caught.value)
 
 
-@pytest.mark.parametrize("key", ["padding.length.partition", "partition.include.keys", "key.suffix"])
+@pytest.mark.parametrize("key", ["key.suffix", "partition.search.continuous"])
 def test_item6_unsupported_lenses_properties_are_refused_by_name(key):
     with pytest.raises(ConfigError) as caught:
         lenses(f"INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('{key}'=3)")
@@ -70,7 +74,6 @@ def test_item6_unsupported_lenses_properties_are_refused_by_name(key):
 @pytest.mark.parametrize(
     ("kcql", "named"),
     [
-        ("INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS JSON", "PARTITIONBY"),
         ("INSERT INTO b:p SELECT * FROM t STOREAS AVRO", "STOREAS AVRO"),
         ("INSERT INTO b:p SELECT * FROM t STOREAS PARQUET", "STOREAS PARQUET"),
         ("INSERT INTO b:p SELECT * FROM t STOREAS BYTES", "STOREAS BYTES"),
@@ -83,6 +86,36 @@ def test_item6_what_lenses_layout_cannot_hold_falls_back_to_confluents_with_a_wa
     warning = next(w for w in config.warnings if "Lenses' layout" in w)
     assert named in warning and "Confluent's layout" in warning
     assert config["format.class"] != "lenses_json"
+
+
+def test_item6_partitionby_is_written_in_lenses_layout_and_partition_include_keys_is_a_boolean():
+    """PARTITIONBY no longer falls back (LS ``config/PartitionDisplay.fromProps``: 'partition.include.keys' is read as
+    a boolean and wins over WITHPARTITIONER; ``PartitionSelection.apply``: KeysAndValues by default)."""
+    config = lenses("INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS JSON WITHPARTITIONER Values", **STRING)
+    assert lenses_layout_blockers(config) == []
+    assert config["partition.path.style"] == "Values"
+    config = lenses(
+        "INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS JSON WITHPARTITIONER Values "
+        "PROPERTIES('partition.include.keys'=true)",
+        **STRING,
+    )
+    assert config["partition.path.style"] == "KeysAndValues"
+    with pytest.raises(ConfigError) as caught:
+        lenses(
+            "INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS JSON PROPERTIES('partition.include.keys'=3)",
+            **STRING,
+        )
+    assert caught.value.key == KCQL_KEY and "'partition.include.keys' must be true or false" in str(caught.value)
+
+
+def test_item6_a_fallback_to_confluents_layout_keeps_kcql_directories():
+    """A statement Lenses' layout cannot hold (STOREAS TEXT) keeps the directories kafka-s3 wrote for it before:
+    KCQL's Values by default, fields named as written."""
+    config = lenses("INSERT INTO b:p SELECT * FROM t PARTITIONBY _header.region STOREAS TEXT")
+    assert lenses_layout_blockers(config) == ["STOREAS TEXT"]
+    assert config["partition.path.style"] == "Values"
+    partitioner = BackupPlugins.from_config(config).partitioner
+    assert not partitioner.lenses  # type: ignore[attr-defined]
 
 
 def test_item6_csv_is_written_in_lenses_layout_too():

@@ -71,7 +71,7 @@ SINK_PROPERTIES = {"flush.count": "flush_count", "flush.size": "flush_size", "fl
 #: Lenses' S3 source connector: its statements read a bucket into a topic (``INSERT INTO topic SELECT * FROM
 #: bucket:prefix``)
 LENSES_SOURCE_CLASS = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector"
-#: Lenses' compression setting (LS ``config/CompressionCodecSettings``), read by source statements
+#: Lenses' compression setting (LS ``config/CompressionCodecSettings``), read by sink and source statements
 COMPRESSION_CODEC_KEY = "connect.s3.compression.codec"
 #: Lenses' compression level (LS ``config/CompressionCodecSettings``), read by sink statements
 COMPRESSION_LEVEL_KEY = "connect.s3.compression.level"
@@ -97,8 +97,6 @@ DEFAULT_PADDING = {"offset": 12}
 SIDECAR_KEYS = ("store.kafka.keys", "store.kafka.headers")
 #: formats Lenses' layout is written in (format.class after the statement's STOREAS)
 LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders")
-#: Lenses' compression setting (LS ``config/CompressionCodecSettings``), read by source statements
-COMPRESSION_CODEC_KEY = "connect.s3.compression.codec"
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
 SOURCE_STORE_AS = {
     "JSON": "lenses_json",

@@ -9,7 +9,8 @@ import re
 
 import pytest
 from pyspark.sql.datasource import EqualTo, In
-from restore_helpers import get_object, records, replace_object
+from integration_helpers import run_cli, write_properties
+from restore_helpers import get_object, read_topic, records, replace_object
 
 from kafka_s3.core.config.source import SOURCE
 from kafka_s3.core.errors import BackupIncomplete
@@ -104,3 +105,21 @@ def test_h14d_kafka_s3_read_refuses_a_missing_object_in_its_range(backed_up, s3_
         read_records(config, 1, 1, 4, topic)  # reads on past offset 2 into the missing object
     assert [r["offset"] for r in read_records(config, 1, 6, 2, topic)] == [6, 7]
     assert [r["offset"] for r in read_records(config, 1, 0, 2, topic)] == [0, 1]
+
+
+def test_h14d_bounded_restore_and_read_cli_refuse_a_missing_object_in_their_range(
+    backed_up, s3_client, fresh_bucket, fresh_topic, kafka_bootstrap, tmp_path
+):
+    topic, raw = backed_up
+    key = data_key(topic, 1, 3)
+    s3_client.delete_object(Bucket=fresh_bucket, Key=key)
+    target = fresh_topic(2)
+    path = write_properties(tmp_path / "restore.properties", {**raw, "topic.rename": f"{topic}:{target}"})
+    bounded = ["--from-offset", "1:3", "--until-offset", "1:6", "--no-progress"]
+    result = run_cli(["restore", "--config", str(path), *bounded])
+    assert result.returncode == BackupIncomplete.exit_code, result.stderr[-2000:]
+    assert f"{topic}[1] offsets 3..5: missing" in result.stderr and key in result.stderr
+    assert sum(len(rows) for rows in read_topic(kafka_bootstrap, target).values()) == 0
+    result = run_cli(["read", "--config", str(path), "--topic", topic, "--offset", "1:4"])
+    assert result.returncode == BackupIncomplete.exit_code, result.stderr[-2000:]
+    assert f"{topic}[1] offsets 3..5: missing" in result.stderr and key in result.stderr

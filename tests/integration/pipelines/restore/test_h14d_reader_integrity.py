@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from pyspark.sql.datasource import EqualTo, In
 from integration_helpers import run_cli, write_properties
+from pyspark.sql.datasource import EqualTo, In
 from restore_helpers import get_object, read_topic, records, replace_object
 
 from kafka_s3.core.config.source import SOURCE

@@ -9,6 +9,10 @@ Same columns as Spark's Kafka source; one Spark partition per backed-up topic-pa
           .load())
     df.where("partition = 0 and offset >= 1000").select("key", "value").show()
 
+Before planning, the restore's integrity checks (:mod:`kafka_s3.pipelines.read.integrity`) run on the listing and
+the manifests: a damaged object holding offsets the read asks for raises ``BackupIncomplete``;
+``.option("allow.gaps", "true")`` reads the rest, as ``restore --allow-gaps``.
+
 Options ``from.offset`` and ``until.offset`` bound the offsets read, with the restore's syntax
 (``PARTITION:OFFSET[,...]`` or ``TOPIC:PARTITION:OFFSET``; ``until`` is exclusive). Objects outside the bounds are not
 read at all, and objects with a block index (``format.class=block_gzip``) are fetched block by block, only the

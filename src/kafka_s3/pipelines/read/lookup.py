@@ -2,7 +2,8 @@
 
 Only the object that holds the offset is read. When the backup has a block index (``format.class=block_gzip``),
 only the index and the block holding the offset are fetched, with a ranged GET, as DeviantArt's README describes.
-Other formats read that one object.
+Other formats read that one object. The restore's integrity checks run first, on the listing and the manifests: a
+damaged object among the offsets returned (or read past) is a ``BackupIncomplete`` naming it, never a skipped range.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ Same columns as Spark's Kafka source; one Spark partition per backed-up topic-pa
           .load())
     df.where("partition = 0 and offset >= 1000").select("key", "value").show()
 
+Before planning, the restore's integrity checks (:mod:`kafka_s3.pipelines.read.integrity`) run on the listing and
+the manifests: a damaged object holding offsets the read asks for raises ``BackupIncomplete``;
+``.option("allow.gaps", "true")`` reads the rest, as ``restore --allow-gaps``.
+
 Options ``from.offset`` and ``until.offset`` bound the offsets read, with the restore's syntax
 (``PARTITION:OFFSET[,...]`` or ``TOPIC:PARTITION:OFFSET``; ``until`` is exclusive). Objects outside the bounds are not
 read at all, and objects with a block index (``format.class=block_gzip``) are fetched block by block, only the
@@ -29,6 +33,7 @@ DataFrame's relation and reuses it for a later query on the same DataFrame that 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -51,6 +56,9 @@ if TYPE_CHECKING:
 FROM_OFFSET = "from.offset"
 UNTIL_OFFSET = "until.offset"
 PUSHDOWN = "pushdown"
+ALLOW_GAPS = "allow.gaps"
+
+log = logging.getLogger(__name__)
 
 
 class BackupPartition(InputPartition):
@@ -70,9 +78,10 @@ class BackupPartition(InputPartition):
 
 
 class BackupReader(DataSourceReader):
-    def __init__(self, raw: dict[str, str], offsets: dict[str, str] | None = None):
+    def __init__(self, raw: dict[str, str], offsets: dict[str, str] | None = None, allow_gaps: bool = False):
         self.raw = raw
         self.offsets = offsets or {}
+        self.allow_gaps = allow_gaps  # read what the bucket holds when objects the read needs are damaged
         self.selection = Selection()  # what the filters Spark pushed down ask for (PushdownReader)
 
     def _setup(self, layout: str | None = None) -> tuple[Config, Store, ReadPlugins]:
@@ -92,9 +101,9 @@ class BackupReader(DataSourceReader):
 
     def partitions(self) -> list[BackupPartition]:
         from kafka_s3.pipelines.read.discovery import discover
-        from kafka_s3.pipelines.read.integrity import with_records
+        from kafka_s3.pipelines.read.integrity import blocking_within, check_listed, incomplete, without_excluded
         from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
-        from kafka_s3.pipelines.read.planning import select_objects
+        from kafka_s3.pipelines.read.planning import Ranges, select_objects
 
         selection = self.selection
         if selection.nothing:  # contradicting filters (partition = 1 AND partition = 2)
@@ -109,21 +118,30 @@ class BackupReader(DataSourceReader):
             topics = sorted(selection.topics if topics is None else selection.topics & set(topics))
             if not topics:
                 return []
-        parts = discover(store, plugins, topics, config["behavior.on.error"])
+        sizes: dict[str, int] = {}
+        parts = discover(store, plugins, topics, config["behavior.on.error"], None, sizes)
         parts = {tp: part for tp, part in parts.items() if selection.wants(*tp)}
-        narrowing = not (selection.offsets.unbounded and selection.times_us.unbounded)
-        if narrowing and (not selection.times_us.unbounded or any(len(p.directories) > 1 for p in parts.values())):
-            # Record-time spans, and the offset spans of objects in several directories, are in the manifests.
-            manifests = plugins.manifests(store)
-            with_records(parts, [pm for t in sorted({t for t, _ in parts}) for pm in manifests.load_topic(t).values()])
+
+        def wanted(tp: tuple[str, int]) -> Selection:
+            return Selection.of_bounds(options.bounds(tp)) & selection
+
+        def wanted_offsets(tp: tuple[str, int]) -> Ranges | None:
+            return wanted(tp).offsets if selection.wants(*tp) else None
+
+        # The restore's checks, from the listing and the manifests, before a row is read: a damaged object the read
+        # needs is an error, never rows silently absent (allow.gaps: read the rest, as restore --allow-gaps).
+        checks = check_listed(store, plugins, parts, sizes, topics)
+        damaged = blocking_within(checks, wanted_offsets)
+        if damaged and not self.allow_gaps:
+            raise incomplete(damaged, f'\n(.option("{ALLOW_GAPS}", "true") reads the rest)')
+        for finding in damaged:
+            log.warning("skipped (%s): %s", ALLOW_GAPS, finding)
         layout = config["restore.layout"]
         planned = []
-        for (t, p), part in parts.items():
-            bounds = options.bounds((t, p))
-            wanted = Selection.of_bounds(bounds) & selection
-            objects = select_objects(part.objects, wanted, len(part.directories) <= 1)
+        for tp, part in parts.items():
+            objects = select_objects(without_excluded(part, checks.get(tp)), wanted(tp), len(part.directories) <= 1)
             if objects:
-                planned.append(BackupPartition(t, p, tuple(objects), bounds, layout, selection))
+                planned.append(BackupPartition(*tp, tuple(objects), options.bounds(tp), layout, selection))
         return planned
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -166,10 +184,12 @@ class BackupDataSource(DataSource):
 
         options = dict(self.options)
         offsets = {key: options.pop(key) for key in (FROM_OFFSET, UNTIL_OFFSET) if key in options}
-        pushdown = options.pop(PUSHDOWN, "false").strip().lower()
-        if pushdown not in ("true", "false"):
-            raise ConfigError(f"{PUSHDOWN}: expected true or false, got {pushdown!r}", key=PUSHDOWN)
+        flags = {key: options.pop(key, "false").strip().lower() for key in (PUSHDOWN, ALLOW_GAPS)}
+        for key, flag in flags.items():
+            if flag not in ("true", "false"):
+                raise ConfigError(f"{key}: expected true or false, got {flag!r}", key=key)
         raw = read_raw(options.pop("config")) if "config" in options else {}
         raw.update(options)
         raw.setdefault("name", "kafka-s3-reader")
-        return (PushdownReader if pushdown == "true" else BackupReader)(interpolate(raw), offsets)
+        reader = PushdownReader if flags[PUSHDOWN] == "true" else BackupReader
+        return reader(interpolate(raw), offsets, flags[ALLOW_GAPS] == "true")

@@ -13,13 +13,19 @@ that continuity cannot be verified (an offset gap may be compaction or a transac
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from kafka_s3.core.errors import BackupIncomplete
 from kafka_s3.core.manifest import Manifest, PartitionManifests
 from kafka_s3.pipelines.read.discovery import BackupObject, SourcePartition
+from kafka_s3.pipelines.read.planning import HIGH, Ranges
+
+if TYPE_CHECKING:
+    from kafka_s3.core.store import Store
+    from kafka_s3.pipelines.read.plugins import ReadPlugins
 
 
 class Kind(StrEnum):
@@ -299,3 +305,39 @@ def without_excluded(part: SourcePartition, check: PartitionCheck | None) -> lis
     if check is None or not check.excluded:
         return list(part.objects)
     return [o for o in part.objects if o.key not in check.excluded]
+
+
+def check_listed(
+    store: Store,
+    plugins: ReadPlugins,
+    partitions: dict[tuple[str, int], SourcePartition],
+    sizes: dict[str, int],
+    topics: Iterable[str] | None = None,
+) -> dict[tuple[str, int], PartitionCheck]:
+    """:func:`check_backup` of what :func:`~kafka_s3.pipelines.read.discovery.discover` listed (``sizes``: the sizes
+    it recorded), with the manifests of the listed ``topics`` loaded from the store; gives each listed data object its
+    manifest's record count and spans (:func:`with_records`). What the readers (``kafka-s3 read``, the DataFrame
+    reader) run before reading: only manifests and the listing, no object is fetched."""
+    store_manifests = plugins.manifests(store)
+    names = sorted({t for t, _ in partitions} | set(topics or []))
+    loaded = [pm for t in names for pm in store_manifests.load_topic(t).values()]
+    with_records(partitions, loaded)
+    by_topic = {t: {pm.partition: pm for pm in loaded if pm.topic == t} for t in names}
+    return check_backup(partitions, by_topic, sizes)
+
+
+def blocking_within(
+    checks: dict[tuple[str, int], PartitionCheck], wanted: Callable[[tuple[str, int]], Ranges | None]
+) -> list[Finding]:
+    """The blocking findings of the partitions a read asks for (``wanted``: the offsets it asks of a partition, or
+    ``None`` for none) whose offsets meet the offsets asked for; a finding whose offsets are unknown always does."""
+    out = []
+    for tp, check in checks.items():
+        offsets = wanted(tp)
+        if offsets is None:
+            continue
+        for finding in check.blocking:
+            end = HIGH if finding.last is None else finding.last + 1
+            if finding.first is None or offsets.meets(finding.first, end):
+                out.append(finding)
+    return out

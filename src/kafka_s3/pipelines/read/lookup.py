@@ -2,7 +2,8 @@
 
 Only the object that holds the offset is read. When the backup has a block index (``format.class=block_gzip``),
 only the index and the block holding the offset are fetched, with a ranged GET, as DeviantArt's README describes.
-Other formats read that one object.
+Other formats read that one object. The restore's integrity checks run first, on the listing and the manifests: a
+damaged object among the offsets returned (or read past) is a ``BackupIncomplete`` naming it, never a skipped range.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from kafka_s3.core.errors import ConfigError, NotInBackup
 from kafka_s3.core.records import to_dicts
 from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.discovery import SourcePartition, discover
+from kafka_s3.pipelines.read.integrity import blocking_within, check_listed, incomplete, without_excluded
 from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.options import Bounds
+from kafka_s3.pipelines.read.planning import Ranges
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import read_partition
 
@@ -42,15 +45,29 @@ def read_records(
     config, _ = detected(config, store)
     plugins = ReadPlugins.from_config(config)
     topic = topic or _only_topic(config, store, plugins)
-    part = discover(store, plugins, [topic]).get((topic, partition))
+    sizes: dict[str, int] = {}
+    parts = discover(store, plugins, [topic], sizes=sizes)
+    tp = (topic, partition)
+    checks = check_listed(store, plugins, parts, sizes, [topic])
+
+    def refuse_damage(first: int, end: int | None) -> None:
+        """The restore's checks: a damaged object holding offsets the read returns (or reads past) is an error."""
+        damaged = blocking_within(checks, lambda asked: Ranges.between(first, end) if asked == tp else None)
+        if damaged:
+            raise incomplete(damaged)
+
+    refuse_damage(offset, offset + count)
+    part = parts.get(tp)
     if part is None:
         raise NotInBackup(f"no backed-up objects of {topic}[{partition}] in {store.url}")
+    part.objects = without_excluded(part, checks.get(tp))
     # First exactly the offsets asked for: with a block index, only the blocks holding them are fetched. Offsets may
     # have gaps (compaction, transaction markers): then read on from the last record, until ``count`` records.
     out = _take(store, plugins, part, Bounds(offset, offset + count), count)
     if len(out) < count:
         following = out[-1]["offset"] + 1 if out else offset + count
         out += _take(store, plugins, part, Bounds(following), count - len(out))
+    refuse_damage(offset, out[-1]["offset"] + 1 if len(out) == count else None)  # and what it read on past
     if not out:
         raise NotInBackup(f"{topic}[{partition}] has no backed-up record at or after offset {offset}")
     return out

@@ -81,17 +81,17 @@ def make_batch(records: Iterable[Mapping[str, Any]]) -> pa.RecordBatch:
                 "headers": [{"key": k, "value": v} for k, v in (r.get("headers") or [])],
             }
         )
-    cols = {name: [row[name] for row in rows] for name in COLUMNS}
-    ts = pa.array(cols["timestamp"], pa.int64()).cast(TIMESTAMP_TYPE)
+    return batch_from_columns({name: [row[name] for row in rows] for name in COLUMNS})
+
+
+def batch_from_columns(columns: Mapping[str, Sequence[Any]]) -> pa.RecordBatch:
+    """A record batch from one list per column of :data:`RECORD_SCHEMA` (``timestamp`` in microseconds, as stored):
+    what readers that decode a file row by row build their batches with."""
     arrays = [
-        pa.array(cols["key"], pa.binary()),
-        pa.array(cols["value"], pa.binary()),
-        pa.array(cols["topic"], pa.string()),
-        pa.array(cols["partition"], pa.int32()),
-        pa.array(cols["offset"], pa.int64()),
-        ts,
-        pa.array(cols["timestampType"], pa.int32()),
-        pa.array(cols["headers"], HEADERS_TYPE),
+        pa.array(columns[name], pa.int64()).cast(TIMESTAMP_TYPE)
+        if name == "timestamp"
+        else pa.array(columns[name], RECORD_SCHEMA.field(name).type)
+        for name in RECORD_SCHEMA.names
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=RECORD_SCHEMA)
 

@@ -43,7 +43,14 @@ from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
 from kafka_s3.core.formats.compression import decompressed
 from kafka_s3.core.formats.framing import split
-from kafka_s3.core.records import CREATE_TIME, HEADERS_TYPE, NO_TIMESTAMP_TYPE, RECORD_SCHEMA, TIMESTAMP_TYPE
+from kafka_s3.core.records import (
+    CREATE_TIME,
+    HEADERS_TYPE,
+    NO_TIMESTAMP_TYPE,
+    RECORD_SCHEMA,
+    TIMESTAMP_TYPE,
+    batch_from_columns,
+)
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
@@ -204,10 +211,4 @@ class LensesJsonFormat(Format):
             columns["timestamp"].append(None if timestamp is None else timestamp * 1000)
             columns["timestampType"].append(NO_TIMESTAMP_TYPE if timestamp is None else CREATE_TIME)
             columns["headers"].append([{"key": k, "value": header_bytes(v)} for k, v in headers.items()])
-        arrays = [
-            pa.array(columns["timestamp"], pa.int64()).cast(TIMESTAMP_TYPE)
-            if name == "timestamp"
-            else pa.array(columns[name], RECORD_SCHEMA.field(name).type)
-            for name in RECORD_SCHEMA.names
-        ]
-        return pa.RecordBatch.from_arrays(arrays, schema=RECORD_SCHEMA)
+        return batch_from_columns(columns)

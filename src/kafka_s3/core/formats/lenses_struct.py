@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
 from kafka_s3.core.formats.lenses_json import derived_offsets
-from kafka_s3.core.records import CREATE_TIME, NO_TIMESTAMP_TYPE, RECORD_SCHEMA, TIMESTAMP_TYPE
+from kafka_s3.core.records import CREATE_TIME, NO_TIMESTAMP_TYPE, RECORD_SCHEMA, TIMESTAMP_TYPE, batch_from_columns
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
@@ -120,13 +120,7 @@ class _LensesStructFormat(Format):
             columns["timestamp"].append(None if timestamp is None else timestamp * 1000)
             columns["timestampType"].append(NO_TIMESTAMP_TYPE if timestamp is None else CREATE_TIME)
             columns["headers"].append([{"key": k, "value": datum_bytes(v)} for k, v in headers.items()])
-        arrays = [
-            pa.array(columns["timestamp"], pa.int64()).cast(TIMESTAMP_TYPE)
-            if name == "timestamp"
-            else pa.array(columns[name], RECORD_SCHEMA.field(name).type)
-            for name in RECORD_SCHEMA.names
-        ]
-        return pa.RecordBatch.from_arrays(arrays, schema=RECORD_SCHEMA)
+        return batch_from_columns(columns)
 
 
 class LensesAvroFormat(_LensesStructFormat):

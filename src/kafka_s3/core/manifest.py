@@ -91,6 +91,11 @@ class Manifest:
     end: int  # offset of the chunk's last record
     files: tuple[FileEntry, ...] = field(default_factory=tuple)
     version: int = 1
+    # End offset of the chunk the backup committed before this one in the partition (None: the first chunk of the
+    # backup, and manifests written before it was recorded — left out of the bytes then). It chains the chunks: an
+    # offset gap between two chunks may be compaction or transaction markers, but a chunk whose predecessor's end
+    # matches no manifest means a whole chunk, manifest included, was lost.
+    follows: int | None = None
 
     @property
     def records(self) -> int:
@@ -100,6 +105,8 @@ class Manifest:
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["files"] = [_entry_dict(f) for f in self.files]
+        if self.follows is None:
+            del doc["follows"]
         return doc
 
     @classmethod
@@ -140,6 +147,7 @@ class PartitionManifests:
     chunks: tuple[Manifest, ...] = ()
     committed_start: int | None = None  # start offset of the newest chunk marked committed (``.tail``)
     marked_starts: tuple[int, ...] = ()  # every chunk start with a committed mark
+    keys: tuple[str, ...] = ()  # the manifests' object keys, in the order of ``chunks`` (when known)
 
 
 @dataclass(frozen=True)
@@ -213,16 +221,18 @@ class ManifestStore:
         with ThreadPoolExecutor(max_workers=min(16, max(1, len(new)))) as pool:
             cache.update(zip(new, pool.map(lambda k: Manifest.from_bytes(self.store.get(k), k), new), strict=True))
         loaded = [cache[k] for k in keys]
-        by_partition: dict[int, list[Manifest]] = {}
-        for manifest in loaded:
-            by_partition.setdefault(manifest.partition, []).append(manifest)
+        by_partition: dict[int, list[tuple[Manifest, str]]] = {}
+        for manifest, key in zip(loaded, keys, strict=True):
+            by_partition.setdefault(manifest.partition, []).append((manifest, key))
+        ordered = {p: sorted(pairs, key=lambda pair: pair[0].start) for p, pairs in by_partition.items()}
         return {
             p: PartitionManifests(
                 topic,
                 p,
-                tuple(sorted(by_partition.get(p, []), key=lambda m: m.start)),
+                tuple(m for m, _ in ordered.get(p, [])),
                 max(marks[p]) if marks.get(p) else None,
                 tuple(sorted(marks.get(p, []))),
+                tuple(k for _, k in ordered.get(p, [])),
             )
             for p in sorted(set(by_partition) | set(marks))
         }

@@ -58,7 +58,7 @@ class Finding:
     @property
     def offsets(self) -> str:
         if self.first is None:
-            return "offsets unknown"
+            return "offsets unknown" if self.last is None else f"offsets ..{self.last}"
         return f"offsets {self.first}..{'' if self.last is None else self.last}"
 
     def __str__(self) -> str:
@@ -154,6 +154,7 @@ def check_partition(
                     "deleted",
                 )
             )
+    _check_chain(check, manifests)
     previous: Manifest | None = None
     for manifest in chunks:
         if previous is not None and manifest.start <= previous.end:
@@ -206,6 +207,38 @@ def check_partition(
         check.last = kept[-1].end
         check.records = sum(m.records for m in kept)
     return check
+
+
+def _check_chain(check: PartitionCheck, manifests: PartitionManifests) -> None:
+    """Each manifest names the end of the chunk committed before it (``follows``): no chunk ending there means that
+    chunk was lost with its manifest (an offset gap alone may be compaction or transaction markers, not a loss)."""
+    chunks = manifests.chunks
+    ends = {m.end for m in chunks}
+    reported = [(f.first, f.last) for f in check.findings if f.kind is Kind.MISSING]
+    for index, manifest in enumerate(chunks):
+        follows = manifest.follows
+        if follows is None or follows in ends:
+            continue
+        if any(
+            first is not None and first <= follows and (last is None or follows <= last) for first, last in reported
+        ):
+            continue  # a committed mark without its manifest already names these offsets
+        before = [m.end for m in chunks if m.end < follows]
+        first = before[-1] + 1 if before else None
+        key = manifests.keys[index] if index < len(manifests.keys) else ""
+        check.findings.append(
+            Finding(
+                Kind.MISSING,
+                check.topic,
+                check.partition,
+                first,
+                follows,
+                (key,) if key else (),
+                f"chunk {manifest.start}..{manifest.end} follows a chunk ending at offset {follows}, and no manifest "
+                "of the partition ends there: that chunk was deleted with its manifest",
+            )
+        )
+        reported.append((first, follows))
 
 
 def _check_chunk(check: PartitionCheck, manifest: Manifest, sizes: dict[str, int], committed: int | None) -> None:

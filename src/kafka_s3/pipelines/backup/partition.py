@@ -138,6 +138,8 @@ class PartitionBackup:
     chunks form a prefix of what this run will write; replaying them skips the uploads already done).
     ``open_since_ms`` / ``open_until``: the first chunk was left open by an earlier cycle, first seen open at that
     wall time and holding the records below ``open_until`` (for ``rotate.schedule.interval.ms``).
+    ``previous``: ``(end,)`` of the chunk committed before the first one (``(None,)``: none), when the caller knows
+    it; else it is looked up in the bucket at the first new chunk.
     """
 
     def __init__(
@@ -152,6 +154,7 @@ class PartitionBackup:
         clock: Callable[[], float] = time.time,
         open_since_ms: int | None = None,
         open_until: int | None = None,
+        previous: tuple[int | None] | None = None,
     ):
         self.plugins = plugins
         self.store = store
@@ -176,8 +179,8 @@ class PartitionBackup:
         self.committed: list[Manifest] = []
         # End offset of the chunk before the next one (its manifest's ``follows``): looked up in the bucket at this
         # writer's first chunk, then the chunk it committed last.
-        self._previous_end: int | None = None
-        self._previous_known = False
+        self._previous_end: int | None = previous[0] if previous is not None else None
+        self._previous_known = previous is not None
         self.records_in = 0
         self.replayed_files = 0
         self._replays: dict[int, Manifest] = {}  # chunk start -> manifest found by the rotator's hook

@@ -14,6 +14,11 @@ deterministic JSON (no wall-clock values), so a re-run writes identical bytes. N
 backup saw, so a restore into a new cluster creates the topic with the source's partition count even when its last
 partitions hold no records.
 
+Each manifest also records ``follows``: the end offset of the chunk the backup committed before it (absent for the
+backup's first chunk). An offset gap between chunks may be compaction or transaction markers; a ``follows`` that no
+manifest ends at means a whole chunk was lost with its manifest. A replay writes the same link: the chunks before it
+are the same manifests.
+
 After the backup commits its consumer group past a chunk, it leaves an empty ``<startOffset>.tail`` mark next to the
 chunk's manifest: the partition's committed end, as the bucket knows it. A restore that finds a mark without its
 manifest knows the tail of the partition was deleted, and a manifest beyond the newest mark may belong to a chunk

@@ -3,7 +3,9 @@
 For buckets kafka-s3 wrote, the chunk manifests are the source of truth: every file a manifest names must be listed
 with the size the manifest recorded, chunks must not overlap, sidecars must hold as many records as their data
 object, and every chunk the backup marked committed (``.tail`` marks, see :mod:`kafka_s3.core.manifest`) must still
-have its manifest — so a deleted first, middle or last object is found, not skipped. A chunk beyond the newest mark
+have its manifest, and every chunk a manifest says it follows (``follows``: where its predecessor ended) must
+still be there — so a deleted first, middle or last object, or a whole chunk lost with its manifest, is found, not
+skipped. A chunk beyond the newest mark
 whose files are not all there yet may be one a running backup is still uploading: it is left out, and said so.
 
 For buckets another tool wrote (no manifests) names give start offsets only: the order is checked, and the plan says

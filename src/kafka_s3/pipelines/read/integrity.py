@@ -156,7 +156,8 @@ def check_partition(
                     "deleted",
                 )
             )
-    _check_chain(check, manifests)
+    known = {f.key for m in chunks for f in m.files}
+    _check_chain(check, manifests, [obj.start for obj in objects if obj.key not in known])
     previous: Manifest | None = None
     for manifest in chunks:
         if previous is not None and manifest.start <= previous.end:
@@ -173,7 +174,6 @@ def check_partition(
             )
         previous = manifest
         _check_chunk(check, manifest, sizes, committed)
-    known = {f.key for m in chunks for f in m.files}
     for obj in objects:
         if obj.key in known:
             continue
@@ -211,9 +211,11 @@ def check_partition(
     return check
 
 
-def _check_chain(check: PartitionCheck, manifests: PartitionManifests) -> None:
+def _check_chain(check: PartitionCheck, manifests: PartitionManifests, strays: list[int]) -> None:
     """Each manifest names the end of the chunk committed before it (``follows``): no chunk ending there means that
-    chunk was lost with its manifest (an offset gap alone may be compaction or transaction markers, not a loss)."""
+    chunk was lost with its manifest (an offset gap alone may be compaction or transaction markers, not a loss).
+    ``strays``: start offsets of listed objects no manifest names — one starting in the lost chunk's offsets is that
+    chunk's object whose manifest alone is gone: restored, noted unverifiable (as any object in no manifest)."""
     chunks = manifests.chunks
     ends = {m.end for m in chunks}
     reported = [(f.first, f.last) for f in check.findings if f.kind is Kind.MISSING]
@@ -227,6 +229,8 @@ def _check_chain(check: PartitionCheck, manifests: PartitionManifests) -> None:
             continue  # a committed mark without its manifest already names these offsets
         before = [m.end for m in chunks if m.end < follows]
         first = before[-1] + 1 if before else None
+        if any((first is None or first <= start) and start <= follows for start in strays):
+            continue
         key = manifests.keys[index] if index < len(manifests.keys) else ""
         check.findings.append(
             Finding(

@@ -166,3 +166,12 @@ def test_item_h14e_a_lost_committed_chunk_is_reported_once():
     part, sizes = listing(chunks)
     blocking = run(chunks, sizes, part, marks=(3, 6)).blocking
     assert [(f.kind, f.first, f.last) for f in blocking] == [(Kind.MISSING, 3, 5)]
+
+
+def test_item_h14e_a_lost_manifest_whose_object_is_there_is_a_note_not_a_loss():
+    chunks = [linked(0, 2, None), linked(3, 5, 2), linked(6, 8, 5)]
+    part, sizes = listing(chunks)
+    check = run([chunks[0], chunks[2]], sizes, part)
+    assert check.blocking == [] and [(f.kind, f.first, f.keys) for f in check.findings] == [
+        (Kind.UNVERIFIABLE, 3, (key(3),))
+    ]

@@ -1,7 +1,7 @@
 """A middle chunk lost with its manifest (brief, non-negotiable 4): each chunk manifest names the end of the chunk
 the backup committed before it (``follows``), so a whole chunk gone — data object and manifest — is found before
 anything is written: ``restore`` exits non-zero naming topic, partition, offsets and the manifest that points at the
-lost chunk, with an empty target; ``verify`` names it; the DataFrame reader refuses. An offset gap between chunks
+lost chunk, with an empty target; ``verify`` names it; ``kafka-s3 read`` and the DataFrame reader refuse. An offset gap between chunks
 (transaction markers) is no loss: the chain says which chunk came before, not which offset."""
 
 from __future__ import annotations
@@ -13,8 +13,10 @@ import pytest
 from confluent_kafka import Producer
 from restore_helpers import get_object, read_topic, records, run_cli, write_properties
 
+from kafka_s3.core.config.source import SOURCE
 from kafka_s3.core.errors import BackupIncomplete
 from kafka_s3.core.manifest import Manifest
+from kafka_s3.pipelines.read.lookup import read_records
 from kafka_s3.spark.backup_source import BackupDataSource
 
 pytestmark = pytest.mark.integration
@@ -78,6 +80,10 @@ def test_item_h14e_a_lost_middle_chunk_and_its_manifest_stop_restore_verify_and_
 
     with pytest.raises(BackupIncomplete, match=re.escape(expected)):
         BackupDataSource(raw).reader(None).partitions()
+    # kafka-s3 read: a range over the lost chunk is refused; one before it reads.
+    with pytest.raises(BackupIncomplete, match=re.escape(expected)):
+        read_records(SOURCE.parse(raw), 1, 1, 4, topic)
+    assert [r["offset"] for r in read_records(SOURCE.parse(raw), 1, 0, 2, topic)] == [0, 1]
     kept = BackupDataSource({**raw, "allow.gaps": "true"}).reader(None).partitions()
     assert sorted((p.partition, [o.start for o in p.objects]) for p in kept) == [(0, [0, 3, 6]), (1, [0, 6])]
 

@@ -1,8 +1,8 @@
 """A middle chunk lost with its manifest (brief, non-negotiable 4): each chunk manifest names the end of the chunk
 the backup committed before it (``follows``), so a whole chunk gone — data object and manifest — is found before
 anything is written: ``restore`` exits non-zero naming topic, partition, offsets and the manifest that points at the
-lost chunk, with an empty target; ``verify`` names it; ``kafka-s3 read`` and the DataFrame reader refuse. An offset gap between chunks
-(transaction markers) is no loss: the chain says which chunk came before, not which offset."""
+lost chunk, with an empty target; ``verify`` names it; ``kafka-s3 read`` and the DataFrame reader refuse. An offset
+gap between chunks (transaction markers) is no loss: the chain says which chunk came before, not which offset."""
 
 from __future__ import annotations
 

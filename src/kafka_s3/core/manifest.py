@@ -14,6 +14,11 @@ deterministic JSON (no wall-clock values), so a re-run writes identical bytes. N
 backup saw, so a restore into a new cluster creates the topic with the source's partition count even when its last
 partitions hold no records.
 
+Each manifest also records ``follows``: the end offset of the chunk the backup committed before it (absent for the
+backup's first chunk). An offset gap between chunks may be compaction or transaction markers; a ``follows`` that no
+manifest ends at means a whole chunk was lost with its manifest. A replay writes the same link: the chunks before it
+are the same manifests.
+
 After the backup commits its consumer group past a chunk, it leaves an empty ``<startOffset>.tail`` mark next to the
 chunk's manifest: the partition's committed end, as the bucket knows it. A restore that finds a mark without its
 manifest knows the tail of the partition was deleted, and a manifest beyond the newest mark may belong to a chunk
@@ -91,6 +96,11 @@ class Manifest:
     end: int  # offset of the chunk's last record
     files: tuple[FileEntry, ...] = field(default_factory=tuple)
     version: int = 1
+    # End offset of the chunk the backup committed before this one in the partition (None: the first chunk of the
+    # backup, and manifests written before it was recorded — left out of the bytes then). It chains the chunks: an
+    # offset gap between two chunks may be compaction or transaction markers, but a chunk whose predecessor's end
+    # matches no manifest means a whole chunk, manifest included, was lost.
+    follows: int | None = None
 
     @property
     def records(self) -> int:
@@ -100,6 +110,8 @@ class Manifest:
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["files"] = [_entry_dict(f) for f in self.files]
+        if self.follows is None:
+            del doc["follows"]
         return doc
 
     @classmethod
@@ -140,6 +152,7 @@ class PartitionManifests:
     chunks: tuple[Manifest, ...] = ()
     committed_start: int | None = None  # start offset of the newest chunk marked committed (``.tail``)
     marked_starts: tuple[int, ...] = ()  # every chunk start with a committed mark
+    keys: tuple[str, ...] = ()  # the manifests' object keys, in the order of ``chunks`` (when known)
 
 
 @dataclass(frozen=True)
@@ -213,16 +226,18 @@ class ManifestStore:
         with ThreadPoolExecutor(max_workers=min(16, max(1, len(new)))) as pool:
             cache.update(zip(new, pool.map(lambda k: Manifest.from_bytes(self.store.get(k), k), new), strict=True))
         loaded = [cache[k] for k in keys]
-        by_partition: dict[int, list[Manifest]] = {}
-        for manifest in loaded:
-            by_partition.setdefault(manifest.partition, []).append(manifest)
+        by_partition: dict[int, list[tuple[Manifest, str]]] = {}
+        for manifest, key in zip(loaded, keys, strict=True):
+            by_partition.setdefault(manifest.partition, []).append((manifest, key))
+        ordered = {p: sorted(pairs, key=lambda pair: pair[0].start) for p, pairs in by_partition.items()}
         return {
             p: PartitionManifests(
                 topic,
                 p,
-                tuple(sorted(by_partition.get(p, []), key=lambda m: m.start)),
+                tuple(m for m, _ in ordered.get(p, [])),
                 max(marks[p]) if marks.get(p) else None,
                 tuple(sorted(marks.get(p, []))),
+                tuple(k for _, k in ordered.get(p, [])),
             )
             for p in sorted(set(by_partition) | set(marks))
         }

@@ -64,6 +64,10 @@ class PartitionState:
     open_since: float | None = None  # wall time the open chunk was first seen (start of that cycle)
     open_start: int | None = None  # first offset of the open chunk
     last_object: str = ""
+    # End of the newest chunk this run committed (the next chunk's manifest ``follows`` it); unknown until then, when
+    # the task looks it up in the bucket.
+    previous_end: int | None = None
+    previous_known: bool = False
     failures: int = 0  # retryable task failures in a row
     retry_at: float = 0.0  # monotonic time before which a failing partition is not planned again
 
@@ -299,6 +303,8 @@ class Backup:
                     # (open_since is never None when reopened: the second test only narrows the type)
                     open_since_ms=int(state.open_since * 1000) if reopened and state.open_since is not None else None,
                     open_until=state.last_scanned if reopened else None,
+                    previous_end=state.previous_end,
+                    previous_known=state.previous_known,
                 )
             )
         return plans
@@ -420,6 +426,8 @@ class Backup:
                     }
                 )
             state.next_offset = max(state.next_offset, committed)
+            if result.chunks:
+                state.previous_end, state.previous_known = result.chunks[-1].end, True
             if state.forced_end is not None and (result.chunks or committed > plan.start):
                 state.forced_end = None
             state.last_scanned = result.read_until

@@ -138,6 +138,8 @@ class PartitionBackup:
     chunks form a prefix of what this run will write; replaying them skips the uploads already done).
     ``open_since_ms`` / ``open_until``: the first chunk was left open by an earlier cycle, first seen open at that
     wall time and holding the records below ``open_until`` (for ``rotate.schedule.interval.ms``).
+    ``previous``: ``(end,)`` of the chunk committed before the first one (``(None,)``: none), when the caller knows
+    it; else it is looked up in the bucket at the first new chunk.
     """
 
     def __init__(
@@ -152,6 +154,7 @@ class PartitionBackup:
         clock: Callable[[], float] = time.time,
         open_since_ms: int | None = None,
         open_until: int | None = None,
+        previous: tuple[int | None] | None = None,
     ):
         self.plugins = plugins
         self.store = store
@@ -174,6 +177,10 @@ class PartitionBackup:
         self.chunk_start: int | None = None
         self.chunk_first_timestamp: int | None = None
         self.committed: list[Manifest] = []
+        # End offset of the chunk before the next one (its manifest's ``follows``): looked up in the bucket at this
+        # writer's first chunk, then the chunk it committed last.
+        self._previous_end: int | None = previous[0] if previous is not None else None
+        self._previous_known = previous is not None
         self.records_in = 0
         self.replayed_files = 0
         self._replays: dict[int, Manifest] = {}  # chunk start -> manifest found by the rotator's hook
@@ -565,12 +572,14 @@ class PartitionBackup:
                         offsets=offsets,
                     )
                 )
+        start = min(f.first_offset for f in files)
         manifest = Manifest(
             self.topic,
             self.partition,
-            start=min(f.first_offset for f in files),
+            start=start,
             end=max(f.last_offset for f in files),
             files=tuple(entries),
+            follows=self._follows(start) if replaying is None else replaying.follows,
         )
         if replaying is not None:
             stored = replaying
@@ -596,6 +605,16 @@ class PartitionBackup:
             self._committer = ThreadPoolExecutor(max_workers=2, thread_name_prefix="commit")
         self._pending.append(self._committer.submit(self._commit_files, files))
         self.committed.append(stored)
+        self._previous_end, self._previous_known = stored.end, True
+
+    def _follows(self, start: int) -> int | None:
+        """End of the chunk the bucket holds before ``start`` (None: this is the backup's first chunk). The same on a
+        replay: the chunks before it are the same manifests (created once, never replaced)."""
+        if not self._previous_known:
+            earlier = [s for s in self.manifests.starts(self.topic, self.partition) if s < start]
+            previous = self.manifests.get(self.topic, self.partition, earlier[-1]) if earlier else None
+            self._previous_end, self._previous_known = (previous.end if previous else None), True
+        return self._previous_end
 
     def _commit_files(self, files: list[OpenFile]) -> int:
         """Complete a chunk's uploads, sidecars before their data object; returns how many were already stored."""

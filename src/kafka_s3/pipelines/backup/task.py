@@ -47,6 +47,9 @@ class PartitionPlan:
     # offset its records reached (scheduled rotation counts from then, and keeps those records together).
     open_since_ms: int | None = None
     open_until: int | None = None
+    # End of the chunk before ``start`` (the next manifest's ``follows``), when the driver knows it (``previous_known``)
+    previous_end: int | None = None
+    previous_known: bool = False
 
 
 def run_partition(
@@ -98,6 +101,7 @@ def _run_partition(
     isolation = plugins.config["isolation.level"]
     start, forced_end = plan.start, plan.forced_end
     open_since_ms, open_until = plan.open_since_ms, plan.open_until
+    previous = (plan.previous_end,) if plan.previous_known else None
     reporter = LiveReporter(live, plan.topic, plan.partition)
     read_bytes = 0
     releaser = Releaser()
@@ -110,6 +114,7 @@ def _run_partition(
             forced_end=forced_end,
             open_since_ms=open_since_ms,
             open_until=open_until,
+            previous=previous,
         )
         position = start
         soft_end_commits: int | None = None  # chunks committed when the read reached plan.end
@@ -164,6 +169,7 @@ def _run_partition(
             log.warning("%s", conflict)
             start, forced_end = conflict.existing.start, conflict.existing.end
             open_since_ms = open_until = None
+            previous = None  # restarting at the bucket's chunk: the chunk before it is looked up
             continue
         except RECORD_ERRORS as exc:
             # Deterministic: retrying the task cannot help. Report it; keep what is durable.

@@ -3,7 +3,9 @@
 For buckets kafka-s3 wrote, the chunk manifests are the source of truth: every file a manifest names must be listed
 with the size the manifest recorded, chunks must not overlap, sidecars must hold as many records as their data
 object, and every chunk the backup marked committed (``.tail`` marks, see :mod:`kafka_s3.core.manifest`) must still
-have its manifest — so a deleted first, middle or last object is found, not skipped. A chunk beyond the newest mark
+have its manifest, and every chunk a manifest says it follows (``follows``: where its predecessor ended) must
+still be there — so a deleted first, middle or last object, or a whole chunk lost with its manifest, is found, not
+skipped. A chunk beyond the newest mark
 whose files are not all there yet may be one a running backup is still uploading: it is left out, and said so.
 
 For buckets another tool wrote (no manifests) names give start offsets only: the order is checked, and the plan says
@@ -58,7 +60,7 @@ class Finding:
     @property
     def offsets(self) -> str:
         if self.first is None:
-            return "offsets unknown"
+            return "offsets unknown" if self.last is None else f"offsets ..{self.last}"
         return f"offsets {self.first}..{'' if self.last is None else self.last}"
 
     def __str__(self) -> str:
@@ -154,6 +156,8 @@ def check_partition(
                     "deleted",
                 )
             )
+    known = {f.key for m in chunks for f in m.files}
+    _check_chain(check, manifests, [obj.start for obj in objects if obj.key not in known])
     previous: Manifest | None = None
     for manifest in chunks:
         if previous is not None and manifest.start <= previous.end:
@@ -170,7 +174,6 @@ def check_partition(
             )
         previous = manifest
         _check_chunk(check, manifest, sizes, committed)
-    known = {f.key for m in chunks for f in m.files}
     for obj in objects:
         if obj.key in known:
             continue
@@ -206,6 +209,42 @@ def check_partition(
         check.last = kept[-1].end
         check.records = sum(m.records for m in kept)
     return check
+
+
+def _check_chain(check: PartitionCheck, manifests: PartitionManifests, strays: list[int]) -> None:
+    """Each manifest names the end of the chunk committed before it (``follows``): no chunk ending there means that
+    chunk was lost with its manifest (an offset gap alone may be compaction or transaction markers, not a loss).
+    ``strays``: start offsets of listed objects no manifest names — one starting in the lost chunk's offsets is that
+    chunk's object whose manifest alone is gone: restored, noted unverifiable (as any object in no manifest)."""
+    chunks = manifests.chunks
+    ends = {m.end for m in chunks}
+    reported = [(f.first, f.last) for f in check.findings if f.kind is Kind.MISSING]
+    for index, manifest in enumerate(chunks):
+        follows = manifest.follows
+        if follows is None or follows in ends:
+            continue
+        if any(
+            first is not None and first <= follows and (last is None or follows <= last) for first, last in reported
+        ):
+            continue  # a committed mark without its manifest already names these offsets
+        before = [m.end for m in chunks if m.end < follows]
+        first = before[-1] + 1 if before else None
+        if any((first is None or first <= start) and start <= follows for start in strays):
+            continue
+        key = manifests.keys[index] if index < len(manifests.keys) else ""
+        check.findings.append(
+            Finding(
+                Kind.MISSING,
+                check.topic,
+                check.partition,
+                first,
+                follows,
+                (key,) if key else (),
+                f"chunk {manifest.start}..{manifest.end} follows a chunk ending at offset {follows}, and no manifest "
+                "of the partition ends there: that chunk was deleted with its manifest",
+            )
+        )
+        reported.append((first, follows))
 
 
 def _check_chunk(check: PartitionCheck, manifest: Manifest, sizes: dict[str, int], committed: int | None) -> None:

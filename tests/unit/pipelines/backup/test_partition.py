@@ -160,3 +160,35 @@ def test_an_object_of_another_size_under_a_new_chunks_key_fails_the_chunk(setup)
     with pytest.raises(StoreError, match=r"t\+0\+0000000003\.bin: held 0 bytes where this chunk's object has 9"):
         writer.finish(9, flush_open=False)
     assert stub not in _objects(store)
+
+
+def _manifest_bytes(store):
+    return {i.key: store.get(i.key) for i in store.list("") if i.key.endswith(".chunk")}
+
+
+def test_item_h14e_each_manifest_follows_the_chunk_before_it_across_runs_and_replays(setup):
+    from kafka_s3.core.manifest import Manifest
+
+    plugins, store = setup
+    first = PartitionBackup(plugins, store, "t", 0)
+    first.write(_records(0, 6))
+    first.finish(6, flush_open=False)
+    # A later run (no predecessor given: looked up in the bucket), after a gap in the offsets (compaction).
+    later = PartitionBackup(plugins, store, "t", 0)
+    later.write(_records(9, 12))
+    later.finish(12, flush_open=False)
+    # A run told its predecessor by the driver.
+    told = PartitionBackup(plugins, store, "t", 0, previous=(11,))
+    told.write(_records(12, 15))
+    told.finish(15, flush_open=False)
+    manifests = [Manifest.from_bytes(b) for _, b in sorted(_manifest_bytes(store).items())]
+    assert [(m.start, m.end, m.follows) for m in manifests] == [(0, 2, None), (3, 5, 2), (9, 11, 5), (12, 14, 11)]
+    assert b"follows" not in sorted(_manifest_bytes(store).items())[0][1]  # the first chunk: no link, no field
+    before = _manifest_bytes(store)
+    # A replay of everything after a crash (offsets never committed) writes nothing new and the same links.
+    again = PartitionBackup(plugins, store, "t", 0)
+    again.write(_records(0, 6))
+    again.write(_records(9, 15))
+    result = again.finish(15, flush_open=False)
+    assert [(c.start, c.follows) for c in result.chunks] == [(0, None), (3, 2), (9, 5), (12, 11)]
+    assert _manifest_bytes(store) == before

@@ -114,3 +114,64 @@ def test_no_manifests_is_a_note_not_an_error():
     check = check_partition(T, 0, part, None, {})
     assert check.blocking == [] and [f.kind for f in check.findings] == [Kind.UNVERIFIABLE]
     assert "continuity cannot be verified" in check.findings[0].message
+
+
+def linked(start: int, end: int, follows: int | None) -> Manifest:
+    return Manifest(
+        T, 0, start, end, (FileEntry(key(start), "data", end - start + 1, start, end, 100),), follows=follows
+    )
+
+
+def test_item_h14e_a_lost_middle_chunk_with_its_manifest_breaks_the_chain():
+    # 0..2, 3..5, 6..8 backed up; the middle chunk lost its data object AND its manifest: 6..8 says it follows a
+    # chunk ending at 5, and none does.
+    chunks = [linked(0, 2, None), linked(6, 8, 5)]
+    part, sizes = listing(chunks)
+    manifests = PartitionManifests(T, 0, tuple(chunks), 6, (6,), ("m0", "m6"))
+    check = check_partition(T, 0, part, manifests, sizes)
+    [finding] = check.blocking
+    assert (finding.kind, finding.first, finding.last) == (Kind.MISSING, 3, 5)
+    assert "follows a chunk ending at offset 5" in finding.message and "m6" in finding.keys
+    assert str(finding).startswith(f"{T}[0] offsets 3..5: missing")
+
+
+def test_item_h14e_a_lost_first_chunk_names_its_end():
+    chunks = [linked(3, 5, 2), linked(6, 8, 5)]
+    part, sizes = listing(chunks)
+    [finding] = run(chunks, sizes, part).blocking
+    assert (finding.kind, finding.first, finding.last) == (Kind.MISSING, None, 2)
+    assert str(finding).startswith(f"{T}[0] offsets ..2: missing")
+
+
+def test_item_h14e_offset_gaps_between_linked_chunks_are_not_losses():
+    # compaction or transaction markers between chunks: the link says which chunk came before, not which offset
+    chunks = [linked(0, 2, None), linked(7, 9, 2), linked(15, 20, 9)]
+    part, sizes = listing(chunks)
+    check = run(chunks, sizes, part)
+    assert check.findings == [] and check.records == 3 + 3 + 6
+
+
+def test_item_h14e_manifests_without_links_stay_readable_and_unchecked():
+    old = Manifest(T, 0, 0, 2, (FileEntry(key(0), "data", 3, 0, 2, 100),))
+    assert b"follows" not in old.to_bytes() and Manifest.from_bytes(old.to_bytes()) == old
+    new = linked(3, 5, 2)
+    assert Manifest.from_bytes(new.to_bytes()).follows == 2
+    chunks = [old, Manifest(T, 0, 6, 8, (FileEntry(key(6), "data", 3, 6, 8, 100),))]
+    part, sizes = listing(chunks)
+    assert run(chunks, sizes, part).findings == []
+
+
+def test_item_h14e_a_lost_committed_chunk_is_reported_once():
+    chunks = [linked(0, 2, None), linked(6, 8, 5)]
+    part, sizes = listing(chunks)
+    blocking = run(chunks, sizes, part, marks=(3, 6)).blocking
+    assert [(f.kind, f.first, f.last) for f in blocking] == [(Kind.MISSING, 3, 5)]
+
+
+def test_item_h14e_a_lost_manifest_whose_object_is_there_is_a_note_not_a_loss():
+    chunks = [linked(0, 2, None), linked(3, 5, 2), linked(6, 8, 5)]
+    part, sizes = listing(chunks)
+    check = run([chunks[0], chunks[2]], sizes, part)
+    assert check.blocking == [] and [(f.kind, f.first, f.keys) for f in check.findings] == [
+        (Kind.UNVERIFIABLE, 3, (key(3),))
+    ]

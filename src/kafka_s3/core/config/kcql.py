@@ -208,16 +208,8 @@ class Statement:
             )
         props["format.class"] = SOURCE_STORE_AS[store_as]
         props["store.envelope"] = "false"
-        codec = str(raw.get(COMPRESSION_CODEC_KEY) or "").strip().upper()
-        if store_as in ("AVRO", "PARQUET"):
-            pass  # the codec is inside the object (its blocks or pages): read whatever it is
-        elif codec == "GZIP":  # LS JsonFormatWriter: one gzip stream per object, named .gz (FileExtensionNamer)
-            props["s3.compression.type"] = "gzip"
-        elif codec not in ("", "UNCOMPRESSED"):
-            raise ConfigError(
-                f"{COMPRESSION_CODEC_KEY}={codec}: restoring Lenses' {store_as} objects supports UNCOMPRESSED and GZIP",
-                key=COMPRESSION_CODEC_KEY,
-            )
+        if store_as not in ("AVRO", "PARQUET"):  # their codec is inside the object (blocks or pages): read any
+            props.update(_lenses_compression(raw))
         for key, value, token in self.options:
             if key != "store.envelope":
                 raise error(token, f"PROPERTIES key {key!r} is not supported by a restore (supported: store.envelope)")
@@ -344,7 +336,7 @@ def _padding(options: tuple[tuple[str, str, Token], ...]) -> dict[str, int]:
 
 
 def _lenses_compression(raw: Mapping[str, Any]) -> dict[str, str]:
-    """``connect.s3.compression.codec``/``.level`` of a Lenses sink writing JSON: UNCOMPRESSED (the default) or GZIP,
+    """``connect.s3.compression.codec``/``.level`` of Lenses' JSON/CSV objects: UNCOMPRESSED (the default) or GZIP,
     one gzip stream per object named ``.gz`` (LS ``formats/writer/JsonFormatWriter``: other codecs are refused there
     too; level 6 by default)."""
     codec = str(raw.get(COMPRESSION_CODEC_KEY) or "").strip().upper()

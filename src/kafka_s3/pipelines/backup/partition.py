@@ -81,8 +81,7 @@ class OpenFile:
     writer: FormatWriter | None = None
     schema: ValueSchema | None = None  # of its first non-null value: values of other schemas are projected to it
     sidecars: list[Sidecar] = field(default_factory=list)
-    min_timestamp: int | None = None  # epoch ms of its records (-1 for none), for names decided at close
-    max_timestamp: int | None = None
+    untimed: bool = False  # holds a record without a timestamp (Lenses' names then give -1 as the smallest)
     # behavior.on.null.values=write: tombstones only, kept as keys and headers sidecars without a value object (CS
     # format/KeyValueHeaderRecordWriterProvider.getRecordWriter); their offsets go into the chunk manifest
     tombstones: list[int] | None = None
@@ -100,15 +99,6 @@ def _ambiguous(writer: FormatWriter | None) -> int:
     """Records of a closed object that cannot be read back one by one (none for an object replayed from the bucket,
     whose chunk manifest is kept as it is)."""
     return writer.ambiguous() if writer is not None else 0
-
-
-def _track_timestamps(file: OpenFile, records: pa.RecordBatch) -> None:
-    """The smallest and largest record timestamp (epoch ms, -1 for a record without one) a file holds so far."""
-    millis = pc.fill_null(pc.divide(records.column("timestamp").cast(pa.int64()), 1000), -1)
-    low, high = pc.min_max(millis).values()
-    low_ms, high_ms = int(low.as_py()), int(high.as_py())
-    file.min_timestamp = low_ms if file.min_timestamp is None else min(file.min_timestamp, low_ms)
-    file.max_timestamp = high_ms if file.max_timestamp is None else max(file.max_timestamp, high_ms)
 
 
 def _record_sizes(batch: pa.RecordBatch) -> np.ndarray:
@@ -408,6 +398,7 @@ class PartitionBackup:
         file.records += count
         file.last_offset = int(last)
         low, high = (m.as_py() for m in pc.min_max(timestamps_ms(records)).values())
+        file.untimed = file.untimed or records.column("timestamp").null_count > 0
         if low is not None:
             file.first_timestamp = low if file.first_timestamp is None else min(file.first_timestamp, low)
             file.last_timestamp = high if file.last_timestamp is None else max(file.last_timestamp, high)
@@ -416,8 +407,6 @@ class PartitionBackup:
         elif file.writer is None:
             return  # already in the bucket
         else:
-            if self.plugins.names_at_close:
-                _track_timestamps(file, records)
             file.writer.write(records, None if self.plugins.envelope else values)
         for sidecar in file.sidecars:  # keys and headers only: the index sidecar (no writer) is added at commit
             cast(FormatWriter, sidecar.writer).write(records, keys if sidecar.kind == "keys" else None)
@@ -496,8 +485,8 @@ class PartitionBackup:
             self.topic,
             self.partition,
             f.last_offset,
-            -1 if f.min_timestamp is None else f.min_timestamp,
-            -1 if f.max_timestamp is None else f.max_timestamp,
+            -1 if f.untimed or f.first_timestamp is None else f.first_timestamp,
+            -1 if f.last_timestamp is None else f.last_timestamp,
             self.plugins.value_format.extension,
             f.directory if self.plugins.partitioner.name == "kcql" else None,
         )

@@ -15,7 +15,8 @@ KCQL                           properties
 =============================  =========================================================================
 ``INSERT INTO b:p``            ``s3.bucket.name=b``, ``topics.dir=p`` (no ``:p``: objects at the bucket root)
 ``FROM t``                     ``topics=t`` (and no ``topics.regex``)
-``STOREAS AVRO``               ``format.class``: AVRO→avro, PARQUET→parquet, JSON→json, TEXT and BYTES→bytearray,
+``STOREAS AVRO``               ``format.class``: AVRO→avro, PARQUET→parquet, JSON→json, TEXT and BYTES→bytearray
+                               (under Lenses' sink class lenses_text and lenses_bytes, Lenses' own objects),
                                CSV→csv, CSV_WITHHEADERS→csv_withheaders;
                                any other kafka-s3 format name is accepted too (``block_gzip``...)
 ``WITH_FLUSH_COUNT n``         ``flush.size=n`` (default 50000 when neither the statement nor the file sets it)
@@ -96,7 +97,9 @@ DEFAULT_PADDING = {"offset": 12}
 #: keys/headers sidecars, which Lenses' layout does not hold
 SIDECAR_KEYS = ("store.kafka.keys", "store.kafka.headers")
 #: formats Lenses' layout is written in (format.class after the statement's STOREAS)
-LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders")
+LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders", "lenses_text", "lenses_bytes")
+#: STOREAS TEXT/BYTES of a Lenses sink or source statement → Lenses' own TEXT/BYTES objects (``formats/lenses_text``)
+LENSES_PLAIN = {"TEXT": "lenses_text", "BYTES": "lenses_bytes"}
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
 SOURCE_STORE_AS = {
     "JSON": "lenses_json",
@@ -104,6 +107,7 @@ SOURCE_STORE_AS = {
     "PARQUET": "lenses_parquet",
     "CSV": "csv",
     "CSV_WITHHEADERS": "csv_withheaders",
+    **LENSES_PLAIN,
 }
 TARGET_TRANSFORM = "kcqlTarget"
 
@@ -208,8 +212,15 @@ class Statement:
             )
         props["format.class"] = SOURCE_STORE_AS[store_as]
         props["store.envelope"] = "false"
-        if store_as not in ("AVRO", "PARQUET"):  # their codec is inside the object (blocks or pages): read any
+        if store_as not in ("AVRO", "PARQUET", *LENSES_PLAIN):  # Avro/Parquet: codec inside the object, read any
             props.update(_lenses_compression(raw))
+        codec = str(raw.get(COMPRESSION_CODEC_KEY) or "UNCOMPRESSED").strip().upper()
+        if store_as in LENSES_PLAIN and codec != "UNCOMPRESSED":
+            raise ConfigError(
+                f"{COMPRESSION_CODEC_KEY}={codec}: Lenses' STOREAS {store_as} objects are not compressed (LS "
+                "FormatSelection: UNCOMPRESSED only)",
+                key=COMPRESSION_CODEC_KEY,
+            )
         for key, value, token in self.options:
             if key != "store.envelope":
                 raise error(token, f"PROPERTIES key {key!r} is not supported by a restore (supported: store.envelope)")
@@ -236,8 +247,11 @@ class Statement:
                 f"connector.class={LENSES_SOURCE_CLASS} to restore), a sink statement reads FROM a topic",
             )
         props = {"s3.bucket.name": self.bucket, "topics.dir": self.prefix or "", "topics": self.topic}
+        lenses = raw.get("connector.class") == LENSES_SINK_CLASS
         if self.store_as:
             props["format.class"] = self.store_as
+            if lenses and (self.store_as_name or "").upper() in LENSES_PLAIN:
+                props["format.class"] = LENSES_PLAIN[(self.store_as_name or "").upper()]
         elif not raw.get("format.class"):
             raise error(
                 self.topic_token,
@@ -245,7 +259,6 @@ class Statement:
                 "not set: add e.g. STOREAS JSON",
             )
         flush = {"flush_count": self.flush_count, "flush_size": self.flush_size, "flush_interval": self.flush_interval}
-        lenses = raw.get("connector.class") == LENSES_SINK_CLASS
         supported = [*SINK_PROPERTIES, *((*LENSES_ENVELOPE_PROPERTIES, INCLUDE_KEYS) if lenses else ())]
         include_keys: str | None = None
         for key, value, token in self.options:
@@ -266,6 +279,13 @@ class Statement:
             flush[SINK_PROPERTIES[key]] = int(value)
         if lenses:
             _padding(self.options)
+            if props.get("format.class") == "lenses_bytes" and flush["flush_count"] != 1:
+                raise error(
+                    self.topic_token,
+                    f"STOREAS BYTES for topic {self.topic!r} needs PROPERTIES('flush.count'=1): Lenses writes one "
+                    "record per BYTES object (LS CloudSinkBucketOptions.validateCommitPolicyForBytesFormat: "
+                    "flush.count > 1 is not allowed for BYTES)",
+                )
         if flush["flush_count"] is not None:
             props["flush.size"] = str(flush["flush_count"])
         elif not raw.get("flush.size"):
@@ -375,8 +395,8 @@ def _envelope_property(key: str, value: str, token: Token) -> dict[str, str]:
 
 def lenses_layout_blockers(config: Mapping[str, Any]) -> list[str]:
     """Why a backup configuration is not written in Lenses' layout (empty: it is). Lenses' layout is written for
-    Lenses' sink class (with or without PARTITIONBY), STOREAS JSON (``lenses_json``) or CSV, and no keys/headers
-    sidecars."""
+    Lenses' sink class (with or without PARTITIONBY), STOREAS JSON (``lenses_json``), CSV, TEXT or BYTES, and no
+    keys/headers sidecars."""
     if config.get("connector.class") != LENSES_SINK_CLASS:
         return ["connector.class is not Lenses' S3 sink"]
     blockers = []

@@ -44,5 +44,7 @@ REGISTRY.register(
 REGISTRY.register("lenses_json", "kafka_s3.core.formats.lenses_json:LensesJsonFormat")
 REGISTRY.register("lenses_avro", "kafka_s3.core.formats.lenses_struct:LensesAvroFormat")
 REGISTRY.register("lenses_parquet", "kafka_s3.core.formats.lenses_struct:LensesParquetFormat")
+REGISTRY.register("lenses_text", "kafka_s3.core.formats.lenses_text:LensesTextFormat")
+REGISTRY.register("lenses_bytes", "kafka_s3.core.formats.lenses_text:LensesBytesFormat")
 REGISTRY.register("csv", "kafka_s3.core.formats.csv:CsvFormat", aliases=("CSV",))
 REGISTRY.register("csv_withheaders", "kafka_s3.core.formats.csv:CsvWithHeadersFormat", aliases=("CSV_WITHHEADERS",))

@@ -76,7 +76,7 @@ def test_item6_unsupported_lenses_properties_are_refused_by_name(key):
     [
         ("INSERT INTO b:p SELECT * FROM t STOREAS AVRO", "STOREAS AVRO"),
         ("INSERT INTO b:p SELECT * FROM t STOREAS PARQUET", "STOREAS PARQUET"),
-        ("INSERT INTO b:p SELECT * FROM t STOREAS BYTES", "STOREAS BYTES"),
+        ("INSERT INTO b:p SELECT * FROM t STOREAS `block_gzip`", "STOREAS BLOCK_GZIP"),
     ],
 )
 def test_item6_what_lenses_layout_cannot_hold_falls_back_to_confluents_with_a_warning(kcql, named):
@@ -109,10 +109,10 @@ def test_item6_partitionby_is_written_in_lenses_layout_and_partition_include_key
 
 
 def test_item6_a_fallback_to_confluents_layout_keeps_kcql_directories():
-    """A statement Lenses' layout cannot hold (STOREAS TEXT) keeps the directories kafka-s3 wrote for it before:
-    KCQL's Values by default, fields named as written."""
-    config = lenses("INSERT INTO b:p SELECT * FROM t PARTITIONBY _header.region STOREAS TEXT")
-    assert lenses_layout_blockers(config) == ["STOREAS TEXT"]
+    """A statement Lenses' layout cannot hold (a kafka-s3 format, Block-GZIP) keeps the directories kafka-s3 wrote for
+    it before: KCQL's Values by default, fields named as written."""
+    config = lenses("INSERT INTO b:p SELECT * FROM t PARTITIONBY _header.region STOREAS `block_gzip`")
+    assert lenses_layout_blockers(config) == ["STOREAS BLOCK_GZIP"]
     assert config["partition.path.style"] == "Values"
     partitioner = BackupPlugins.from_config(config).partitioner
     assert not partitioner.lenses  # type: ignore[attr-defined]

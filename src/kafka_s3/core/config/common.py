@@ -235,8 +235,8 @@ FORMAT = ConfigDef("format").define(
         REQUIRED,
         "Format of the objects: json, bytearray, avro, parquet, block_gzip (DeviantArt's Block-GZIP: lines in gzip "
         "blocks with a <name>.index seek index), csv and csv_withheaders (Lenses' CSV: struct values' fields, "
-        "every field quoted; the second starts each object with the field names), lenses_json (restores of "
-        "Lenses' JSON objects), or a Confluent class name "
+        "every field quoted; the second starts each object with the field names), lenses_json, lenses_text and "
+        "lenses_bytes (Lenses' JSON, TEXT and BYTES objects; KCQL's STOREAS picks them), or a Confluent class name "
         "(io.confluent.connect.s3.format.avro.AvroFormat...), or a dotted path to a Python Format class.",
         H,
         "Connector",

@@ -43,7 +43,10 @@ def test_item6_lenses_text_backup_writes_lenses_bytes_and_a_lenses_source_restor
     stamps = [T0 + 3, T0 + 1, T0 + 2, T0 + 9, T0 + 4]
     produce(
         topic,
-        [{"key": b"k%d" % i, "value": v.encode(), "timestamp": ts} for i, (v, ts) in enumerate(zip(values, stamps))],
+        [
+            {"key": b"k%d" % i, "value": v.encode(), "timestamp": ts}
+            for i, (v, ts) in enumerate(zip(values, stamps, strict=True))
+        ],
     )
     sink = {
         "connector.class": LENSES_SINK,

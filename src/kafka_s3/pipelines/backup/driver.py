@@ -634,9 +634,10 @@ def _backoff(interval: float, failures: int) -> float:
 def ambiguous_warning(topic: str, partition: int, records: int) -> str:
     return (
         f"{topic}[{partition}]: {records} record{'s' if records != 1 else ''} cannot be restored one by one: "
-        "ByteArrayFormat wrote values (or keys) holding format.bytearray.separator, or tombstones as empty records, "
-        "so reading the objects back cannot split them apart. Their chunk manifests count them and a restore refuses "
-        "those objects; use format.class=avro, parquet or json (or store.envelope=true) for such data"
+        "ByteArrayFormat wrote values (or keys) holding format.bytearray.separator, or tombstones as empty records "
+        "(Lenses' CSV and TEXT: values holding a line break; Lenses' BYTES: tombstones), so reading the objects back "
+        "cannot give them back as they were. Their chunk manifests count them and a restore refuses those objects; "
+        "use format.class=avro, parquet or json (or store.envelope=true) for such data"
     )
 
 

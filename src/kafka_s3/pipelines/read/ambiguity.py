@@ -41,7 +41,8 @@ def refuse_ambiguous(partitions: dict[TP, SourcePartition], manifests: Iterable[
     more = f" (and {len(found) - 5} more objects)" if len(found) > 5 else ""
     raise PlanError(
         f"{listed}{more} that cannot be restored one by one: ByteArrayFormat wrote values (or keys) holding "
-        "format.bytearray.separator, or tombstones as empty records, so their records cannot be split apart again "
+        "format.bytearray.separator, or tombstones as empty records (Lenses' CSV and TEXT: values holding a line "
+        "break; Lenses' BYTES: tombstones), so their records cannot be given back as written "
         "(the backup warned and counted them in its chunk manifests). Restore refuses to guess: nothing was "
         "produced. Remove these objects from the restore (--topics, --from-offset/--until-offset), or back the "
         "topic up again with format.class=avro, parquet or json (or store.envelope=true)"

@@ -22,6 +22,8 @@ import pytest
 from integration_helpers import list_keys
 from restore_helpers import read_topic
 
+from kafka_s3.core.errors import PlanError
+
 pytestmark = pytest.mark.integration
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
@@ -144,3 +146,30 @@ def test_item7_lenses_layout_text_and_bytes_buckets_restore_record_exact(
     }
     assert restorer(fresh_bucket, bytes_topic, raw).run().records == 2
     assert [r["value"] for r in read_topic(kafka_bootstrap, bytes_target)[0]] == [b"\x01\x02\n", b"\xfe"]
+
+
+def test_item6_lenses_text_value_with_a_line_break_is_counted_and_its_restore_refused(
+    backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
+):
+    """Lenses writes ``two\\nlines`` as ``two\\\\nlines`` (``StringSinkData.safeValue``) and a ``\\r`` raw, which its
+    reader splits (``Source.getLines``): neither reads back as written, so the backup counts them and a restore
+    refuses the object rather than produce other values."""
+    topic, target = fresh_topic(1), fresh_topic(1)
+    produce(topic, [{"value": v} for v in (b"fine", b"two\nlines", b"cr\rinside")])
+    sink = {
+        "connector.class": LENSES_SINK,
+        "connect.s3.kcql": f"INSERT INTO {fresh_bucket}:lenses SELECT * FROM {topic} STOREAS TEXT",
+        "value.converter": STRING,
+    }
+    assert backup(fresh_bucket, topic, sink).records == 3
+    [key] = _data_keys(s3_client, fresh_bucket, "lenses/")
+    assert s3_client.get_object(Bucket=fresh_bucket, Key=key)["Body"].read() == b"fine\ntwo\\nlines\ncr\rinside\n"
+
+    source = {
+        "connector.class": LENSES_SOURCE,
+        "connect.s3.kcql": f"INSERT INTO {target} SELECT * FROM {fresh_bucket}:lenses STOREAS TEXT",
+    }
+    with pytest.raises(PlanError) as refused:
+        restorer(fresh_bucket, topic, source).run()
+    assert key in str(refused.value) and "2 records" in str(refused.value)
+    assert read_topic(kafka_bootstrap, target)[0] == []

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_s3.core.errors import ConfigError
+from kafka_s3.core.java_time import Printer, compile_java_pattern
 
 KCQL_KEY = "connect.s3.kcql"
 DEFAULT_FLUSH_COUNT = "50000"
@@ -88,6 +89,8 @@ LENSES_ENVELOPE_PROPERTIES = (
     "store.envelope.fields.headers",
     "store.envelope.fields.metadata",
 )
+#: Lenses' date field of PARTITIONBY: ``_date.<DateTimeFormatter pattern>`` (LS ``config/PartitionSpecifier.Date``)
+LENSES_DATE_PREFIX = "_date."
 #: PROPERTIES of a Lenses sink statement naming its PARTITIONBY directories ``name=value`` (true) or ``value`` (false)
 INCLUDE_KEYS = "partition.include.keys"
 #: PROPERTIES of a Lenses sink statement padding the numbers of its names (LS ``config/padding/PaddingService``)
@@ -306,11 +309,30 @@ class Statement:
             lenses_layout = lenses and format_class in ("json", *LENSES_LAYOUT_FORMATS) and not sidecars
             default = "KeysAndValues" if lenses_layout else "Values"
             props["partition.path.style"] = include_keys or self.partitioner or default
+            for name in self.partition_by if lenses_layout else ():
+                if name.startswith(LENSES_DATE_PREFIX):
+                    lenses_date_printer(name[len(LENSES_DATE_PREFIX) :])  # a pattern Lenses' JVM prints alike
         if lenses and props.get("format.class") == "json":
             props["format.class"] = "lenses_json"  # Lenses' own JSON lines, in Lenses' layout
             props.update(_lenses_compression(raw))
         props[KCQL_KEY] = self.text
         return props
+
+
+def lenses_date_printer(pattern: str) -> Printer:
+    """The printer of a ``PARTITIONBY _date.<pattern>`` directory (LS ``sink/config/PartitionField
+    .DatePartitionField``: ``DateTimeFormatter.ofPattern``), or a :class:`ConfigError` on ``connect.s3.kcql`` naming
+    the pattern letter kafka-s3 cannot print as Lenses' JVM does (:mod:`kafka_s3.core.java_time`). A ``.`` in the
+    pattern is refused as Lenses refuses it: ``PartitionFieldSplitter.split`` cuts the field there, and
+    ``PartitionField.apply`` wants "only one format ... for date"."""
+    owner = f"{KCQL_KEY}: PARTITIONBY {LENSES_DATE_PREFIX}"
+    if "." in pattern:
+        raise ConfigError(
+            f"{owner}{pattern}: a date pattern cannot hold '.': Lenses splits PARTITIONBY fields at '.' and refuses "
+            "it too ('only one format should be provided for date')",
+            key=KCQL_KEY,
+        )
+    return compile_java_pattern(pattern, owner)
 
 
 def lenses_padding(config: Mapping[str, Any]) -> dict[str, int]:

@@ -23,7 +23,6 @@ or timestamp is an error (``CloudKeyNamer.processPartitionValues``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -33,13 +32,12 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.config.kcql import lenses_layout_blockers, lenses_padding
+from kafka_s3.core.config.kcql import lenses_date_printer, lenses_layout_blockers, lenses_padding
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.partitioners.base import Partitioner
 from kafka_s3.core.partitioners.field import _json_text, _struct_text, _unsupported
-from kafka_s3.core.partitioners.joda import compile_pattern
 from kafka_s3.core.partitioners.time_based import TIMEZONE_KEY
 from kafka_s3.core.partitioners.values import (
     MISSING,
@@ -62,8 +60,6 @@ LENSES_PARTITION = "_partition"
 LENSES_DATE_PREFIX = "_date."
 #: a field missing from a present value or key, in Lenses' directories (LS ``naming/CloudKeyNamer``)
 LENSES_MISSING = "[missing]"
-#: pattern letters of ``_date.<pattern>`` that Java's DateTimeFormatter (Lenses) and Joda (:mod:`.joda`) print alike
-LENSES_DATE_LETTERS = frozenset("yMdHms")
 
 
 @dataclass(frozen=True)
@@ -211,16 +207,9 @@ def _header_text(records: pa.RecordBatch, f: Field) -> pa.Array:
 
 def _lenses_date(pattern: str, zone_id: str) -> Callable[[datetime], str]:
     """``_date.<pattern>``: Lenses formats the record timestamp with ``DateTimeFormatter.ofPattern`` in the JVM's zone
-    (LS ``config/PartitionField.DatePartitionField.formatter``); here in ``timezone`` (UTC when unset). Only the
-    numeric letters both Java and Joda print alike are accepted."""
-    letters = {c for c in re.sub(r"'[^']*'", "", pattern) if c.isascii() and c.isalpha()}
-    if not letters or letters - LENSES_DATE_LETTERS:
-        raise ConfigError(
-            f"{FIELDS_KEY}: _date.{pattern}: kafka-s3 writes Lenses' date directories with the pattern letters "
-            f"{', '.join(sorted(LENSES_DATE_LETTERS))} only (found {', '.join(sorted(letters)) or 'none'})",
-            key=FIELDS_KEY,
-        )
-    formatter = compile_pattern(pattern, "en")
+    (LS ``config/PartitionField.DatePartitionField.formatter``); here in ``timezone`` (UTC when unset), with the
+    pattern letters :mod:`kafka_s3.core.java_time` prints as Java does (others are refused by name)."""
+    formatter = lenses_date_printer(pattern)
     zone = zone_info(zone_id)
     return lambda moment: formatter(moment.astimezone(zone))
 

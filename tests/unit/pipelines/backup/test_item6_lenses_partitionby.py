@@ -153,9 +153,19 @@ def test_item6_partitionby_a_null_key_or_missing_header_cannot_be_placed(tmp_pat
         )
 
 
-def test_item6_partitionby_date_patterns_beyond_plain_fields_are_refused(tmp_path):
-    with pytest.raises(ConfigError, match="partition.field.name"):
-        _backup(tmp_path, "INSERT INTO b:p SELECT * FROM t PARTITIONBY _date.EEE STOREAS `JSON`")
+def test_item6_partitionby_date_patterns_lenses_prints_otherwise_are_refused(tmp_path):
+    """Week fields follow the JVM locale's week rules (``DateTimeFormatter`` ``w``): refused by name
+    (:mod:`kafka_s3.core.java_time`; what it prints is checked against the JVM in test_item6_lenses_date_patterns)."""
+    with pytest.raises(ConfigError, match="connect.s3.kcql.*'w'"):
+        _backup(tmp_path, "INSERT INTO b:p SELECT * FROM t PARTITIONBY _date.ww STOREAS `JSON`")
+
+
+def test_item6_partitionby_date_with_day_names_and_fractions(tmp_path):
+    _, _, objects = _backup(
+        tmp_path,
+        "INSERT INTO b:p SELECT * FROM t PARTITIONBY _date.EEE_hha STOREAS `JSON` PROPERTIES('store.envelope'=true)",
+    )
+    assert sorted({k.split("/")[1] for k in objects if not k.startswith(".indexes/")}) == ["date=Wed_03AM"]
 
 
 def test_item6_gzip_json_objects_are_named_gz(tmp_path):

@@ -255,6 +255,8 @@ class Statement:
             props["format.class"] = self.store_as
             if lenses and (self.store_as_name or "").upper() in LENSES_PLAIN:
                 props["format.class"] = LENSES_PLAIN[(self.store_as_name or "").upper()]
+        elif lenses and not raw.get("format.class"):
+            props["format.class"] = "json"  # LS config/FormatSelection.fromKcql: no STOREAS is JSON
         elif not raw.get("format.class"):
             raise error(
                 self.topic_token,

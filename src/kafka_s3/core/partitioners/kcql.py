@@ -16,7 +16,8 @@ Where a Lenses S3 sink configuration writes Lenses' layout (:func:`~kafka_s3.cor
 ``kafka-connect-cloud-common``, ``sink/``): the fields ``_topic``, ``_partition`` and ``_date.<pattern>`` exist too
 (``config/PartitionSpecifier``); a directory's ``name=`` is Lenses' field name — ``key`` for ``_key``, ``topic``,
 ``partition``, ``date``, else the path after the specifier (``config/PartitionField``, ``PartitionNamePath
-.toString``); ``/`` and ``\\`` in a value become ``-`` and a field missing from a present value or key is
+.toString``); ``/`` and ``\\`` in a header, key or value field become ``-`` (a date keeps them: its pattern may
+make nested directories) and a field missing from a present value or key is
 ``[missing]`` (``naming/CloudKeyNamer.getFieldStringValue``, ``getPartitionValueFromSinkData``); a null key, header
 or timestamp is an error (``CloudKeyNamer.processPartitionValues``).
 """
@@ -132,7 +133,7 @@ class KcqlPartitioner(Partitioner):
                 text = _json_field_text(records, parsed_values, f, self.lenses)
             else:
                 text = _struct_text(records, values, f.path)
-            if self.lenses:
+            if self.lenses and f.source in ("header", "key", "value"):  # LS CloudKeyNamer.getFieldStringValue
                 text = pc.replace_substring(pc.replace_substring(text, "/", "-"), "\\", "-")
             if self.style == "KeysAndValues":
                 text = pc.binary_join_element_wise(f"{self.field_name(f)}=", text, "")

@@ -143,3 +143,10 @@ def test_item6_plain_lenses_json_of_byte_array_values_is_refused_when_configured
     )
     assert config["format.class"] == "lenses_json"
     assert lenses("INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('store.envelope'=true)")["store.envelope"]
+
+
+def test_item6_a_lenses_statement_without_storeas_writes_json_as_lenses_does():
+    """LS ``config/FormatSelection.fromKcql``: no STOREAS is ``JsonFormatSelection``."""
+    config = lenses("INSERT INTO b:p SELECT * FROM t", **STRING)
+    assert config["format.class"] == "lenses_json"
+    assert lenses_layout_blockers(config) == []

@@ -234,3 +234,39 @@ def test_item6_padding_properties_as_lenses_pads_names(tmp_path, properties, par
 def test_item6_padding_kafka_s3_cannot_read_back_is_refused_by_name(tmp_path, properties, named):
     with pytest.raises(ConfigError, match=named):
         _plain(tmp_path, properties)
+
+
+def test_item6_partitionby_date_as_lenses_own_test_names_it(tmp_path):
+    """LS ``S3SinkTaskTest`` "partition by date": ``PARTITIONBY _date.uuuu,_date.LL,_date.dd PROPERTIES('flush.count'=1,
+    'padding.length.partition'='12', 'padding.length.offset'='12', 'partition.include.keys'=false)``, records at 06:00
+    UTC, gives ``streamReactorBackups/2010/04/02/myTopic(000000000001_000000000000).json`` (there for partition 1, here
+    3). A ``/`` a date pattern
+    prints stays a ``/`` (LS ``CloudKeyNamer.processPartitionValues`` formats the date and replaces ``/`` only in
+    header, key and value fields: ``getFieldStringValue``)."""
+    six = 1270188000000  # 2010-04-02T06:00:00Z
+    records = make_batch(
+        [
+            {"topic": "t", "partition": 3, "offset": o, "key": b"k", "value": b"{}", "timestamp": ts}
+            for o, ts in enumerate((six, six, 1340863200000))  # 2012-06-28T06:00:00Z
+        ]
+    )
+    properties = (
+        "PROPERTIES('flush.count'=1, 'padding.length.partition'='12', 'padding.length.offset'='12', "
+        "'partition.include.keys'=false)"
+    )
+    _, _, objects = _backup(
+        tmp_path,
+        f"INSERT INTO b:streamReactorBackups SELECT * FROM t PARTITIONBY _date.uuuu,_date.LL,_date.dd {properties}",
+        records,
+    )
+    assert sorted(k for k in objects if not k.startswith(".indexes/")) == [
+        "streamReactorBackups/2010/04/02/t(000000000003_000000000000).json",
+        "streamReactorBackups/2010/04/02/t(000000000003_000000000001).json",
+        "streamReactorBackups/2012/06/28/t(000000000003_000000000002).json",
+    ]
+    _, _, objects = _backup(
+        tmp_path / "slash", f"INSERT INTO b:p SELECT * FROM t PARTITIONBY _date.uuuu/LL {properties}", records
+    )
+    assert (
+        sorted(k for k in objects if not k.startswith(".indexes/"))[0] == "p/2010/04/t(000000000003_000000000000).json"
+    )

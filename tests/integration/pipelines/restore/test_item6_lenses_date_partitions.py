@@ -29,8 +29,8 @@ def test_item6_lenses_date_directories_backup_and_restore(
     sink = {
         "connector.class": LENSES_SINK,
         "connect.s3.kcql": f"INSERT INTO {fresh_bucket}:streamReactorBackups SELECT * FROM {topic} "
-        "PARTITIONBY _date.uuuu,_date.LL,_date.dd STOREAS `JSON` PROPERTIES('flush.count'=1, 'padding.length.partition'='12', "
-        "'padding.length.offset'='12', 'partition.include.keys'=false)",
+        "PARTITIONBY _date.uuuu,_date.LL,_date.dd STOREAS `JSON` PROPERTIES('flush.count'=1, "
+        "'padding.length.partition'='12', 'padding.length.offset'='12', 'partition.include.keys'=false)",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter.schemas.enable": "false",
     }

@@ -120,7 +120,7 @@ def test_item7_lenses_source_statement_properties():
 @pytest.mark.parametrize(
     "kcql, problem",
     [
-        ("INSERT INTO t SELECT * FROM b:p STOREAS TEXT", "supports STOREAS JSON"),
+        ("INSERT INTO t SELECT * FROM b:p STOREAS `block_gzip`", "supports STOREAS JSON"),
         ("INSERT INTO t SELECT * FROM b:p STOREAS JSON PROPERTIES('x'=1)", "PROPERTIES key 'x' is not supported"),
         ("INSERT INTO t SELECT * FROM b:p STOREAS JSON PROPERTIES('store.envelope'=yes)", "true or false"),
     ],

@@ -76,6 +76,13 @@ def test_item6_lenses_text_backup_writes_lenses_bytes_and_a_lenses_source_restor
     restored = read_topic(kafka_bootstrap, target)[0]
     assert [(r["key"], r["value"]) for r in restored] == [(None, v.encode()) for v in values]
 
+    # The sink configuration itself restores the bucket too (Lenses' layout detected under the prefix).
+    again = fresh_topic(1)
+    restore = restorer(fresh_bucket, topic, {**sink, "topic.rename": f"{topic}:{again}"})
+    assert "Lenses" in restore.plan().layout
+    assert restore.run().records == len(values)
+    assert [r["value"] for r in read_topic(kafka_bootstrap, again)[0]] == [v.encode() for v in values]
+
 
 def test_item6_lenses_bytes_backup_one_object_per_record_and_a_lenses_source_restores_them(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap

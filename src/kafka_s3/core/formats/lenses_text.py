@@ -178,7 +178,7 @@ class _TextWriter(FormatWriter):
         if self.kind == "string":
             return text
         try:  # JsonConverter, schemas.enable=false: the sink gets a String, Long, Double, Boolean, Map or List
-            value: Any = json.loads(text)
+            value: Any = json.loads(text, parse_constant=_not_json)
         except ValueError as exc:
             raise self._fail(offset, f"the value is not JSON ({exc})") from None
         if isinstance(value, str):
@@ -187,8 +187,12 @@ class _TextWriter(FormatWriter):
             return "true" if value else "false"
         if isinstance(value, int) and LONG_MIN <= value <= LONG_MAX:
             return str(value)
-        if isinstance(value, float) and math.isfinite(value):
-            return java_double(value)
+        if isinstance(value, float):
+            # Kafka's JsonConverter reads decimals as BigDecimal (USE_BIG_DECIMAL_FOR_FLOATS), then doubleValue():
+            # no negative zero, and a number beyond a double is Infinity (checked on the JVM)
+            if math.isinf(value):
+                return "Infinity" if value > 0 else "-Infinity"
+            return java_double(value + 0.0)
         shown = "a JSON null" if value is None else f"a JSON {type(value).__name__}"
         raise self._fail(offset, f"{shown} is not a primitive value Lenses writes as text")
 
@@ -231,6 +235,10 @@ class LensesBytesFormat(_LensesPlainFormat):
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
         yield lines_batch([source.read()], ctx)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON (Jackson refuses it)")
 
 
 class _BytesWriter(FormatWriter):

@@ -64,6 +64,10 @@ def test_item6_lenses_text_json_primitives_as_java_prints_them():
     """JsonConverter (schemas.enable=false) gives the sink String/Long/Double/Boolean: ``toString`` of each."""
     data, _ = _write(_text(JSON), [b'"quoted"', b"42", b"-7", b"1.5", b"1e2", b"1e-5", b"true", b"false"])
     assert data == b"quoted\n42\n-7\n1.5\n100.0\n1.0E-5\ntrue\nfalse\n"
+    # Checked on the JVM (Jackson 2.18 with Kafka JsonConverter's USE_BIG_DECIMAL_FOR_FLOATS and exact BigDecimals,
+    # then doubleValue() and Double.toString): -0.0 → 0.0, 123456789.123 → 1.23456789123E8, 1E400 → Infinity
+    data, _ = _write(_text(JSON), [b"-0.0", b"-0", b"123456789.123", b"1E400", b"-1E400"])
+    assert data == b"0.0\n0\n1.23456789123E8\nInfinity\n-Infinity\n"
 
 
 @pytest.mark.parametrize(
@@ -73,6 +77,7 @@ def test_item6_lenses_text_json_primitives_as_java_prints_them():
         (JSON, b'{"a":1}', "JSON dict"),
         (JSON, b"[1]", "JSON list"),
         (JSON, b"null", "JSON null"),
+        (JSON, b"NaN", "not JSON"),
         (STRING, b"\xff", "not UTF-8"),
     ],
 )

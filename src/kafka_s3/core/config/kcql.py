@@ -96,7 +96,20 @@ DEFAULT_PADDING = {"offset": 12}
 #: keys/headers sidecars, which Lenses' layout does not hold
 SIDECAR_KEYS = ("store.kafka.keys", "store.kafka.headers")
 #: formats Lenses' layout is written in (format.class after the statement's STOREAS)
-LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders")
+LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders", "lenses_avro", "lenses_parquet")
+#: ``connect.s3.compression.codec`` of a Lenses sink statement's Avro and Parquet objects → avro.codec /
+#: parquet.codec (LS ``formats/writer/AvroFormatWriter``, ``ParquetFormatWriter``; default UNCOMPRESSED)
+LENSES_STRUCT_CODECS = {
+    "lenses_avro": {
+        "UNCOMPRESSED": "null",
+        "SNAPPY": "snappy",
+        "BZIP2": "bzip2",
+        "DEFLATE": "deflate",
+        "XZ": "xz",
+        "ZSTD": "zstandard",
+    },
+    "lenses_parquet": {"UNCOMPRESSED": "none", "SNAPPY": "snappy", "GZIP": "gzip", "ZSTD": "zstd"},
+}
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
 SOURCE_STORE_AS = {
     "JSON": "lenses_json",
@@ -283,12 +296,18 @@ class Statement:
             # config/PartitionDisplay.apply, config/PartitionSelection.apply); Confluent's layout: KCQL's Values
             format_class = props.get("format.class") or raw.get("format.class")
             sidecars = any(str(raw.get(k, "")).strip().lower() == "true" for k in SIDECAR_KEYS)
-            lenses_layout = lenses and format_class in ("json", *LENSES_LAYOUT_FORMATS) and not sidecars
+            lenses_layout = (
+                lenses and format_class in ("json", "avro", "parquet", *LENSES_LAYOUT_FORMATS) and not sidecars
+            )
             default = "KeysAndValues" if lenses_layout else "Values"
             props["partition.path.style"] = include_keys or self.partitioner or default
         if lenses and props.get("format.class") == "json":
             props["format.class"] = "lenses_json"  # Lenses' own JSON lines, in Lenses' layout
             props.update(_lenses_compression(raw))
+        sidecar_files = any(str(raw.get(k, "")).strip().lower() == "true" for k in SIDECAR_KEYS)
+        if lenses and props.get("format.class") in ("avro", "parquet") and not sidecar_files:
+            props["format.class"] = "lenses_" + props["format.class"]  # Lenses' records, in Lenses' layout
+            props.update(_lenses_struct_compression(raw, props["format.class"]))
         props[KCQL_KEY] = self.text
         return props
 
@@ -355,6 +374,34 @@ def _lenses_compression(raw: Mapping[str, Any]) -> dict[str, str]:
                 f"{COMPRESSION_LEVEL_KEY}={level}: a gzip level is -1 (default, 6) or 0-9", key=COMPRESSION_LEVEL_KEY
             )
         props["s3.compression.level"] = level
+    return props
+
+
+def _lenses_struct_compression(raw: Mapping[str, Any], format_class: str) -> dict[str, str]:
+    """``connect.s3.compression.codec``/``.level`` of Lenses' Avro/Parquet objects as avro.codec (and its deflate
+    level) or parquet.codec; Lenses requires a level for DEFLATE, XZ and ZSTD (LS ``AvroFormatWriter``)."""
+    codecs = LENSES_STRUCT_CODECS[format_class]
+    codec = str(raw.get(COMPRESSION_CODEC_KEY) or "UNCOMPRESSED").strip().upper()
+    if codec not in codecs:
+        raise ConfigError(
+            f"{COMPRESSION_CODEC_KEY}={codec}: Lenses' {format_class[7:].title()} objects are written by kafka-s3 with "
+            f"{', '.join(codecs)}",
+            key=COMPRESSION_CODEC_KEY,
+        )
+    key = "avro.codec" if format_class == "lenses_avro" else "parquet.codec"
+    props = {key: codecs[codec]}
+    level = str(raw.get(COMPRESSION_LEVEL_KEY) or "").strip()
+    if format_class == "lenses_avro" and codec in ("DEFLATE", "XZ", "ZSTD"):
+        if not level or level == "-1":
+            raise ConfigError(
+                f"{COMPRESSION_CODEC_KEY}={codec} needs {COMPRESSION_LEVEL_KEY} (Lenses' AvroFormatWriter refuses it "
+                "without a level)",
+                key=COMPRESSION_LEVEL_KEY,
+            )
+        if codec == "DEFLATE":
+            if not level.isdigit() or not 0 <= int(level) <= 9:
+                raise ConfigError(f"{COMPRESSION_LEVEL_KEY}={level}: a deflate level is 0-9", key=COMPRESSION_LEVEL_KEY)
+            props["avro.deflate.level"] = level
     return props
 
 
@@ -590,7 +637,7 @@ def _statement_raw(raw: Mapping[str, Any], statement: Statement) -> dict[str, An
     else:
         props = statement.properties(raw)
         out.update(props)
-        if props.get("format.class") == "lenses_json":  # read into s3.compression.type/level
+        if props.get("format.class") in ("lenses_json", *LENSES_STRUCT_CODECS):  # read into the format's codec
             for key in (COMPRESSION_CODEC_KEY, COMPRESSION_LEVEL_KEY):
                 out.pop(key, None)
     return out

@@ -438,6 +438,38 @@ def _cast_widths(array: pa.Array) -> pa.Array:
     return array if target == array.type else array.cast(target)
 
 
+def java_schema_json(schema: Any) -> bytes:
+    """An Avro schema's JSON as Java's ``Schema.toString()`` writes it (the ``avro.schema`` of a container and the
+    ``parquet.avro.schema`` of parquet-avro): compact, attributes in the order they are put, and a named type's
+    ``namespace`` left out when it is the enclosing one (``Schema.Name.writeName``); a reference to a type defined
+    before is its name relative to the enclosing namespace (``writeNameRef``)."""
+    return orjson.dumps(_java_names(schema, None))
+
+
+def _java_names(schema: Any, space: str | None) -> Any:
+    if isinstance(schema, list):
+        return [_java_names(branch, space) for branch in schema]
+    if isinstance(schema, str):
+        namespace, _, name = schema.rpartition(".")
+        return name if namespace and namespace == space else schema
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    inner = space
+    if schema.get("type") in ("record", "enum", "fixed"):
+        inner = schema.get("namespace", space)
+    for key, value in schema.items():
+        if key == "namespace" and value == space:
+            continue
+        if key == "fields":
+            out[key] = [{k: _java_names(v, inner) if k == "type" else v for k, v in f.items()} for f in value]
+        elif key in ("items", "values") or (key == "type" and not isinstance(value, str)):
+            out[key] = _java_names(value, inner)
+        else:
+            out[key] = value
+    return out
+
+
 # ------------------------------------------------------------------------------------------------------- Avro
 class LensesAvroWriter(FormatWriter):
     """An Avro container as Java's ``DataFileWriter`` writes it for Lenses: metadata ``avro.schema`` and
@@ -476,7 +508,7 @@ class LensesAvroWriter(FormatWriter):
         except Exception as exc:  # fastavro's SchemaParseException and friends
             raise ConversionError(f"the schema is not valid Avro: {exc}") from None
         self.records.schema = schema
-        metadata = {"avro.schema": orjson.dumps(schema), "avro.codec": self.codec.encode()}
+        metadata = {"avro.schema": java_schema_json(schema), "avro.codec": self.codec.encode()}
         header = [MAGIC, varint(len(metadata))]
         for key in java_hashmap_order(metadata):
             header += [varint(len(key)), key.encode(), varint(len(metadata[key])), metadata[key]]
@@ -542,7 +574,7 @@ class LensesParquetWriter(FormatWriter):
                 self.sink, batch.schema, compression=compression, data_page_size=PARQUET_PAGE_BYTES, store_schema=False
             )
             # parquet-avro's AvroWriteSupport.init: the Avro schema and the model, as the file's key-value metadata
-            metadata = {"parquet.avro.schema": orjson.dumps(schema).decode(), "writer.model.name": "avro"}
+            metadata = {"parquet.avro.schema": java_schema_json(schema).decode(), "writer.model.name": "avro"}
             self._writer.add_key_value_metadata({key: metadata[key] for key in java_hashmap_order(metadata)})
         start = 0
         for end in self._grouper.cuts(row_sizes(batch)):

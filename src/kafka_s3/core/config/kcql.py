@@ -381,6 +381,9 @@ def _lenses_struct_compression(raw: Mapping[str, Any], format_class: str) -> dic
     """``connect.s3.compression.codec``/``.level`` of Lenses' Avro/Parquet objects as avro.codec (and its deflate
     level) or parquet.codec; Lenses requires a level for DEFLATE, XZ and ZSTD (LS ``AvroFormatWriter``)."""
     codecs = LENSES_STRUCT_CODECS[format_class]
+    key = "avro.codec" if format_class == "lenses_avro" else "parquet.codec"
+    if not raw.get(COMPRESSION_CODEC_KEY) and raw.get(key):
+        return {}  # read already (a statement's properties are expanded again when parsed), or set in the file
     codec = str(raw.get(COMPRESSION_CODEC_KEY) or "UNCOMPRESSED").strip().upper()
     if codec not in codecs:
         raise ConfigError(
@@ -388,7 +391,6 @@ def _lenses_struct_compression(raw: Mapping[str, Any], format_class: str) -> dic
             f"{', '.join(codecs)}",
             key=COMPRESSION_CODEC_KEY,
         )
-    key = "avro.codec" if format_class == "lenses_avro" else "parquet.codec"
     props = {key: codecs[codec]}
     level = str(raw.get(COMPRESSION_LEVEL_KEY) or "").strip()
     if format_class == "lenses_avro" and codec in ("DEFLATE", "XZ", "ZSTD"):

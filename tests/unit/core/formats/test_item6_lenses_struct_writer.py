@@ -43,7 +43,7 @@ from kafka_s3.core.errors import ConfigError, DataError
 from kafka_s3.core.formats import REGISTRY
 from kafka_s3.core.formats.avro_container import MAGIC
 from kafka_s3.core.formats.base import FileContext
-from kafka_s3.core.formats.lenses_struct_writer import header_schema_and_value, to_optional
+from kafka_s3.core.formats.lenses_struct_writer import converters_of, header_schema_and_value, to_optional
 from kafka_s3.core.records import make_batch
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
@@ -265,12 +265,12 @@ def test_item6_lenses_avro_envelope_struct_value_loses_its_name():
 def test_item6_lenses_avro_without_envelope_writes_the_value_alone():
     records = [{"key": b"k", "value": b"apple", "offset": 0, "timestamp": T0}, {"value": b"pear", "offset": 1}]
     config = _config("AVRO", False)
-    fmt = REGISTRY.resolve(config["format.class"])(config, "value", None, False)
+    converter, _ = converters_of(config, None)
+    fmt = REGISTRY.resolve(config["format.class"])(config, "value", converter, False)
     batch = make_batch(records)
-    converted = fmt.converter.to_logical("t", batch.column("value")) if fmt.converter else None
     sink = io.BytesIO()
     writer = fmt.writer(sink, FileContext("t", 0, 0, "k"))
-    writer.write(batch, converted.runs[0][1] if converted else None)
+    writer.write(batch, converter.to_logical("t", batch.column("value")).runs[0][1])
     writer.close()
     metadata, datums, blocks = _avro(sink.getvalue())
     assert metadata["avro.schema"] == '["null","string"]'  # StringConverter's OPTIONAL_STRING_SCHEMA
@@ -329,3 +329,39 @@ def test_item6_lenses_parquet_envelope_columns_metadata_and_codec():
         {"key": b"k1", "value": "apple", "headers": {"f": 1.5, "n": 7},
          "metadata": {"timestamp": T0, "topic": "t", "partition": 0, "offset": 0}}
     ]  # fmt: skip
+
+
+def test_item6_lenses_parquet_without_envelope_writes_the_record_as_columns():
+    """Plain Parquet: the value's record is the file's root (parquet-avro), its fields the columns; the schema is
+    the value's own (named: AvroData keeps ``connect.name``)."""
+    envelope = {
+        "schema": {
+            "type": "struct",
+            "name": "com.acme.Order",
+            "optional": False,
+            "fields": [
+                {"field": "id", "type": "int32", "optional": False},
+                {"field": "sku", "type": "string", "optional": True},
+            ],
+        },
+        "payload": {"id": 1, "sku": None},
+    }
+    config = _config("PARQUET", False, value=JSON)
+    converter, _ = converters_of(config, None)
+    fmt = REGISTRY.resolve(config["format.class"])(config, "value", converter, False)
+    batch = make_batch([{"value": json.dumps(envelope).encode(), "offset": 0, "timestamp": T0}])
+    values = converter.to_logical("t", batch.column("value")).runs[0][1]
+    sink = io.BytesIO()
+    writer = fmt.writer(sink, FileContext("t", 0, 0, "k"))
+    writer.write(batch, values)
+    writer.close()
+    parquet = pq.ParquetFile(io.BytesIO(sink.getvalue()))
+    assert json.loads(parquet.metadata.metadata[b"parquet.avro.schema"]) == {
+        "type": "record",
+        "name": "Order",
+        "namespace": "com.acme",
+        "fields": [{"name": "id", "type": "int"}, {"name": "sku", "type": ["null", "string"], "default": None}],
+        "connect.name": "com.acme.Order",
+    }
+    assert parquet.read().to_pylist() == [{"id": 1, "sku": None}]
+    assert parquet.schema.column(0).max_definition_level == 0  # id: required

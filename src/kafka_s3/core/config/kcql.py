@@ -424,8 +424,8 @@ def _envelope_property(key: str, value: str, token: Token) -> dict[str, str]:
 
 def lenses_layout_blockers(config: Mapping[str, Any]) -> list[str]:
     """Why a backup configuration is not written in Lenses' layout (empty: it is). Lenses' layout is written for
-    Lenses' sink class (with or without PARTITIONBY), STOREAS JSON (``lenses_json``) or CSV, and no keys/headers
-    sidecars."""
+    Lenses' sink class (with or without PARTITIONBY), STOREAS JSON (``lenses_json``), AVRO (``lenses_avro``),
+    PARQUET (``lenses_parquet``) or CSV, and no keys/headers sidecars."""
     if config.get("connector.class") != LENSES_SINK_CLASS:
         return ["connector.class is not Lenses' S3 sink"]
     blockers = []

@@ -205,3 +205,45 @@ def test_item6_lenses_sink_avro_parquet_envelope_backs_up_lenses_objects_and_res
         assert [(r["key"], r["value"], list(r["headers"]), r["timestamp"]) for r in restored[partition]] == [
             (k, None if v is None else v.encode(), list(_last_wins(h).items()), ts) for _, k, v, h, ts in want
         ]
+
+
+def test_item6_lenses_sink_avro_without_envelope_backs_up_values_and_restores_them(
+    backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
+):
+    """Without the envelope Lenses writes the value alone with its schema (LS ``AvroFormatWriter.write``:
+    ``message.value.schema()``: StringConverter's ``OPTIONAL_STRING_SCHEMA`` → ``["null","string"]``), one record
+    per block; the source gives the values back, with no key, headers or timestamp."""
+    topic, target = fresh_topic(1), fresh_topic(1)
+    values = ["a", "b\u00e9", "c", "d"]
+    produce(topic, [{"key": b"k", "value": v.encode(), "headers": [("h", b"1")], "timestamp": T0} for v in values])
+    sink = {
+        "connector.class": LENSES_SINK,
+        "connect.s3.kcql": f"INSERT INTO {fresh_bucket}:{PREFIX} SELECT * FROM {topic} STOREAS `AVRO` "
+        "PROPERTIES('flush.count'=3)",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    }
+
+    assert backup(fresh_bucket, topic, sink).records == len(values)
+
+    keys = sorted(k for k in list_keys(s3_client, fresh_bucket, PREFIX + "/") if "/_kafka-s3/" not in k)
+    assert keys == [
+        f"{PREFIX}/{topic}/0/000000000002_{T0}_{T0}.avro",
+        f"{PREFIX}/{topic}/0/000000000003_{T0}_{T0}.avro",
+    ]
+    stored = []
+    for key in keys:
+        schema, records, per_block = _read_object(
+            "avro", s3_client.get_object(Bucket=fresh_bucket, Key=key)["Body"].read()
+        )
+        assert schema == '["null","string"]'
+        assert per_block == [1] * len(records)
+        stored += records
+    assert stored == values
+
+    source = {
+        "connector.class": LENSES_SOURCE,
+        "connect.s3.kcql": f"INSERT INTO {target} SELECT * FROM {fresh_bucket}:{PREFIX} STOREAS `AVRO`",
+    }
+    assert restorer(fresh_bucket, topic, source).run().records == len(values)
+    restored = read_topic(kafka_bootstrap, target)[0]
+    assert [(r["key"], r["value"], list(r["headers"])) for r in restored] == [(None, v.encode(), []) for v in values]

@@ -31,7 +31,9 @@ KCQL                           properties
 =============================  =========================================================================
 
 Objects keep the Confluent layout (``<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>``), except
-under Lenses' sink class, where :func:`lenses_layout_blockers` says when Lenses' own layout is written. A
+under Lenses' sink class, where :func:`lenses_layout_blockers` says when Lenses' own layout is written (there
+``STOREAS JSON``, ``AVRO`` and ``PARQUET`` become Lenses' own formats: ``lenses_json``, ``lenses_avro``,
+``lenses_parquet``, with ``connect.s3.compression.codec`` read into their codec). A
 statement's settings win over the file's; the file supplies everything else (converters, credentials, ``name``...).
 The statements of one file run as one backup (see :mod:`kafka_s3.pipelines.backup.group`): they share the consumer group
 ``connect-<name>``, so one topic may appear in only one statement.

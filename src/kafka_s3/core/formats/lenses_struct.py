@@ -13,6 +13,9 @@ number or boolean its JSON text, null no bytes. The partition, offset and timest
 
 Without the envelope each record is the value alone (Parquet: a one-column table's column, or the row as a struct),
 with no key, headers or timestamp; offsets are counted back from the last offset the object's name holds.
+
+The writer of a Lenses sink configuration (``STOREAS AVRO``/``PARQUET``) is :mod:`kafka_s3.core.formats
+.lenses_struct_writer`.
 """
 
 from __future__ import annotations

@@ -198,7 +198,7 @@ def _role(records: pa.RecordBatch, column: str, kind: str, converter: Converter,
     zeros = np.zeros(n, dtype=np.int64)
     if kind in ("string", "bytearray"):
         schema = OPTIONAL_STRING if kind == "string" else OPTIONAL_BYTES
-        array = raw.cast(pa.string()) if kind == "string" else raw
+        array = converter.to_logical(topic, raw).runs[0][1].array if kind == "string" else raw  # its encoding
         return _Role([schema] * n, [kind] * n, [array], zeros, np.arange(n))
     converted = converter.to_logical(topic, raw)
     schemas: list[ConnectSchema | None] = []
@@ -286,9 +286,13 @@ class LensesStructWriter:
         self, records: pa.RecordBatch
     ) -> tuple[list[EnvelopeSchema], tuple[_Role, _Role], list[dict[str, Any]]]:
         topic, partition = self.ctx.topic, self.ctx.partition
-        key = _role(records, "key", self.key_kind, self.key_converter, topic)
-        value = _role(records, "value", self.value_kind, self.value_converter, topic)
         offsets = records.column("offset").to_pylist()
+        try:
+            key = _role(records, "key", self.key_kind, self.key_converter, topic)
+            value = _role(records, "value", self.value_kind, self.value_converter, topic)
+        except ConversionError as exc:
+            offset = offsets[exc.row] if exc.row is not None else "?"
+            raise ConversionError(f"{topic}[{partition}] offset {offset}: {exc}") from None
         header_rows: list[dict[str, Any]] = []
         envelopes: list[EnvelopeSchema] = []
         for row, headers in enumerate(records.column("headers").to_pylist()):

@@ -211,16 +211,25 @@ def _role(records: pa.RecordBatch, column: str, kind: str, converter: Converter,
         run_of[start:stop] = number
         index[start:stop] -= start
         envelope_schema = _optional_schema(logical)
+        typed = logical.kind == "struct"  # raw bytes and text keep their (optional) schema when null
+        identity = logical.schema.fingerprint if logical.schema else logical.kind
         nulls = logical.array.is_null().to_pylist()
         for row in range(stop - start):
             # a null from JsonConverter/AvroConverter has no schema (SchemaAndValue.NULL): the field is left out
-            absent = nulls[row] or envelope_schema is None
+            absent = (nulls[row] and typed) or envelope_schema is None
             schemas.append(None if absent else envelope_schema)
-            ids.append("" if absent else logical.schema.fingerprint if logical.schema else "")
+            ids.append("" if absent else identity)
     return _Role(schemas, ids, arrays, run_of, index)
 
 
 def _optional_schema(logical: Logical) -> ConnectSchema | None:
+    """The envelope's schema of converted values (``None``: they have none, the field is left out)."""
+    if logical.kind == "string":
+        return OPTIONAL_STRING
+    if logical.kind == "bytes":
+        return OPTIONAL_BYTES
+    if logical.kind == "json":
+        raise ConversionError("schemaless JSON cannot be written in Lenses' Avro/Parquet envelope (no schema)")
     if logical.schema is None or logical.schema.avro == "null":
         return None
     try:

@@ -365,3 +365,28 @@ def test_item6_lenses_parquet_without_envelope_writes_the_record_as_columns():
     }
     assert parquet.read().to_pylist() == [{"id": 1, "sku": None}]
     assert parquet.schema.column(0).max_definition_level == 0  # id: required
+
+
+def test_item6_lenses_envelope_leaves_out_a_null_struct_value_and_rolls_there():
+    """JsonConverter (schemas.enable=true) gives a null value no schema (``SchemaAndValue.NULL``): LS
+    ``CloudSinkTask.put`` makes it ``NullSinkData(None)`` and ``envelopeSchema`` leaves the ``value`` field out, a
+    schema change (a new object); a StringConverter null key keeps ``OPTIONAL_STRING_SCHEMA``."""
+    struct = {
+        "schema": {
+            "type": "struct",
+            "optional": False,
+            "fields": [{"field": "id", "type": "int32", "optional": False}],
+        },
+        "payload": {"id": 1},
+    }
+    records = [
+        {"key": b"k", "value": json.dumps(struct).encode(), "offset": 0, "timestamp": T0},
+        {"key": None, "value": None, "offset": 1, "timestamp": T0},
+    ]
+    config = _config("AVRO", True, value=JSON)
+    fmt = REGISTRY.resolve(config["format.class"])(config, "value", None, True)
+    codes, names = fmt.row_schemas(make_batch(records))
+    assert (list(codes), len(names)) == ([0, 1], 2)
+    metadata, datums, _ = _avro(_write(config, records[1:]))
+    assert [f["name"] for f in json.loads(metadata["avro.schema"])["fields"]] == ["key", "metadata"]
+    assert datums == [{"key": None, "metadata": {"timestamp": T0, "topic": "t", "partition": 0, "offset": 1}}]

@@ -199,7 +199,17 @@ def test_item6_lenses_sink_avro_parquet_envelope_backs_up_lenses_objects_and_res
     restored_summary = restorer(fresh_bucket, topic, source).run()
 
     assert restored_summary.records == len(RECORDS)
-    restored = read_topic(kafka_bootstrap, target)
+    _assert_restored(read_topic(kafka_bootstrap, target))
+
+    # The sink configuration itself restores the bucket too (its layout detected under the prefix).
+    again = fresh_topic(2)
+    restore = restorer(fresh_bucket, topic, {**sink, "topic.rename": f"{topic}:{again}"})
+    assert "Lenses" in restore.plan().layout
+    assert restore.run().records == len(RECORDS)
+    _assert_restored(read_topic(kafka_bootstrap, again))
+
+
+def _assert_restored(restored) -> None:
     for partition in (0, 1):
         want = [r for r in RECORDS if r[0] == partition]
         assert [(r["key"], r["value"], list(r["headers"]), r["timestamp"]) for r in restored[partition]] == [

@@ -126,12 +126,16 @@ def header_schema_and_value(name: str, raw: bytes, where: str) -> tuple[ConnectS
     text = raw.decode("utf-8", "replace")
     if not text:
         return ConnectSchema("string"), text
-    if text in ("true", "false"):
-        return ConnectSchema("boolean"), text == "true"
     token = text.strip()
+    if token in ("true", "false"):  # a single-token literal (Values.canParseSingleTokenLiteral)
+        return ConnectSchema("boolean"), token == "true"
+    if token == "null":  # parsed as no value at all: Lenses' envelope cannot hold it (as a null header)
+        raise DataError(
+            f"{where}: header {name!r}={text!r}: Connect parses it as null, which Lenses' envelope cannot hold"
+        )
     first = token[:1]
     if (
-        first in ("[", "{")
+        (first, token[-1:]) in (("[", "]"), ("{", "}"))
         or _TEMPORAL.match(token)
         or ((first.isdigit() or first in "+-") and _DELIMITERS.intersection(token))
     ):

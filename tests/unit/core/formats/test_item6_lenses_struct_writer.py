@@ -161,6 +161,9 @@ def test_item6_to_optional_as_lenses_envelope_transformer():
         ("true", "boolean", True),
         ("false", "boolean", False),
         ("True", "string", "True"),  # TRUE_LITERAL is "true"
+        (" true ", "boolean", True),  # a single token, surrounding whitespace ignored
+        ("true}", "string", "true}"),
+        ("[abc", "string", "[abc"),  # not an array: Values reverts to the whole string
         ("t1", "string", "t1"),
         ("", "string", ""),
         ("5 apples", "string", "5 apples"),
@@ -171,7 +174,7 @@ def test_item6_header_types_as_simple_header_converter(text, typ, value):
     assert (schema, parsed) == (ConnectSchema(typ), value)
 
 
-@pytest.mark.parametrize("text", ["[1,2]", "{a:1}", "2020-01-01", "12:30:00.000Z", "99999999999999999999"])
+@pytest.mark.parametrize("text", ["[1,2]", "{a:1}", "2020-01-01", "12:30:00.000Z", "99999999999999999999", "null"])
 def test_item6_headers_connect_would_type_otherwise_are_refused(text):
     with pytest.raises(DataError, match="header 'h'"):
         header_schema_and_value("h", text.encode(), "t[0] offset 0")

@@ -51,7 +51,7 @@ import pyarrow.parquet as pq
 from kafka_s3.core.converters.connect_schema import DATE, DECIMAL, TIME, ConnectSchema, SchemaError, fingerprint
 from kafka_s3.core.errors import ConfigError, ConversionError, DataError
 from kafka_s3.core.formats.avro_container import MAGIC
-from kafka_s3.core.formats.avro_encoding import encode, varint
+from kafka_s3.core.formats.avro_encoding import encode, varint, varints
 from kafka_s3.core.formats.base import FileContext, FormatWriter
 from kafka_s3.core.formats.compression import avro_block_compressor
 from kafka_s3.core.formats.framing import SizeGrouper
@@ -512,12 +512,11 @@ class LensesAvroWriter(FormatWriter):
             raise ConversionError(
                 f"{self.records.ctx.topic}[{self.records.ctx.partition}]: the schema changed within one Avro object"
             )
-        encoded = encode(array, self._expanded)
-        out = []
-        for datum in encoded.to_pylist():
-            block = self.compress(datum)
-            out += [varint(1), varint(len(block)), block, self.sync]
-        self.sink.write(b"".join(out))
+        datums = encode(array, self._expanded).to_pylist()
+        blocks = datums if self.codec == "null" else [self.compress(datum) for datum in datums]
+        sizes = varints(np.fromiter((len(block) for block in blocks), dtype=np.int64, count=len(blocks))).to_pylist()
+        one, sync = varint(1), self.sync  # one record per block: its count, size, bytes, sync marker
+        self.sink.write(b"".join(one + size + block + sync for size, block in zip(sizes, blocks, strict=True)))
 
     def _start(self, schema: Any) -> None:
         try:

@@ -393,3 +393,24 @@ def test_item6_lenses_envelope_leaves_out_a_null_struct_value_and_rolls_there():
     metadata, datums, _ = _avro(_write(config, records[1:]))
     assert [f["name"] for f in json.loads(metadata["avro.schema"])["fields"]] == ["key", "metadata"]
     assert datums == [{"key": None, "metadata": {"timestamp": T0, "topic": "t", "partition": 0, "offset": 1}}]
+
+
+def test_item6_lenses_avro_snappy_blocks_are_avro_snappy_and_partitionby_keeps_lenses_directories():
+    """``connect.s3.compression.codec=SNAPPY``: ``CodecFactory.snappyCodec()`` (Avro's snappy: the raw block and its
+    CRC-32), read back by fastavro; with ``PARTITIONBY`` the statement keeps Lenses' layout and its ``name=value``
+    directories (LS ``config/PartitionSelection.apply``: KeysAndValues by default)."""
+    config = _config("AVRO", True, **{"connect.s3.compression.codec": "SNAPPY"})
+    records = [{"key": b"k", "value": b"v" * 100, "offset": 0, "timestamp": T0}]
+    metadata, datums, blocks = _avro(_write(config, records))
+    assert (metadata["avro.codec"], datums[0]["value"], blocks) == ("snappy", "v" * 100, [1])
+    raw = {
+        "name": "lenses",
+        "connector.class": LENSES_SINK,
+        "connect.s3.kcql": "INSERT INTO b:p SELECT * FROM t PARTITIONBY _key STOREAS PARQUET "
+        "PROPERTIES('store.envelope'=true)",
+        "key.converter": STRING,
+        "value.converter": STRING,
+    }
+    partitioned = SINK.parse(split_statements(raw)[0])
+    assert (partitioned["format.class"], partitioned["partition.path.style"]) == ("lenses_parquet", "KeysAndValues")
+    assert partitioned.warnings == []

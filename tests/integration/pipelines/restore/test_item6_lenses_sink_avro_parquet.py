@@ -257,3 +257,54 @@ def test_item6_lenses_sink_avro_without_envelope_backs_up_values_and_restores_th
     assert restorer(fresh_bucket, topic, source).run().records == len(values)
     restored = read_topic(kafka_bootstrap, target)[0]
     assert [(r["key"], r["value"], list(r["headers"])) for r in restored] == [(None, v.encode(), []) for v in values]
+
+
+def test_item6_lenses_sink_parquet_partitionby_has_lenses_names_and_restores_record_exact(
+    backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
+):
+    """``PARTITIONBY _key STOREAS PARQUET``: LS ``sink/naming/CloudKeyNamer.finalFilename`` and ``FileNamer
+    .TopicPartitionOffsetFileNamer.fileName``: ``<prefix>/key=<key>/<topic>(<partition>_<last offset %012d>).parquet``
+    (``config/PartitionSelection.apply``: KeysAndValues by default); each directory's objects hold the envelope."""
+    topic, target = fresh_topic(2), fresh_topic(2)
+    records = [
+        (0, b"a", b"v0", [("trace", b"t0")], T0 + 5),
+        (0, b"b", b"v1", [("trace", b"t1")], T0 + 1),
+        (0, b"a", b"v2", [("trace", b"t2")], T0 + 9),
+        (1, b"b", b"w0", [("trace", b"x")], T0 + 100),
+    ]
+    produce(
+        topic, [{"partition": p, "key": k, "value": v, "headers": h, "timestamp": ts} for p, k, v, h, ts in records]
+    )
+    sink = {
+        "connector.class": LENSES_SINK,
+        "connect.s3.kcql": f"INSERT INTO {fresh_bucket}:{PREFIX} SELECT * FROM {topic} PARTITIONBY _key "
+        "STOREAS `PARQUET` PROPERTIES('store.envelope'=true)",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+    }
+
+    assert backup(fresh_bucket, topic, sink).records == len(records)
+
+    keys = [k for k in list_keys(s3_client, fresh_bucket, PREFIX + "/") if "/_kafka-s3/" not in k]
+    assert sorted(keys) == sorted(
+        [
+            f"{PREFIX}/key=a/{topic}(0_000000000002).parquet",
+            f"{PREFIX}/key=b/{topic}(0_000000000001).parquet",
+            f"{PREFIX}/key=b/{topic}(1_000000000000).parquet",
+        ]
+    )
+    body = s3_client.get_object(Bucket=fresh_bucket, Key=f"{PREFIX}/key=a/{topic}(0_000000000002).parquet")["Body"]
+    _, rows, _ = _read_object("parquet", body.read())
+    assert [(r["key"], r["value"], r["metadata"]["offset"]) for r in rows] == [("a", "v0", 0), ("a", "v2", 2)]
+
+    source = {
+        "connector.class": LENSES_SOURCE,
+        "connect.s3.kcql": f"INSERT INTO {target} SELECT * FROM {fresh_bucket}:{PREFIX} STOREAS `PARQUET` "
+        "PROPERTIES('store.envelope'=true)",
+    }
+    assert restorer(fresh_bucket, topic, source).run().records == len(records)
+    restored = read_topic(kafka_bootstrap, target)
+    for partition in (0, 1):
+        assert [(r["key"], r["value"], list(r["headers"]), r["timestamp"]) for r in restored[partition]] == [
+            (k, v, h, ts) for p, k, v, h, ts in records if p == partition
+        ]

@@ -94,8 +94,8 @@ class _LensesStructFormat(Format):
 
     def row_schemas(self, records: pa.RecordBatch) -> tuple[np.ndarray, list[str]] | None:
         """Per record, the identity of the schema Lenses' sink writes it with (envelope objects: it changes with the
-        headers' names and types), for objects to roll where Lenses' do; ``None`` without the envelope (the values'
-        own schemas decide)."""
+        headers' names and types), for objects to roll where Lenses' do (LS ``FormatWriter
+        .rolloverFileOnSchemaChange``); ``None`` without the envelope (the values' own schemas decide)."""
         if not self.envelope or len(records) == 0:
             return None
         from kafka_s3.core.formats.lenses_struct_writer import LensesStructWriter, converters_of

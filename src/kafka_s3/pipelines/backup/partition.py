@@ -220,8 +220,7 @@ class PartitionBackup:
         dictionary = dictionary_array.dictionary.to_pylist()
         sizes = _record_sizes(batch) if plugins.policy.rotate_size_bytes > 0 else np.zeros(0, dtype=np.int64)
         schema_codes, schema_names = values.run_codes()
-        row_schemas = getattr(plugins.value_format, "row_schemas", None) if plugins.envelope else None
-        by_format = row_schemas(batch) if row_schemas is not None else None
+        by_format = plugins.value_format.row_schemas(batch) if plugins.envelope else None
         if by_format is not None:  # envelope objects whose schema follows each record (Lenses' Avro/Parquet)
             schema_codes, schema_names = by_format
         if values.converted is not None and self.judge.mode is not Compatibility.NONE:

@@ -32,7 +32,9 @@ KCQL                           properties
 =============================  =========================================================================
 
 Objects keep the Confluent layout (``<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>``), except
-under Lenses' sink class, where :func:`lenses_layout_blockers` says when Lenses' own layout is written. A
+under Lenses' sink class, where :func:`lenses_layout_blockers` says when Lenses' own layout is written (there
+``STOREAS JSON``, ``AVRO`` and ``PARQUET`` become Lenses' own formats: ``lenses_json``, ``lenses_avro``,
+``lenses_parquet``, with ``connect.s3.compression.codec`` read into their codec). A
 statement's settings win over the file's; the file supplies everything else (converters, credentials, ``name``...).
 The statements of one file run as one backup (see :mod:`kafka_s3.pipelines.backup.group`): they share the consumer group
 ``connect-<name>``, so one topic may appear in only one statement.
@@ -100,9 +102,30 @@ DEFAULT_PADDING = {"offset": 12}
 #: keys/headers sidecars, which Lenses' layout does not hold
 SIDECAR_KEYS = ("store.kafka.keys", "store.kafka.headers")
 #: formats Lenses' layout is written in (format.class after the statement's STOREAS)
-LENSES_LAYOUT_FORMATS = ("lenses_json", "csv", "csv_withheaders", "lenses_text", "lenses_bytes")
+LENSES_LAYOUT_FORMATS = (
+    "lenses_json",
+    "csv",
+    "csv_withheaders",
+    "lenses_avro",
+    "lenses_parquet",
+    "lenses_text",
+    "lenses_bytes",
+)
 #: STOREAS TEXT/BYTES of a Lenses sink or source statement → Lenses' own TEXT/BYTES objects (``formats/lenses_text``)
 LENSES_PLAIN = {"TEXT": "lenses_text", "BYTES": "lenses_bytes"}
+#: ``connect.s3.compression.codec`` of a Lenses sink statement's Avro and Parquet objects → avro.codec /
+#: parquet.codec (LS ``formats/writer/AvroFormatWriter``, ``ParquetFormatWriter``; default UNCOMPRESSED)
+LENSES_STRUCT_CODECS = {
+    "lenses_avro": {
+        "UNCOMPRESSED": "null",
+        "SNAPPY": "snappy",
+        "BZIP2": "bzip2",
+        "DEFLATE": "deflate",
+        "XZ": "xz",
+        "ZSTD": "zstandard",
+    },
+    "lenses_parquet": {"UNCOMPRESSED": "none", "SNAPPY": "snappy", "GZIP": "gzip", "ZSTD": "zstd"},
+}
 #: STOREAS of a Lenses source statement → the format reading Lenses' objects
 SOURCE_STORE_AS = {
     "JSON": "lenses_json",
@@ -308,7 +331,9 @@ class Statement:
             # config/PartitionDisplay.apply, config/PartitionSelection.apply); Confluent's layout: KCQL's Values
             format_class = props.get("format.class") or raw.get("format.class")
             sidecars = any(str(raw.get(k, "")).strip().lower() == "true" for k in SIDECAR_KEYS)
-            lenses_layout = lenses and format_class in ("json", *LENSES_LAYOUT_FORMATS) and not sidecars
+            lenses_layout = (
+                lenses and format_class in ("json", "avro", "parquet", *LENSES_LAYOUT_FORMATS) and not sidecars
+            )
             default = "KeysAndValues" if lenses_layout else "Values"
             props["partition.path.style"] = include_keys or self.partitioner or default
             for name in self.partition_by if lenses_layout else ():
@@ -317,6 +342,10 @@ class Statement:
         if lenses and props.get("format.class") == "json":
             props["format.class"] = "lenses_json"  # Lenses' own JSON lines, in Lenses' layout
             props.update(_lenses_compression(raw))
+        sidecar_files = any(str(raw.get(k, "")).strip().lower() == "true" for k in SIDECAR_KEYS)
+        if lenses and props.get("format.class") in ("avro", "parquet") and not sidecar_files:
+            props["format.class"] = "lenses_" + props["format.class"]  # Lenses' records, in Lenses' layout
+            props.update(_lenses_struct_compression(raw, props["format.class"]))
         props[KCQL_KEY] = self.text
         return props
 
@@ -402,6 +431,36 @@ def _lenses_compression(raw: Mapping[str, Any]) -> dict[str, str]:
     return props
 
 
+def _lenses_struct_compression(raw: Mapping[str, Any], format_class: str) -> dict[str, str]:
+    """``connect.s3.compression.codec``/``.level`` of Lenses' Avro/Parquet objects as avro.codec (and its deflate
+    level) or parquet.codec; Lenses requires a level for DEFLATE, XZ and ZSTD (LS ``AvroFormatWriter``)."""
+    codecs = LENSES_STRUCT_CODECS[format_class]
+    key = "avro.codec" if format_class == "lenses_avro" else "parquet.codec"
+    if not raw.get(COMPRESSION_CODEC_KEY) and raw.get(key):
+        return {}  # read already (a statement's properties are expanded again when parsed), or set in the file
+    codec = str(raw.get(COMPRESSION_CODEC_KEY) or "UNCOMPRESSED").strip().upper()
+    if codec not in codecs:
+        raise ConfigError(
+            f"{COMPRESSION_CODEC_KEY}={codec}: Lenses' {format_class[7:].title()} objects are written by kafka-s3 with "
+            f"{', '.join(codecs)}",
+            key=COMPRESSION_CODEC_KEY,
+        )
+    props = {key: codecs[codec]}
+    level = str(raw.get(COMPRESSION_LEVEL_KEY) or "").strip()
+    if format_class == "lenses_avro" and codec in ("DEFLATE", "XZ", "ZSTD"):
+        if not level or level == "-1":
+            raise ConfigError(
+                f"{COMPRESSION_CODEC_KEY}={codec} needs {COMPRESSION_LEVEL_KEY} (Lenses' AvroFormatWriter refuses it "
+                "without a level)",
+                key=COMPRESSION_LEVEL_KEY,
+            )
+        if codec == "DEFLATE":
+            if not level.isdigit() or not 0 <= int(level) <= 9:
+                raise ConfigError(f"{COMPRESSION_LEVEL_KEY}={level}: a deflate level is 0-9", key=COMPRESSION_LEVEL_KEY)
+            props["avro.deflate.level"] = level
+    return props
+
+
 def _envelope_property(key: str, value: str, token: Token) -> dict[str, str]:
     """``store.envelope`` (true/false) or a ``store.envelope.fields.*`` flag (only true is written)."""
     if value.lower() not in ("true", "false"):
@@ -419,8 +478,8 @@ def _envelope_property(key: str, value: str, token: Token) -> dict[str, str]:
 
 def lenses_layout_blockers(config: Mapping[str, Any]) -> list[str]:
     """Why a backup configuration is not written in Lenses' layout (empty: it is). Lenses' layout is written for
-    Lenses' sink class (with or without PARTITIONBY), STOREAS JSON (``lenses_json``), CSV, TEXT or BYTES, and no
-    keys/headers sidecars."""
+    Lenses' sink class (with or without PARTITIONBY), STOREAS JSON (``lenses_json``), AVRO (``lenses_avro``),
+    PARQUET (``lenses_parquet``), CSV, TEXT or BYTES, and no keys/headers sidecars."""
     if config.get("connector.class") != LENSES_SINK_CLASS:
         return ["connector.class is not Lenses' S3 sink"]
     blockers = []
@@ -634,7 +693,7 @@ def _statement_raw(raw: Mapping[str, Any], statement: Statement) -> dict[str, An
     else:
         props = statement.properties(raw)
         out.update(props)
-        if props.get("format.class") == "lenses_json":  # read into s3.compression.type/level
+        if props.get("format.class") in ("lenses_json", *LENSES_STRUCT_CODECS):  # read into the format's codec
             for key in (COMPRESSION_CODEC_KEY, COMPRESSION_LEVEL_KEY):
                 out.pop(key, None)
     return out

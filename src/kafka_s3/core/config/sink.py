@@ -83,7 +83,7 @@ def _check_sink(config: Config) -> None:
         if blockers:
             config.warnings.append(
                 f"connector.class={LENSES_SINK_CLASS}: {', '.join(blockers)} cannot be written in Lenses' layout "
-                "(it holds STOREAS JSON, CSV, TEXT or BYTES): the backup writes Confluent's layout "
+                "(it holds STOREAS JSON, CSV, AVRO, PARQUET, TEXT or BYTES): the backup writes Confluent's layout "
                 "(<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>) and kafka-s3's own objects"
             )
     partitioner = config["partitioner.class"]

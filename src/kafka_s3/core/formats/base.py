@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
+import numpy as np
 import pyarrow as pa
 
 from kafka_s3.core.errors import FormatError
@@ -161,6 +162,12 @@ class Format(ABC):
         the restore fills them from the object name and sidecars. Bad bytes raise
         :class:`~kafka_s3.core.errors.FormatError` naming ``ctx.object_key`` and the position.
         """
+
+    def row_schemas(self, records: pa.RecordBatch) -> tuple[np.ndarray, list[str]] | None:
+        """Envelope objects whose schema follows each record (Lenses' Avro/Parquet envelope: its headers' names and
+        types): per row a code into the schema identities, so that an object rolls where its schema changes.
+        ``None`` (the default): the envelope's schema is fixed."""
+        return None
 
 
 class IndexedFormat(Format):

@@ -13,6 +13,9 @@ number or boolean its JSON text, null no bytes. The partition, offset and timest
 
 Without the envelope each record is the value alone (Parquet: a one-column table's column, or the row as a struct),
 with no key, headers or timestamp; offsets are counted back from the last offset the object's name holds.
+
+The writer of a Lenses sink configuration (``STOREAS AVRO``/``PARQUET``) is :mod:`kafka_s3.core.formats
+.lenses_struct_writer`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -35,6 +39,7 @@ from kafka_s3.core.records import CREATE_TIME, NO_TIMESTAMP_TYPE, RECORD_SCHEMA,
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
     from kafka_s3.core.converters.base import Converter
+    from kafka_s3.core.formats.lenses_struct_writer import LensesStructWriter
 
 BATCH = 4096
 
@@ -59,17 +64,48 @@ class _LensesStructFormat(Format):
         self, config: Config, role: Role = "value", converter: Converter | None = None, envelope: bool = False
     ):
         super().__init__(config, role, converter, envelope)
+        self._rows: LensesStructWriter | None = None
+        from kafka_s3.core.layouts.lenses import SINK_CLASS
+
+        if config and config.get("connector.class") == SINK_CLASS:  # a backup: refuse converters Lenses cannot write
+            from kafka_s3.core.formats.lenses_struct_writer import LensesStructWriter, converters_of
+
+            values, keys = converters_of(config, converter)
+            LensesStructWriter(FileContext("", 0, 0), envelope, values, keys, self.suffix == ".parquet")
 
     @property
     def extension(self) -> str:
         return self.suffix  # LS FileExtensionNamer: Avro and Parquet keep theirs whatever the codec
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
-        raise ConfigError(
-            f"format.class={self.name} is read by restores of Lenses' buckets; a backup cannot write it "
-            f"(topic {ctx.topic}, partition {ctx.partition})",
-            key="format.class",
-        )
+        """Lenses' own objects (:mod:`kafka_s3.core.formats.lenses_struct_writer`), for a Lenses sink configuration."""
+        from kafka_s3.core.layouts.lenses import SINK_CLASS
+
+        if self.config.get("connector.class") != SINK_CLASS:
+            raise ConfigError(
+                f"format.class={self.name} is written by backups of a Lenses sink configuration (connector.class="
+                f"{SINK_CLASS}, STOREAS {self.suffix[1:].upper()}) and read by restores of Lenses' buckets (topic "
+                f"{ctx.topic}, partition {ctx.partition})",
+                key="format.class",
+            )
+        from kafka_s3.core.formats.lenses_struct_writer import lenses_struct_writer
+
+        return lenses_struct_writer(self.config, sink, ctx, self.converter, self.envelope, self.suffix == ".parquet")
+
+    def row_schemas(self, records: pa.RecordBatch) -> tuple[np.ndarray, list[str]] | None:
+        """Per record, the identity of the schema Lenses' sink writes it with (envelope objects: it changes with the
+        headers' names and types), for objects to roll where Lenses' do (LS ``FormatWriter
+        .rolloverFileOnSchemaChange``); ``None`` without the envelope (the values' own schemas decide)."""
+        if not self.envelope or len(records) == 0:
+            return None
+        from kafka_s3.core.formats.lenses_struct_writer import LensesStructWriter, converters_of
+
+        topic, partition = records.column("topic")[0].as_py(), records.column("partition")[0].as_py()
+        if self._rows is None or self._rows.ctx.topic != topic or self._rows.ctx.partition != partition:
+            values, keys = converters_of(self.config, self.converter)
+            ctx = FileContext(topic, partition, 0)
+            self._rows = LensesStructWriter(ctx, True, values, keys, self.suffix == ".parquet")
+        return self._rows.row_schemas(records)
 
     @abstractmethod
     def _datums(self, source: BinaryIO, ctx: FileContext) -> Iterator[Any]:

@@ -220,6 +220,9 @@ class PartitionBackup:
         dictionary = dictionary_array.dictionary.to_pylist()
         sizes = _record_sizes(batch) if plugins.policy.rotate_size_bytes > 0 else np.zeros(0, dtype=np.int64)
         schema_codes, schema_names = values.run_codes()
+        by_format = plugins.value_format.row_schemas(batch) if plugins.envelope else None
+        if by_format is not None:  # envelope objects whose schema follows each record (Lenses' Avro/Parquet)
+            schema_codes, schema_names = by_format
         if values.converted is not None and self.judge.mode is not Compatibility.NONE:
             for _, run in values.converted.runs:
                 self.judge.learn(run.schema)

@@ -6,7 +6,7 @@ Built from Lenses' source code (LS = lensesio/stream-reactor, ``kafka-connect-cl
 - the envelope struct: LS ``sink/transformers/EnvelopeWithSchemaTransformer.envelopeSchema``: optional ``key`` and
   ``value`` (left out when the record has no schema for them), ``headers`` a struct with one optional field per
   header name **sorted by name** (``headersSchema``), ``metadata`` ``{timestamp: int64, topic: string, partition:
-  int32, offset: int64}`` (``MetadataSchema``; the timestamp left unset when the record has none);
+  int32, offset: int64}`` (``MetadataSchema``: an optional struct, ``.optional()`` following its first field);
 - Avro from that Connect schema as Confluent's AvroData converts it (~ facts sheet B3: unnamed structs become
   ``io.confluent.connect.avro.ConnectDefault`` records, optional fields ``["null", T]`` with default null);
 - names: LS ``sink/naming/FileNamer`` (``<prefix>/<topic>/<partition>/<last offset %012d>_<minTs>_<maxTs>.avro``;
@@ -71,7 +71,8 @@ def envelope_schema() -> dict:
             {"name": "key", "type": optional("string"), "default": None},
             {"name": "value", "type": optional("string"), "default": None},
             {"name": "headers", "type": headers},
-            {"name": "metadata", "type": metadata},
+            # MetadataSchema's .optional() follows its first .field: the struct is optional (its fields are not)
+            {"name": "metadata", "type": optional(metadata), "default": None},
         ],
     }
 

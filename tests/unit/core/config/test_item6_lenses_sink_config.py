@@ -74,8 +74,6 @@ def test_item6_unsupported_lenses_properties_are_refused_by_name(key):
 @pytest.mark.parametrize(
     ("kcql", "named"),
     [
-        ("INSERT INTO b:p SELECT * FROM t STOREAS AVRO", "STOREAS AVRO"),
-        ("INSERT INTO b:p SELECT * FROM t STOREAS PARQUET", "STOREAS PARQUET"),
         ("INSERT INTO b:p SELECT * FROM t STOREAS `block_gzip`", "STOREAS BLOCK_GZIP"),
     ],
 )

@@ -163,7 +163,8 @@ def test_the_seed_connector_json_loads_as_a_backup(tmp_path):
     )
     config = load(SINK, path)
     assert (config["s3.bucket.name"], config["topics.dir"], config["topics"]) == ("my-bucket", "my-prefix", ["orders"])
-    assert (config["format.class"], config["flush.size"], config["s3.region"]) == ("avro", 5000, "eu-west-1")
+    # Lenses' sink class: Lenses' own Avro objects, in Lenses' layout (issue 15 item 6)
+    assert (config["format.class"], config["flush.size"], config["s3.region"]) == ("lenses_avro", 5000, "eu-west-1")
     assert config["aws.access.key.id"] == "AKIAEXAMPLE"
     assert not [w for w in config.warnings if "not a known" in w]
 

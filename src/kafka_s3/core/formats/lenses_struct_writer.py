@@ -56,6 +56,7 @@ from kafka_s3.core.formats.base import FileContext, FormatWriter
 from kafka_s3.core.formats.compression import avro_block_compressor
 from kafka_s3.core.formats.framing import SizeGrouper
 from kafka_s3.core.formats.java_json import java_hashmap_order
+from kafka_s3.core.formats.parquet import SinkFile, row_sizes
 from kafka_s3.core.records import NO_TIMESTAMP_TYPE
 
 if TYPE_CHECKING:
@@ -537,33 +538,12 @@ class LensesAvroWriter(FormatWriter):
 
 
 # ---------------------------------------------------------------------------------------------------- Parquet
-class _ParquetSink:
-    """pyarrow's view of a sink that only writes: a position it counts, and ``closed``."""
-
-    closed = False
-
-    def __init__(self, sink: BinaryIO):
-        self._sink = sink
-        self._position = 0
-
-    def write(self, data: bytes) -> int:
-        self._sink.write(data)
-        self._position += len(data)
-        return len(data)
-
-    def tell(self) -> int:
-        return self._position
-
-    def flush(self) -> None:
-        self._sink.flush()
-
-
 class LensesParquetWriter(FormatWriter):
     """Parquet as Lenses' ``AvroParquetWriter`` settings have it: the codec, 128 MiB row groups, 1 MiB pages, the
     Avro schema under ``parquet.avro.schema`` and ``writer.model.name=avro``."""
 
     def __init__(self, sink: BinaryIO, records: LensesStructWriter, codec: str):
-        self.sink = _ParquetSink(sink)
+        self.sink = SinkFile(sink)
         self.records = records
         self.codec = codec
         self._writer: pq.ParquetWriter | None = None
@@ -571,8 +551,6 @@ class LensesParquetWriter(FormatWriter):
         self._buffered: list[pa.RecordBatch] = []
 
     def write(self, records: pa.RecordBatch, values: Logical | None) -> None:
-        from kafka_s3.core.formats.parquet import row_sizes
-
         rows = self.records.rows(records, values)
         if rows is None:
             return

@@ -208,7 +208,7 @@ def _fixed_width(t: pa.DataType) -> int:
         return 0
 
 
-class _SinkFile:
+class SinkFile:
     """What pyarrow needs around a sink that only has write/flush: a position it counts itself, and ``closed``."""
 
     closed = False
@@ -234,7 +234,7 @@ class _ParquetWriter(FormatWriter):
 
     def __init__(self, fmt: ParquetFormat, sink: BinaryIO):
         self._format = fmt
-        self._sink = _SinkFile(sink)
+        self._sink = SinkFile(sink)
         self._writer: pq.ParquetWriter | None = None
         self._grouper = SizeGrouper(fmt.config["parquet.row.group.bytes"])  # a backup setting: read when writing
         self._buffered: list[pa.RecordBatch] = []

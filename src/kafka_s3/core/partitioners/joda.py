@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from kafka_s3.core.errors import ConfigError
+from kafka_s3.core.java_time import DAYS, MONTHS
 
 PATH_FORMAT_KEY = "path.format"
 LOCALE_KEY = "locale"
@@ -22,22 +23,8 @@ Formatter = Callable[[datetime], str]
 """Renders one zone-aware datetime (the instant in the partitioner's time zone) as directory text."""
 
 
-# English calendar text (Java's DateFormatSymbols for "en"); Joda numbers days from Monday.
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+# English calendar text (MONTHS, DAYS: Java's DateFormatSymbols for "en", as java_time prints them too); Joda
+# numbers days from Monday.
 ERA = "AD"  # every year from 1 to 9999
 
 # Numeric fields: zero-padded to the letter count, never truncated.

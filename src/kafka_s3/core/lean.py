@@ -25,6 +25,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 
+_settled = False
+
 
 class _RefusePandas(importlib.abc.MetaPathFinder):
     def find_spec(
@@ -48,8 +50,10 @@ def refusing_pandas() -> Iterator[None]:
 
 def keep_pandas_unloaded() -> None:
     """Have pyarrow settle, without importing pandas, that this process has no pandas objects (see the module's
-    documentation). A no-op when pandas is already imported or pyarrow has already asked."""
-    if "pandas" in sys.modules:
+    documentation). A no-op when pandas is already imported or this process already settled it (every task of a
+    reused worker calls it)."""
+    global _settled
+    if _settled or "pandas" in sys.modules:
         return
     import pyarrow as pa
 
@@ -57,3 +61,4 @@ def keep_pandas_unloaded() -> None:
         # Both of pyarrow's lookups: the Python side's "is this a pandas object?" and its C++ converter's "what are
         # pandas' null values?" (type inference of a Python sequence). Each is made once per process.
         pa.array([0])
+    _settled = True

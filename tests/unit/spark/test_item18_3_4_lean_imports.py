@@ -120,3 +120,25 @@ def test_item4_cli_help_imports_nothing_heavy():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stderr.strip() == "", f"`kafka-s3 backup --help` imported {result.stderr.strip()}"
+
+
+def test_item3_pandas_still_loads_for_pyarrow_apis_that_need_it():
+    """Once pyarrow settled "no pandas", its pandas APIs still work: they import pandas themselves."""
+    script = textwrap.dedent(
+        """
+        import sys
+        import pyarrow as pa
+        from kafka_s3.core.lean import keep_pandas_unloaded
+
+        keep_pandas_unloaded()
+        assert pa.array([1, None]).to_pylist() == [1, None] and "pandas" not in sys.modules
+        series = pa.array([1, None]).to_pandas()
+        assert "pandas" in sys.modules and series.isna().tolist() == [False, True]
+        import pandas as pd
+
+        table = pa.Table.from_pandas(pd.DataFrame({"a": [1.0, None]}))
+        assert table.column("a").to_pylist() == [1.0, None]
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import product
-from common import create_bucket, create_topic, delete_topics, remove_bucket, services_up
+from common import create_bucket, create_topic, delete_topics, kafka_kind_default, remove_bucket, services_up
 from dataset import Dataset, produce
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -49,11 +49,11 @@ def timed(run) -> tuple[float, object]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    services = services_up()
-    name = f"bench-lookup-{stamp.lower()}"
-    ds = Dataset(name, args.records, args.value_size, args.partitions)
     work = RESULTS / f"{stamp}-point-lookups.tmp"
     work.mkdir(parents=True, exist_ok=True)
+    services = services_up(kafka_kind_default(), work)
+    name = f"bench-lookup-{stamp.lower()}"
+    ds = Dataset(name, args.records, args.value_size, args.partitions)
     create_topic(services, name, args.partitions)
     create_bucket(services, name)
     try:

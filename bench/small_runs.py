@@ -21,7 +21,16 @@ import time
 import uuid
 from pathlib import Path
 
-from common import ROOT, Services, create_bucket, create_topic, delete_topics, remove_bucket, services_up
+from common import (
+    ROOT,
+    Services,
+    create_bucket,
+    create_topic,
+    delete_topics,
+    kafka_kind_default,
+    remove_bucket,
+    services_up,
+)
 
 SESSION = re.compile(r"spark session ready in ([0-9.]+)s")
 JOB = re.compile(r"spark job ran in ([0-9.]+)s|restore job: \d+ records in ([0-9.]+)s")
@@ -114,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
             key, _, value = line.removeprefix("export ").partition("=")
             if key and key not in ("SPARK_REMOTE",):
                 os.environ.setdefault(key, value)
-    services = services_up()
     work = ROOT / "bench" / "results" / f"small-{time.strftime('%Y%m%dT%H%M%S')}.tmp"
     work.mkdir(parents=True, exist_ok=True)
+    services = services_up(kafka_kind_default(), work)
     remote = args.remote
     if not remote:
         from kafka_s3.dev.services import DEFAULT_SPARK_CONNECT_PORT, start_spark_connect

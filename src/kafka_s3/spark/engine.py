@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 
 from kafka_s3.core.errors import Interrupted, KafkaS3Error
+from kafka_s3.core.lean import keep_pandas_unloaded
 from kafka_s3.pipelines.engine import Task
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ def _task_per_row(task: Task) -> Callable[[Iterator[pa.RecordBatch]], Iterator[p
     """
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        keep_pandas_unloaded()  # a worker running kafka-s3's tasks never needs pandas (kafka_s3.core.lean)
         for batch in batches:
             for slot in batch.column(0).to_pylist():
                 try:

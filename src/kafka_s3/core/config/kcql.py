@@ -309,6 +309,9 @@ class Statement:
                 continue
             if key not in SINK_PROPERTIES:
                 raise error(token, f"PROPERTIES key {key!r} is not supported (supported: {', '.join(supported)})")
+            if lenses and re.fullmatch(r"-?[0-9]+", value) and int(value) <= 0:
+                flush[SINK_PROPERTIES[key]] = None  # LS FlushSettings: a value <= 0 is the default
+                continue
             if not value.isdigit() or int(value) <= 0:
                 raise error(token, f"PROPERTIES {key!r} must be a positive whole number, found {value!r}")
             flush[SINK_PROPERTIES[key]] = int(value)

@@ -83,3 +83,24 @@ def test_item15_config_show_prints_the_lenses_defaults(tmp_path):
     assert rows["rotate.schedule.interval.ms"][1] == "3600000"
     assert rows["rotate.schedule.anchor"][1] == "open"
     assert rows["flush.size"][1] == "50000"
+
+
+def test_item15_lenses_flush_values_at_or_below_zero_mean_the_default():
+    """LS ``FlushSettings``: ``Option(kcql.getWithFlush...).filter(_ > 0)...getOrElse(default...)``."""
+    config = lenses(
+        "INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('flush.count'=0, 'flush.size'=-1, 'flush.interval'=0)"
+    )
+    assert config["flush.size"] == 50000
+    assert config["rotate.size.bytes"] == 500_000_000
+    assert config["rotate.schedule.interval.ms"] == 3_600_000
+
+
+def test_item15_flush_values_below_one_stay_refused_without_lenses_class():
+    import pytest
+
+    from kafka_s3.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="flush.interval"):
+        SINK.parse(
+            {"name": "n", KCQL_KEY: "INSERT INTO b:p SELECT * FROM t STOREAS JSON PROPERTIES('flush.interval'=0)"}
+        )

@@ -24,10 +24,11 @@ KCQL                           properties
                                the last commit, which is close to the object size before compression
 ``WITH_FLUSH_INTERVAL s``      ``rotate.schedule.interval.ms=s*1000``, with ``timezone=UTC`` unless the file sets
                                one: open files commit on a wall-clock schedule (not exactly-once, like any
-                               scheduled rotation). Under Lenses' sink class with ``rotate.schedule.anchor=open``:
-                               ``s`` seconds after the chunk opened, as Lenses' ``Interval`` condition
+                               scheduled rotation). Under Lenses' sink class ``rotate.schedule.anchor=open`` (no
+                               timezone): ``s`` seconds after the chunk opened, as Lenses' ``Interval`` condition
 (Lenses' sink class)           without them in the statement or the file: Lenses' defaults (LS ``FlushSettings``),
-                               ``rotate.size.bytes=500000000``, ``rotate.schedule.interval.ms=3600000``
+                               ``rotate.size.bytes=500000000``, ``rotate.schedule.interval.ms=3600000``; a
+                               ``PROPERTIES`` flush value <= 0 means the default
 ``PARTITIONBY a, _key, ...``   ``partitioner.class=kcql``, ``partition.field.name=a,_key,...``: value fields
                                (nested with dots), ``_key`` (or ``_key.field``), ``_header.<name>``
 ``WITHPARTITIONER Values``     ``partition.path.style``: Values (the default; KeysAndValues under Lenses' sink

@@ -74,3 +74,12 @@ def test_item15_a_reopened_chunk_not_yet_due_stays_open():
     assert _split(rotator, [0, 1, 2, 3], T + 59_000) == [(0, 4, False)]
     assert not rotator.close_if_due(T + 59_999)
     assert rotator.close_if_due(T + 60_000)
+
+
+def test_item15_a_replayed_chunk_keeps_the_buckets_cut_and_the_next_counts_from_its_opening():
+    # A resumed run replays the chunk the bucket's manifest holds (offsets 0-4), however late it is, then opens the
+    # next chunk, whose interval starts then.
+    rotator = Rotator(OPEN, forced_end=4)
+    assert _split(rotator, [0, 1, 2, 3, 4, 5, 6], T + 900_000) == [(0, 5, True), (5, 7, False)]
+    assert not rotator.close_if_due(T + 959_999)
+    assert rotator.close_if_due(T + 960_000)

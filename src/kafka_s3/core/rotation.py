@@ -6,7 +6,9 @@ together ("a chunk"), and checks for every record, in this order:
 1. schema change: the record's schema differs from the one its file was opened with → commit, then write it;
 2. time: ``rotate.interval.ms`` (time-based partitioners only) — the record's time is ``interval`` or more past the
    chunk's first record, or it belongs to another encoded partition → commit, then write it; ``rotate.schedule.
-   interval.ms`` — the wall clock passed the next scheduled rotation → commit, then write it;
+   interval.ms`` — the wall clock passed the next scheduled rotation → commit, then write it (the schedule counts
+   from local midnight, as Confluent's; with ``rotate.schedule.anchor=open`` it counts from the moment the chunk
+   opened, as Lenses' ``Interval`` condition counts from its file's opening);
 3. write the record; if the chunk now holds ``flush.size`` records (or ``rotate.size.bytes``, ours) → commit.
 
 Everything except the wall-clock schedule depends only on the records, which is what makes backups exactly-once.
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
 
 DAY_MS = 86_400_000
+#: ``rotate.schedule.anchor``: Confluent's schedule (multiples of the interval from local midnight) or Lenses' (the
+#: interval since the chunk opened)
+ANCHORS = ("day", "open")
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class RotationPolicy:
     rotate_schedule_interval_ms: int = -1
     rotate_size_bytes: int = -1
     timezone: dt.tzinfo | None = None
+    rotate_schedule_anchor: str = "day"  # one of ANCHORS
 
     @classmethod
     def from_config(cls, config: Config) -> RotationPolicy:
@@ -49,16 +55,25 @@ class RotationPolicy:
             rotate_schedule_interval_ms=config["rotate.schedule.interval.ms"],
             rotate_size_bytes=config["rotate.size.bytes"],
             timezone=zone_info(tz) if tz else None,
+            rotate_schedule_anchor=config["rotate.schedule.anchor"],
         )
 
     @property
     def deterministic(self) -> bool:
         return self.rotate_schedule_interval_ms <= 0
 
+    @property
+    def since_open(self) -> bool:
+        """The schedule counts from the chunk's opening (Lenses' ``Interval``), not from local midnight."""
+        return self.rotate_schedule_anchor == "open"
+
     def next_scheduled_rotation(self, now_ms: int) -> int:
-        """The next multiple of the schedule interval counted from local midnight (Confluent's
-        ``DateTimeUtils.getNextTimeAdjustedByDay``), as epoch ms."""
+        """When a chunk open at ``now_ms`` is due, as epoch ms: the next multiple of the schedule interval counted
+        from local midnight (Confluent's ``DateTimeUtils.getNextTimeAdjustedByDay``), or, anchored at the opening,
+        one interval later (Lenses' ``CommitPolicyConditions.Interval``: due once ``now >= opened + interval``)."""
         interval = self.rotate_schedule_interval_ms
+        if self.since_open:
+            return now_ms + interval
         tz = self.timezone or dt.UTC
         now = dt.datetime.fromtimestamp(now_ms / 1000, tz)
         midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -165,7 +180,8 @@ class Rotator:
         if self.state.count > 0 and self._scheduled_due(now_ms):
             self.state.reset()
             self.opened_at_ms = self.open_until = None
-            self.state.next_scheduled = self.policy.next_scheduled_rotation(now_ms)
+            # anchored at the opening, the next chunk's schedule starts when it opens
+            self.state.next_scheduled = None if self.policy.since_open else self.policy.next_scheduled_rotation(now_ms)
             return True
         return False
 
@@ -214,6 +230,10 @@ class Rotator:
             if st.count == 0:
                 st.base_timestamp = int(timestamps[i]) if timestamps is not None else None
                 st.current_partition = dictionary[partitions[i]]
+                if policy.since_open and policy.rotate_schedule_interval_ms > 0:
+                    # The chunk opens now (or opened when an earlier cycle first saw it): its schedule starts here.
+                    st.next_scheduled = None
+                    due = self._scheduled_due(now_ms)
             first_checked = i + 1 if st.count == 0 else i  # a chunk's first record never rotates it
             # flush.size (and rotate.size.bytes): commit *after* the record that fills the chunk.
             end = min(n, i + (policy.flush_size - st.count))
@@ -270,8 +290,9 @@ class Rotator:
                 st.reset()
                 self.opened_at_ms = self.open_until = None
                 if policy.rotate_schedule_interval_ms > 0:
-                    # Every commit restarts the schedule, as Confluent's updateRotationTimers does.
-                    st.next_scheduled = policy.next_scheduled_rotation(now_ms)
+                    # Every commit restarts the schedule, as Confluent's updateRotationTimers does (anchored at the
+                    # opening: when the next chunk opens).
+                    st.next_scheduled = None if policy.since_open else policy.next_scheduled_rotation(now_ms)
                     due = False
             i = end
         return segments

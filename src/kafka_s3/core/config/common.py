@@ -510,7 +510,9 @@ KCQL = ConfigDef("kcql", preprocessors=[kcql.expand]).define(
         "'flush.interval'=seconds)], statements separated by ';'. Each statement sets "
         "s3.bucket.name, topics.dir, topics, format.class, partitioner.class=kcql, partition.field.name, "
         "partition.path.style, flush.size (default 50000), rotate.size.bytes and rotate.schedule.interval.ms (with "
-        "timezone UTC), over the file's values; several statements run as one backup. With connector.class="
+        "timezone UTC; under Lenses' sink class Lenses' defaults 500000000 bytes and 3600 s, counted from the chunk's "
+        "opening: rotate.schedule.anchor=open), over the file's values; several statements run as one backup. "
+        "With connector.class="
         "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector a statement restores Lenses' objects: "
         "INSERT INTO topic SELECT * FROM bucket:prefix STOREAS JSON [PROPERTIES('store.envelope'=true)] restores every "
         "topic under bucket:prefix into topic.",

@@ -23,8 +23,12 @@ KCQL                           properties
 ``WITH_FLUSH_SIZE n``          ``rotate.size.bytes=n``: the bytes of records (keys, values, headers) written since
                                the last commit, which is close to the object size before compression
 ``WITH_FLUSH_INTERVAL s``      ``rotate.schedule.interval.ms=s*1000``, with ``timezone=UTC`` unless the file sets
-                               one. This is the nearest equivalent: open files commit on a wall-clock schedule
-                               (not exactly-once, like any scheduled rotation)
+                               one: open files commit on a wall-clock schedule (not exactly-once, like any
+                               scheduled rotation). Under Lenses' sink class ``rotate.schedule.anchor=open`` (no
+                               timezone): ``s`` seconds after the chunk opened, as Lenses' ``Interval`` condition
+(Lenses' sink class)           without them in the statement or the file: Lenses' defaults (LS ``FlushSettings``),
+                               ``rotate.size.bytes=500000000``, ``rotate.schedule.interval.ms=3600000``; a
+                               ``PROPERTIES`` flush value <= 0 means the default
 ``PARTITIONBY a, _key, ...``   ``partitioner.class=kcql``, ``partition.field.name=a,_key,...``: value fields
                                (nested with dots), ``_key`` (or ``_key.field``), ``_header.<name>``
 ``WITHPARTITIONER Values``     ``partition.path.style``: Values (the default; KeysAndValues under Lenses' sink
@@ -54,6 +58,10 @@ from kafka_s3.core.java_time import Printer, compile_java_pattern
 
 KCQL_KEY = "connect.s3.kcql"
 DEFAULT_FLUSH_COUNT = "50000"
+#: Lenses' sink defaults for ``flush.size`` (bytes) and ``flush.interval`` (LS ``sink/config/FlushSettings``:
+#: ``defaultFlushSize = 500000000L``, ``defaultFlushInterval = 3600.seconds``), applied under Lenses' sink class
+LENSES_DEFAULT_FLUSH_SIZE = "500000000"
+LENSES_DEFAULT_FLUSH_INTERVAL_MS = "3600000"
 STORE_AS = {
     "AVRO": "avro",
     "PARQUET": "parquet",
@@ -302,6 +310,9 @@ class Statement:
                 continue
             if key not in SINK_PROPERTIES:
                 raise error(token, f"PROPERTIES key {key!r} is not supported (supported: {', '.join(supported)})")
+            if lenses and re.fullmatch(r"-?[0-9]+", value) and int(value) <= 0:
+                flush[SINK_PROPERTIES[key]] = None  # LS FlushSettings: a value <= 0 is the default
+                continue
             if not value.isdigit() or int(value) <= 0:
                 raise error(token, f"PROPERTIES {key!r} must be a positive whole number, found {value!r}")
             flush[SINK_PROPERTIES[key]] = int(value)
@@ -320,10 +331,16 @@ class Statement:
             props["flush.size"] = DEFAULT_FLUSH_COUNT
         if flush["flush_size"] is not None:
             props["rotate.size.bytes"] = str(flush["flush_size"])
+        elif lenses and not raw.get("rotate.size.bytes"):
+            props["rotate.size.bytes"] = LENSES_DEFAULT_FLUSH_SIZE
         if flush["flush_interval"] is not None:
             props["rotate.schedule.interval.ms"] = str(flush["flush_interval"] * 1000)
-            if not raw.get("timezone"):
+            if not raw.get("timezone") and not lenses:
                 props["timezone"] = "UTC"
+        elif lenses and not raw.get("rotate.schedule.interval.ms"):
+            props["rotate.schedule.interval.ms"] = LENSES_DEFAULT_FLUSH_INTERVAL_MS
+        if lenses:
+            props["rotate.schedule.anchor"] = "open"  # LS CommitPolicyConditions.Interval: since the file opened
         if self.partition_by:
             props["partitioner.class"] = "kcql"
             props["partition.field.name"] = ",".join(self.partition_by)

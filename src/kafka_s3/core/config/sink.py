@@ -60,7 +60,11 @@ def _check_sink(config: Config) -> None:
             "minimum part size",
             key="s3.part.size",
         )
-    if config["rotate.schedule.interval.ms"] > 0 and not config["timezone"]:
+    if (
+        config["rotate.schedule.interval.ms"] > 0
+        and config["rotate.schedule.anchor"] == "day"
+        and not config["timezone"]
+    ):
         raise ConfigError(
             "rotate.schedule.interval.ms is set but timezone is empty: scheduled rotation aligns to the clock of a "
             "time zone (set e.g. timezone=UTC)",
@@ -195,6 +199,18 @@ SINK.define(
         M,
         "Connector",
         Range(-1),
+    ),
+    Prop(
+        "rotate.schedule.anchor",
+        Type.STRING,
+        "day",
+        "What rotate.schedule.interval.ms counts from: day (Confluent's: multiples of the interval from local "
+        "midnight in timezone) or open (Lenses' flush.interval: the interval since the chunk opened, on the wall "
+        "clock; no timezone needed). A Lenses sink configuration sets open.",
+        L,
+        "Connector",
+        OneOf(("day", "open")),
+        origin="kafka-s3",
     ),
     Prop(
         "rotate.size.bytes",

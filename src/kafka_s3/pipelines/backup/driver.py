@@ -30,6 +30,7 @@ from kafka_s3.core.errors import (
 )
 from kafka_s3.core.groups import GroupSnapshot
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
+from kafka_s3.core.rotation import RotationPolicy
 from kafka_s3.core.schemas import SavedSchemas
 from kafka_s3.core.topic_config import TopicConfig
 from kafka_s3.io.kafka.admin import TP, Admin
@@ -311,12 +312,16 @@ class Backup:
 
     def _worth_scanning(self, tp: TP, end: int) -> bool:
         """In follow mode, re-read an open chunk only when something could close it (new data that may fill it,
-        a time rule, or a scheduled rotation), not on every cycle."""
+        a time rule, or a scheduled rotation once it can be due), not on every cycle."""
         state = self.states[tp]
         if state.open_since is None or end > state.last_scanned:
             return True
         interval_ms: int = self.config["rotate.schedule.interval.ms"]
-        return interval_ms > 0
+        if interval_ms <= 0:
+            return False
+        # The task counts the schedule from when the chunk was first seen open (Rotator's opened_at_ms)
+        due_ms = RotationPolicy.from_config(self.config).next_scheduled_rotation(int(state.open_since * 1000))
+        return time.time() * 1000 >= due_ms
 
     def run_cycle(self, plans: list[PartitionPlan]) -> CycleReport:
         self.cycle_number += 1

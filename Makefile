@@ -32,12 +32,14 @@ demo: services-up
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The gates: lint and formatting (ruff), types (mypy: strict on core/), layers and cycles (import-linter).
+# The gates: lint and formatting (ruff), types (mypy: strict on core/), layers and cycles (import-linter), and the
+# whole suite collects (two test modules of one basename break collection of all of them: tests has no packages).
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	@out=$$($(PY) -m pytest --collect-only -q -p no:cacheprovider tests 2>&1) || { printf '%s\n' "$$out" | tail -25; exit 1; }
 
 # Shows that each gate fails on a planted violation (a cycle, core importing pyspark, an unformatted file, a type error).
 lint-selftest: venv

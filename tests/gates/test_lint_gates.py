@@ -26,6 +26,9 @@ def pristine(tmp_path_factory) -> Path:
     for empty in ("tests", "bench"):
         (copy / empty).mkdir()
         (copy / empty / "placeholder.py").write_text('"""Nothing to lint."""\n')
+    (copy / "tests" / "test_placeholder.py").write_text(
+        '"""A suite to collect."""\n\n\ndef test_nothing() -> None:\n    pass\n'
+    )
     return copy
 
 
@@ -106,3 +109,16 @@ def test_a_type_error_fails(tree):
     result = make_lint(tree)
     assert result.returncode != 0
     assert 'Incompatible return value type (got "str", expected "int")' in result.stdout
+
+
+def test_two_test_modules_of_one_basename_fail(tree):
+    # tests/ has no packages: pytest imports test modules by basename, and a second one of the same name breaks the
+    # collection of the whole suite (what CI runs), while each directory alone still passes
+    for where in ("unit", "integration"):
+        (tree / "tests" / where).mkdir()
+        (tree / "tests" / where / "test_same_name.py").write_text(
+            '"""One of two."""\n\n\ndef test_it() -> None:\n    pass\n'
+        )
+    result = make_lint(tree)
+    assert result.returncode != 0
+    assert "import file mismatch" in result.stdout

@@ -133,7 +133,7 @@ def main() -> None:
         fmt = make_format(name)
         for step in ("write", "read"):
             profiler = cProfile.Profile() if args.profile else None
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             if profiler:
                 profiler.enable()
             if step == "write":
@@ -143,9 +143,12 @@ def main() -> None:
                 n = read_objects(fmt, objects)
             if profiler:
                 profiler.disable()
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             size = sum(map(len, objects))
-            print(f"{name} {step}: {n:,} records in {seconds:.2f} s = {n / seconds:,.0f}/s ({size / 1e6:.1f} MB)")
+            print(
+                f"{name} {step}: {n:,} records in {seconds:.2f} s = {n / seconds:,.0f}/s, CPU {cpu:.2f} s = "
+                f"{n / cpu:,.0f}/CPU-s ({size / 1e6:.1f} MB)"
+            )
             if profiler:
                 stats = pstats.Stats(profiler)
                 stats.sort_stats("tottime").print_stats(args.top)

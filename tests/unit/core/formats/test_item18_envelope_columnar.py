@@ -7,6 +7,7 @@ into Arrow by ``envelope_batch``.
 import io
 
 import fastavro
+import orjson
 import pyarrow as pa
 import pytest
 from format_testing import CTX, read_object, sink_config, write_object
@@ -15,10 +16,13 @@ from hypothesis import strategies as st
 
 from kafka_s3.core.errors import FormatError
 from kafka_s3.core.formats import avro as avro_module
+from kafka_s3.core.formats import json as json_module
 from kafka_s3.core.formats.avro import AvroFormat
 from kafka_s3.core.formats.avro_container import MAGIC
 from kafka_s3.core.formats.avro_encoding import varint
+from kafka_s3.core.formats.base import FileContext
 from kafka_s3.core.formats.envelope import KAFKA_RECORD_AVRO, envelope_batch
+from kafka_s3.core.formats.json import JsonFormat
 from kafka_s3.core.records import RECORD_SCHEMA, make_batch
 
 SYNC = bytes(range(16))
@@ -83,8 +87,6 @@ def test_item18_avro_envelope_blocks_decode_without_per_record_dicts(monkeypatch
 
 def _container(blocks: list[tuple[int, bytes]]) -> bytes:
     """An uncompressed envelope container of hand-encoded blocks ``(record count, data)``."""
-    import orjson
-
     metadata = {b"avro.schema": orjson.dumps(KAFKA_RECORD_AVRO), b"avro.codec": b"null"}
     out = [MAGIC, varint(len(metadata))]
     for key, value in metadata.items():
@@ -158,3 +160,57 @@ def test_item18_avro_envelope_timestamp_fastavro_refuses_is_still_refused():
 def test_item18_avro_envelope_bytes_left_in_a_block_are_what_fastavro_makes_of_them():
     data = _container([(1, _record(1, varint(0)) + b"\x00\x00"), (1, _record(2, varint(0)))])
     assert read_table(avro_envelope(), data).equals(fastavro_reference(data))
+
+
+# ----------------------------------------------------------------------------------------------------- JSON envelope
+def json_envelope(**options):
+    return JsonFormat(sink_config("json", store__envelope="true", **options), envelope=True)
+
+
+def per_line_reference(data: bytes) -> pa.Table:
+    """What the JSON envelope reader gave before the lever: each line's dict rebuilt, then ``envelope_batch``."""
+    rows = [json_module._envelope_row(orjson.loads(line)) for line in data.splitlines() if line]
+    return pa.Table.from_batches([envelope_batch(rows)]) if rows else RECORD_SCHEMA.empty_table()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=records_strategy, cut=st.integers(1, 40))
+def test_item18_json_envelope_columns_match_the_per_line_decoder(rows, cut):
+    fmt = json_envelope()
+    records = make_batch(rows)
+    data = write_object(fmt, [(records.slice(0, cut), None), (records.slice(cut), None)])
+    assert read_table(fmt, data).equals(per_line_reference(data))
+
+
+def test_item18_json_envelope_lines_decode_without_per_record_dicts(monkeypatch):
+    fmt = json_envelope(s3__compression__type="gzip")
+    records = make_batch([{"offset": i, "key": b"k", "value": b"v" * i, "headers": [("h", b"1")]} for i in range(500)])
+    data = write_object(fmt, [(records, None)])
+    expected = read_table(fmt, data)
+
+    def per_record(rows):
+        raise AssertionError(f"{len(rows)} records decoded one by one")
+
+    monkeypatch.setattr(json_module, "envelope_batch", per_record)
+    assert read_table(fmt, data).equals(expected)
+
+
+def test_item18_json_envelope_bad_lines_are_skipped_alone_as_before():
+    """Lines the column path cannot take (bad base64, a header without a value, a missing offset, not an object)
+    go line by line: each is skipped alone, at its line, between the good ones."""
+    good = write_object(json_envelope(), [(make_batch([{"offset": i, "key": b"k"} for i in range(4)]), None)])
+    lines = good.splitlines()
+    bad = [
+        lines[0].replace(b'"key":"aw=="', b'"key":"a!=="'),
+        lines[1],
+        b'{"topic":"t","partition":0,"offset":5,"timestampType":0,"headers":[{"key":"h"}]}',
+        lines[2],
+        b'{"topic":"t","partition":0,"timestampType":0}',
+        b"[1,2]",
+        lines[3],
+    ]
+    found = []
+    ctx = FileContext(CTX.topic, CTX.partition, CTX.start_offset, CTX.object_key, found)
+    batches = list(json_envelope().read(io.BytesIO(b"\n".join(bad) + b"\n"), ctx))
+    assert pa.Table.from_batches(batches).column("offset").to_pylist() == [1, 2, 3]
+    assert [s.position for s in found] == ["line 1", "line 3", "line 5", "line 6"]

@@ -40,7 +40,7 @@ from kafka_s3.core.formats.envelope import (
     sidecar_headers,
 )
 from kafka_s3.core.formats.framing import joined, split
-from kafka_s3.core.formats.json_envelope import envelope_columns
+from kafka_s3.core.formats.json_envelope import envelope_columns, envelope_lines
 from kafka_s3.core.records import HEADERS_TYPE, timestamps_ms
 
 if TYPE_CHECKING:
@@ -166,6 +166,13 @@ def _render_value(value: Any) -> bytes:
 
 
 def _envelope_lines(records: pa.RecordBatch) -> memoryview:
+    """Records as envelope lines: column-wise (:func:`envelope_lines`), or record by record when it declines."""
+    lines = envelope_lines(records)
+    return lines if lines is not None else _envelope_lines_per_record(records)
+
+
+def _envelope_lines_per_record(records: pa.RecordBatch) -> memoryview:
+    """Records as envelope lines, one ``orjson.dumps`` of a dict each."""
     columns = [
         timestamps_ms(records).to_pylist() if name == "timestamp" else records.column(name).to_pylist()
         for name in ENVELOPE_FIELDS

@@ -1,4 +1,4 @@
-"""JSON envelope lines to ``RECORD_SCHEMA`` columns without rebuilding a dict per record and per header.
+"""JSON envelope lines <-> ``RECORD_SCHEMA`` columns without a dict per record and per header (reading and writing).
 
 Before, every parsed line was rebuilt as a dict with its key, value and header values base64-decoded through a
 Python function each, and Arrow converted the dicts back into columns. Here the parsed lines' fields are gathered
@@ -17,13 +17,16 @@ import binascii
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kafka_s3.core.formats.envelope import REQUIRED_ENVELOPE_FIELDS
 from kafka_s3.core.records import HEADER_TYPE, HEADERS_TYPE, RECORD_SCHEMA
 
 _TIMESTAMP_MS = pa.timestamp("ms", tz="UTC")
 _a2b = binascii.a2b_base64
+_b2a = binascii.b2a_base64
 
 
 def b64decode(texts: list[Any]) -> pa.Array:
@@ -84,3 +87,85 @@ def _columns(rows: list[Any]) -> pa.RecordBatch | None:
     if any(arrays[name].null_count for name in REQUIRED_ENVELOPE_FIELDS):
         return None
     return pa.RecordBatch.from_arrays([arrays[name] for name in RECORD_SCHEMA.names], schema=RECORD_SCHEMA)
+
+
+# ------------------------------------------------------------------------------------------------------ writing
+_B64_CHUNK = 4096  # values base64-encoded per Python list, so a batch's texts are never all held as objects at once
+
+
+def envelope_lines(records: pa.RecordBatch) -> memoryview | None:
+    """Records as envelope JSON lines (each followed by a newline), rendered column by column with Arrow: the same
+    bytes as ``orjson.dumps`` of each record's dict (:func:`kafka_s3.core.formats.json._render_envelope`).
+
+    Strings (topics, header keys) are rendered by orjson once per distinct value, numbers by Arrow's cast, bytes as
+    quoted base64 (one C call per value), and the pieces joined with Arrow. ``None`` when a record holds what only
+    the per-record path renders (a null header inside a headers list).
+    """
+    from kafka_s3.core.formats.envelope import headers_or_empty
+    from kafka_s3.core.formats.framing import joined
+    from kafka_s3.core.records import timestamps_ms
+
+    headers = headers_or_empty(records)
+    items = pc.list_flatten(headers)
+    if items.null_count:
+        return None
+    lengths = pc.list_value_length(headers).to_numpy(zero_copy_only=False)
+    offsets = np.zeros(len(headers) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    rendered_items = _join(
+        b'{"key":', _json_strings(items.field("key")), b',"value":', _b64_quoted(items.field("value")), b"}"
+    )
+    rendered_headers = pc.binary_join(
+        pa.ListArray.from_arrays(pa.array(offsets), rendered_items), pa.scalar(b",", pa.large_binary())
+    )
+    lines = _join(
+        b'{"topic":',
+        _json_strings(records.column("topic")),
+        b',"partition":',
+        _numbers(records.column("partition")),
+        b',"offset":',
+        _numbers(records.column("offset")),
+        b',"timestamp":',
+        _numbers(timestamps_ms(records)),
+        b',"timestampType":',
+        _numbers(records.column("timestampType")),
+        b',"key":',
+        _b64_quoted(records.column("key")),
+        b',"value":',
+        _b64_quoted(records.column("value")),
+        b',"headers":[',
+        rendered_headers.cast(pa.large_binary()),
+        b"]}",
+    )
+    return joined(lines, b"\n")
+
+
+def _join(*pieces: bytes | pa.Array) -> pa.Array:
+    """Element-wise concatenation of arrays and constant pieces, as ``large_binary``."""
+    arrays = [pa.scalar(p, pa.large_binary()) if isinstance(p, bytes) else p.cast(pa.large_binary()) for p in pieces]
+    return pc.binary_join_element_wise(*arrays, pa.scalar(b"", pa.large_binary()))
+
+
+def _json_strings(strings: pa.Array) -> pa.Array:
+    """Each string as orjson renders it (nulls as ``null``), rendered once per distinct string."""
+    encoded = pc.dictionary_encode(strings)
+    rendered = pa.array([orjson.dumps(text) for text in encoded.dictionary.to_pylist()], pa.large_binary())
+    return rendered.take(encoded.indices).fill_null(pa.scalar(b"null", pa.large_binary()))
+
+
+def _numbers(numbers: pa.Array) -> pa.Array:
+    """Integers as JSON numbers (Arrow's decimal text is orjson's), nulls as ``null``."""
+    return numbers.cast(pa.string()).cast(pa.large_binary()).fill_null(pa.scalar(b"null", pa.large_binary()))
+
+
+def _b64_quoted(values: pa.Array) -> pa.Array:
+    """Bytes as quoted base64 texts (``json_default``'s rendering of bytes), nulls as ``null``."""
+    parts = []
+    for start in range(0, len(values), _B64_CHUNK):
+        chunk = values.slice(start, _B64_CHUNK)
+        texts = [b"null" if v is None else b'"' + _b2a(v, newline=False) + b'"' for v in chunk.to_pylist()]
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=offsets[1:])
+        buffers = [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(texts))]
+        parts.append(pa.Array.from_buffers(pa.large_binary(), len(texts), buffers))
+    return pa.concat_arrays(parts) if parts else pa.array([], pa.large_binary())

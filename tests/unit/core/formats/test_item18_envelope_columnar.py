@@ -214,3 +214,34 @@ def test_item18_json_envelope_bad_lines_are_skipped_alone_as_before():
     batches = list(json_envelope().read(io.BytesIO(b"\n".join(bad) + b"\n"), ctx))
     assert pa.Table.from_batches(batches).column("offset").to_pylist() == [1, 2, 3]
     assert [s.position for s in found] == ["line 1", "line 3", "line 5", "line 6"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=records_strategy)
+def test_item18_json_envelope_lines_render_column_wise_byte_for_byte(rows):
+    records = make_batch(rows)
+    assert bytes(json_module._envelope_lines(records)) == bytes(json_module._envelope_lines_per_record(records))
+
+
+def test_item18_json_envelope_lines_render_without_orjson_per_record(monkeypatch):
+    records = make_batch([{"offset": i, "key": b"k", "value": b"v" * i, "headers": [("h", b"1")]} for i in range(50)])
+    expected = write_object(json_envelope(), [(records, None)])
+
+    class NoDumps:
+        loads = staticmethod(orjson.loads)
+
+        @staticmethod
+        def dumps(*args, **kwargs):
+            raise AssertionError("a record rendered by orjson.dumps")
+
+    monkeypatch.setattr(json_module, "orjson", NoDumps)
+    assert write_object(json_envelope(), [(records, None)]) == expected
+
+
+def test_item18_json_envelope_lines_with_a_null_header_render_per_record():
+    """A null header inside a headers list (never read from Kafka) is left to the per-record path (``null``)."""
+    header = pa.array([{"key": "h", "value": b"1"}, None], RECORD_SCHEMA.field("headers").type.value_type)
+    records = make_batch([{"offset": 1}])
+    headers = pa.ListArray.from_arrays(pa.array([0, 2], pa.int32()), header, type=RECORD_SCHEMA.field("headers").type)
+    records = records.set_column(RECORD_SCHEMA.get_field_index("headers"), "headers", headers)
+    assert bytes(json_module._envelope_lines(records)).endswith(b'"headers":[{"key":"h","value":"MQ=="},null]}\n')

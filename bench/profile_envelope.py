@@ -26,7 +26,7 @@ import pyarrow as pa
 from dataset import Dataset, records
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.formats.avro import AvroFormat
-from kafka_s3.core.formats.base import FileContext
+from kafka_s3.core.formats.base import FileContext, Format
 from kafka_s3.core.formats.json import JsonFormat
 from kafka_s3.core.formats.parquet import ParquetFormat
 from kafka_s3.core.records import RECORD_SCHEMA
@@ -87,13 +87,13 @@ def _batch(rows: list) -> pa.RecordBatch:
     )
 
 
-def make_format(name: str):  # type: ignore[no-untyped-def]
+def make_format(name: str) -> Format:
     cls, options = FORMATS[name]
     raw = {"name": "p", "topics": "bench", "flush.size": "50000", "s3.bucket.name": "b", "format.class": name}
     return cls(SINK.parse({**raw, **options}), envelope=True)
 
 
-def write_objects(fmt, data: list[pa.RecordBatch], flush: int) -> list[bytes]:  # type: ignore[no-untyped-def]
+def write_objects(fmt: Format, data: list[pa.RecordBatch], flush: int) -> list[bytes]:
     objects, sink, writer, count = [], None, None, 0
     for batch in data:
         if writer is None:
@@ -111,7 +111,7 @@ def write_objects(fmt, data: list[pa.RecordBatch], flush: int) -> list[bytes]:  
     return objects
 
 
-def read_objects(fmt, objects: list[bytes]) -> int:  # type: ignore[no-untyped-def]
+def read_objects(fmt: Format, objects: list[bytes]) -> int:
     n = 0
     for i, data in enumerate(objects):
         for batch in fmt.read(io.BytesIO(data), FileContext("bench", 0, 0, f"o{i}")):

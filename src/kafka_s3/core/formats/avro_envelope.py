@@ -8,12 +8,15 @@ as ints), and the columns become Arrow arrays in one call each. Headers become o
 values with list offsets, never a dict.
 
 The decoder is exact for any valid encoding of the schema (array blocks with byte sizes included). It raises
-:class:`EnvelopeDecodeError` on anything it does not accept — a union index out of range, a negative length, data
-ending inside a record or left over after the block's last record, text that is not UTF-8 — and the reader then
-decodes that block with fastavro as before, so errors are reported (and skipped) exactly as they were.
+:class:`EnvelopeDecodeError` on anything it does not accept — a union index out of range or written in more than one
+byte, a negative length, data ending inside a record or left over after the block's last record, text that is not
+UTF-8, an int outside int32, a timestamp fastavro cannot give as a datetime — and the reader then decodes that block
+with fastavro as before, so errors are reported (and skipped) exactly as they were.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -93,7 +96,7 @@ class EnvelopeColumns:
         finally:
             self._clear()
 
-    def _lists(self) -> list[list]:  # type: ignore[type-arg]
+    def _lists(self) -> list[list[Any]]:
         return [
             self.topics,
             self.partitions,

@@ -53,6 +53,22 @@ FORMATS: dict[str, tuple[str, dict[str, str]]] = {
             "store.envelope": "true",
         },
     ),
+    "envelope-parquet": (
+        "Envelope (Parquet+snappy)",
+        {
+            "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+            "parquet.codec": "snappy",
+            "store.envelope": "true",
+        },
+    ),
+    "envelope-json": (
+        "Envelope (JSON+gzip)",
+        {
+            "format.class": "io.confluent.connect.s3.format.json.JsonFormat",
+            "s3.compression.type": "gzip",
+            "store.envelope": "true",
+        },
+    ),
 }
 RESTORE_MODES = {"eos": "required", "alo": "disabled"}
 

@@ -17,6 +17,8 @@ FORMAT_LABELS = {
     "avro-deflate": "Avro+deflate",
     "parquet-snappy": "Parquet+snappy",
     "envelope-avro": "Envelope (Avro+deflate)",
+    "envelope-parquet": "Envelope (Parquet+snappy)",
+    "envelope-json": "Envelope (JSON+gzip)",
 }
 MODE_LABELS = {"eos": "exactly-once", "alo": "at-least-once"}
 # The peer's format compared with each kafka-s3 format (None: the faster of the peer's formats).

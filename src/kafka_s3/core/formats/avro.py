@@ -19,6 +19,7 @@ from kafka_s3.core.converters.connect_schema import AVRO_NAMESPACE, DEFAULT_RECO
 from kafka_s3.core.errors import ConversionError, FormatError
 from kafka_s3.core.formats.avro_container import MAGIC, Feed, Framer, read_header
 from kafka_s3.core.formats.avro_encoding import encode, varint
+from kafka_s3.core.formats.avro_envelope import EnvelopeColumns, EnvelopeDecodeError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
 from kafka_s3.core.formats.compression import avro_block_compressor
 from kafka_s3.core.formats.envelope import (
@@ -84,8 +85,19 @@ class AvroFormat(Format):
         except Exception as exc:  # fastavro raises assorted types (ValueError, EOFError, KeyError...) on bad headers
             raise FormatError(f"not a readable Avro container ({exc})", ctx.object_key, "header") from None
         to_batch = self._batch_builder(schema, ctx, _tag_union_branches(reader, schema))
+        # Envelope blocks are decoded column-wise (avro_envelope); a block that decoder refuses goes to fastavro.
+        columns = EnvelopeColumns() if self.envelope and schema == KAFKA_RECORD_AVRO else None
         framer = Framer(source.read, sync, resync=self.envelope)
         datums: list[Any] = []
+
+        def pending() -> Iterator[pa.RecordBatch]:
+            """The records decoded and not yet yielded (by one decoder or the other), as a batch."""
+            if columns is not None and len(columns):
+                yield columns.batch()
+            if datums:
+                yield to_batch(datums)
+                datums.clear()
+
         records_read = 0  # records decoded or skipped, for positions
         while True:
             reader = fastavro.block_reader(Feed.of(header, framer.frames()))
@@ -99,9 +111,7 @@ class AvroFormat(Format):
                 except StopIteration:
                     break
                 except Exception as exc:  # corrupt codec data: fastavro raises assorted types
-                    if datums:
-                        yield to_batch(datums)
-                        datums = []
+                    yield from pending()
                     count = framer.counts[framer.consumed]
                     framer.consumed += 1
                     records_read += count
@@ -110,15 +120,22 @@ class AvroFormat(Format):
                     restart = True  # fastavro's reader ends at an error: a new one reads the next block on
                     continue
                 framer.consumed += 1
+                if columns is not None:
+                    if datums:  # records stay in order: those fastavro decoded go first
+                        yield from pending()
+                    if _columnar(block, columns):
+                        records_read += block.num_records
+                        if len(columns) >= READ_BATCH_RECORDS:
+                            yield from pending()
+                        continue
+                    yield from pending()  # and the column-decoded ones before fastavro's
                 decoded = 0
                 try:
                     for datum in block:
                         datums.append(datum)
                         decoded += 1
                 except Exception as exc:  # a datum that does not decode with the file's schema
-                    if datums:
-                        yield to_batch(datums)
-                        datums = []
+                    yield from pending()
                     left = block.num_records - decoded
                     message = (
                         f"corrupt Avro record ({exc}); the last {left} records of block {number} cannot be told apart"
@@ -126,13 +143,10 @@ class AvroFormat(Format):
                     ctx.skip(FormatError(message, ctx.object_key, f"record {records_read + decoded + 1}"), left)
                 records_read += block.num_records
                 if len(datums) >= READ_BATCH_RECORDS:
-                    yield to_batch(datums)
-                    datums = []
+                    yield from pending()
             if not restart and framer.error is not None and framer.resumed:
                 # Broken framing passed over up to the next sync marker (envelope objects: offsets are stored).
-                if datums:
-                    yield to_batch(datums)
-                    datums = []
+                yield from pending()
                 ctx.skip(FormatError(framer.error, ctx.object_key, f"block {framer.consumed + 1}"), None)
                 framer.error, framer.resumed = None, False
                 framer.counts.append(-1)  # the blocks passed over, as one
@@ -140,8 +154,7 @@ class AvroFormat(Format):
                 restart = True
             if not restart:
                 break
-        if datums:
-            yield to_batch(datums)
+        yield from pending()
         if framer.error is not None:
             ctx.skip(FormatError(framer.error, ctx.object_key, f"block {framer.consumed + 1}"), framer.error_records)
 
@@ -178,6 +191,19 @@ class AvroFormat(Format):
             return restored_batch(self, ctx.topic, logical)
 
         return to_batch
+
+
+def _columnar(block: Any, columns: EnvelopeColumns) -> bool:
+    """Decode an envelope block column-wise into ``columns``; ``False`` when fastavro is to decode it (the decoder
+    refused its data)."""
+    data = getattr(block, "bytes_", None)  # fastavro's Block: its decompressed data
+    if data is None:
+        return False
+    try:
+        columns.add(data.getvalue(), block.num_records)
+    except EnvelopeDecodeError:
+        return False
+    return True
 
 
 def _tag_union_branches(reader: Any, schema: Any) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import binascii
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
@@ -39,6 +40,7 @@ from kafka_s3.core.formats.envelope import (
     sidecar_headers,
 )
 from kafka_s3.core.formats.framing import joined, split
+from kafka_s3.core.formats.json_envelope import envelope_columns, envelope_lines
 from kafka_s3.core.records import HEADERS_TYPE, timestamps_ms
 
 if TYPE_CHECKING:
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from kafka_s3.core.converters.base import Converter
 
 READ_BATCH_LINES = 65536
+Batches = Callable[[list[Any], int, FileContext], Iterator[pa.RecordBatch]]  # parsed lines, first line number, ctx
 ENVELOPE_FIELDS = ("topic", "partition", "offset", "timestamp", "timestampType", "key", "value", "headers")
 
 
@@ -77,7 +80,7 @@ class JsonFormat(Format):
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
         """Every line is one record: a bad line is skipped alone (or is the error) after the lines before it."""
-        parse, to_batch = self._line_reader(ctx)
+        parse, batches = self._line_reader(ctx)
         rows: list[Any] = []
         first_line = 1  # line number of rows[0]
         lines = enumerate(split(decompressed(source, self.compression, ctx.object_key), b"\n"), 1)
@@ -87,29 +90,28 @@ class JsonFormat(Format):
             except StopIteration:
                 break
             except FormatError as exc:  # the stream itself (compression) is broken: nothing after it can be read
-                yield from _batches(to_batch, rows, first_line, ctx)
+                yield from batches(rows, first_line, ctx)
                 ctx.skip(exc, None)
                 return
             try:
                 rows.append(parse(line))
             except (ValueError, TypeError, KeyError, AttributeError) as exc:  # JSON, base64 and shape errors
-                yield from _batches(to_batch, rows, first_line, ctx)
+                yield from batches(rows, first_line, ctx)
                 rows, first_line = [], number + 1
                 ctx.skip(FormatError(f"invalid JSON line ({exc})", ctx.object_key, f"line {number}"), 1)
                 continue
             if len(rows) == READ_BATCH_LINES:
-                yield from _batches(to_batch, rows, first_line, ctx)
+                yield from batches(rows, first_line, ctx)
                 rows, first_line = [], number + 1
-        yield from _batches(to_batch, rows, first_line, ctx)
+        yield from batches(rows, first_line, ctx)
 
-    def _line_reader(self, ctx: FileContext) -> tuple[Callable[[bytes], Any], Callable[[list[Any]], pa.RecordBatch]]:
-        """How one line parses, and how parsed lines become a ``RECORD_SCHEMA`` batch, for this role."""
+    def _line_reader(self, ctx: FileContext) -> tuple[Callable[[bytes], Any], Batches]:
+        """How one line parses, and how parsed lines become ``RECORD_SCHEMA`` batches, for this role."""
         if self.envelope:
-            return _envelope_row, envelope_batch
+            return orjson.loads, _envelope_batches
         if self.role == "headers":
-            return (
-                _header_line,
-                lambda rows: role_batch(len(rows), headers=pa.array(rows, HEADERS_TYPE)),
+            return _header_line, partial(
+                _batches, lambda rows: role_batch(len(rows), headers=pa.array(rows, HEADERS_TYPE))
             )
         kind = _line_kind(self.converter)
 
@@ -117,7 +119,7 @@ class JsonFormat(Format):
             logical = Logical(kind, pa.array(rows, pa.string() if kind == "string" else pa.binary()))
             return restored_batch(self, ctx.topic, logical)
 
-        return _VALUE_PARSERS[kind], to_batch
+        return _VALUE_PARSERS[kind], partial(_batches, to_batch)
 
 
 def _value_lines(values: Logical) -> bytes | memoryview:
@@ -164,6 +166,13 @@ def _render_value(value: Any) -> bytes:
 
 
 def _envelope_lines(records: pa.RecordBatch) -> memoryview:
+    """Records as envelope lines: column-wise (:func:`envelope_lines`), or record by record when it declines."""
+    lines = envelope_lines(records)
+    return lines if lines is not None else _envelope_lines_per_record(records)
+
+
+def _envelope_lines_per_record(records: pa.RecordBatch) -> memoryview:
+    """Records as envelope lines, one ``orjson.dumps`` of a dict each."""
     columns = [
         timestamps_ms(records).to_pylist() if name == "timestamp" else records.column(name).to_pylist()
         for name in ENVELOPE_FIELDS
@@ -241,14 +250,34 @@ def _text(value: Any) -> bytes:
     return value.encode()
 
 
-def _envelope_row(line: bytes) -> dict[str, Any]:
-    row = orjson.loads(line)
+def _envelope_row(row: Any) -> dict[str, Any]:
+    """A parsed envelope line as ``envelope_batch`` takes it: key, value and header values decoded from base64."""
     return {
         **row,
         "key": _unbase64(row.get("key")),
         "value": _unbase64(row.get("value")),
         "headers": _headers(row.get("headers") or []),
     }
+
+
+def _envelope_batches(rows: list[Any], first_line: int, ctx: FileContext) -> Iterator[pa.RecordBatch]:
+    """Parsed envelope lines as batches: column-wise (:mod:`.json_envelope`) when every line is as the writer writes
+    them, else line by line, a bad line skipped alone (or the error) after the lines before it."""
+    batch = envelope_columns(rows)
+    if batch is not None:
+        if batch.num_rows:
+            yield batch
+        return
+    converted: list[Any] = []
+    start = first_line
+    for i, row in enumerate(rows):
+        try:
+            converted.append(_envelope_row(row))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # base64 and shape errors
+            yield from _batches(envelope_batch, converted, start, ctx)
+            converted, start = [], first_line + i + 1
+            ctx.skip(FormatError(f"invalid JSON line ({exc})", ctx.object_key, f"line {first_line + i}"), 1)
+    yield from _batches(envelope_batch, converted, start, ctx)
 
 
 def _batches(

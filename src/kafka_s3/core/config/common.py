@@ -370,7 +370,7 @@ FORMAT = ConfigDef("format").define(
         "false",
         "Store every record whole (key, value, headers with repeated keys and order, timestamp, timestamp type, "
         "topic, partition, offset) in Avro, Parquet or JSON objects, so a restore is exact. Tombstones are kept. "
-        "Parquet (format.class=parquet) is the fastest of the three to back up and restore.",
+        "Parquet (format.class=parquet) is the fastest of the three to restore.",
         H,
         "Connector",
         origin="kafka-s3",

@@ -90,7 +90,13 @@ class _LensesStructFormat(Format):
             )
         from kafka_s3.core.formats.lenses_struct_writer import lenses_struct_writer
 
-        return lenses_struct_writer(self.config, sink, ctx, self.converter, self.envelope, self.suffix == ".parquet")
+        rows = self._rows
+        shared = (
+            rows if rows is not None and (rows.ctx.topic, rows.ctx.partition) == (ctx.topic, ctx.partition) else None
+        )
+        return lenses_struct_writer(
+            self.config, sink, ctx, self.converter, self.envelope, self.suffix == ".parquet", shared
+        )
 
     def row_schemas(self, records: pa.RecordBatch) -> tuple[np.ndarray, list[str]] | None:
         """Per record, the identity of the schema Lenses' sink writes it with (envelope objects: it changes with the

@@ -196,6 +196,11 @@ class _Role:
     run_of: np.ndarray
     index: np.ndarray  # row within its run
 
+    def rows(self, start: int, stop: int) -> _Role:
+        return _Role(
+            self.schemas[start:stop], self.ids[start:stop], self.arrays, self.run_of[start:stop], self.index[start:stop]
+        )
+
 
 def _role(records: pa.RecordBatch, column: str, kind: str, converter: Converter, topic: str) -> _Role:
     raw = records.column(column)
@@ -252,6 +257,9 @@ class EnvelopeSchema:
     fingerprint: str
 
 
+_EnvelopeRows = tuple[list[EnvelopeSchema], tuple[_Role, _Role], list[dict[str, Any]]]
+
+
 class LensesStructWriter:
     """Shared by the Avro and Parquet writers: records → (Avro schema, Arrow rows) runs, envelope or plain."""
 
@@ -280,6 +288,11 @@ class LensesStructWriter:
             )
         self._envelopes: dict[tuple[Any, ...], EnvelopeSchema] = {}
         self.schema: Any = None  # the object's Avro schema, fixed by its first record
+        # The rotation asks the format for a whole batch's envelope schemas (where objects roll), then each object's
+        # writer for its slice of that batch: the batch's envelope rows are kept here (on the format's instance,
+        # which writers share) so that each record's key, value and headers are converted once.
+        self.shared: LensesStructWriter = self
+        self._last: tuple[np.ndarray, _EnvelopeRows] | None = None
 
     # -------------------------------------------------------------------------------------------- envelope rows
     def row_schemas(self, records: pa.RecordBatch) -> tuple[np.ndarray, list[str]]:
@@ -296,9 +309,20 @@ class LensesStructWriter:
             codes[row] = code
         return codes, names
 
-    def _envelope_rows(
-        self, records: pa.RecordBatch
-    ) -> tuple[list[EnvelopeSchema], tuple[_Role, _Role], list[dict[str, Any]]]:
+    def _envelope_rows(self, records: pa.RecordBatch) -> _EnvelopeRows:
+        offsets_np = records.column("offset").to_numpy(zero_copy_only=False)
+        last = self.shared._last
+        if last is not None and len(offsets_np):  # a slice of the batch the format converted for the rotation
+            batch_offsets, (envelopes, (key, value), header_rows) = last
+            start = int(np.searchsorted(batch_offsets, offsets_np[0]))
+            stop = start + len(offsets_np)
+            if stop <= len(batch_offsets) and np.array_equal(batch_offsets[start:stop], offsets_np):
+                return envelopes[start:stop], (key.rows(start, stop), value.rows(start, stop)), header_rows[start:stop]
+        rows = self._convert_envelope_rows(records)
+        self.shared._last = (offsets_np, rows)
+        return rows
+
+    def _convert_envelope_rows(self, records: pa.RecordBatch) -> _EnvelopeRows:
         topic, partition = self.ctx.topic, self.ctx.partition
         offsets = records.column("offset").to_pylist()
         try:
@@ -629,10 +653,14 @@ def lenses_struct_writer(
     value_converter: Converter | None,
     envelope: bool,
     parquet: bool,
+    shared: LensesStructWriter | None = None,
 ) -> FormatWriter:
-    """The writer of a Lenses sink configuration's ``STOREAS AVRO``/``PARQUET`` objects (checks the converters)."""
+    """The writer of a Lenses sink configuration's ``STOREAS AVRO``/``PARQUET`` objects (checks the converters);
+    ``shared``: the format's instance holding the batch's envelope rows (see ``LensesStructWriter.shared``)."""
     values, keys = converters_of(config, value_converter)
     records = LensesStructWriter(ctx, envelope, values, keys, parquet)
+    if shared is not None:
+        records.shared = shared
     if parquet:
         return LensesParquetWriter(sink, records, config["parquet.codec"])
     return LensesAvroWriter(sink, ctx, records, config["avro.codec"], config.get("avro.deflate.level", -1))

@@ -90,6 +90,7 @@ _text = retry.describe
 
 
 _TIMED_OUT = -185  # librdkafka's local timeout
+UNSTABLE_OFFSET_COMMIT = 88  # a group's offsets held by an open transaction
 
 
 def _code(exc: BaseException) -> int | None:
@@ -373,6 +374,31 @@ class Admin:
             consumer.close()
         return {
             (tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None, tp.metadata or "") for tp in committed
+        }
+
+    def pending_transactional_offsets(self, group: str, tps: Iterable[TP]) -> set[TP]:
+        """Partitions of ``tps`` on which ``group`` has offsets sent inside a transaction still open (a producer killed
+        mid-transaction leaves them until its timeout). Reading such a group ``read_committed`` waits for them (and
+        times out); the admin API says so at once. A refusal or failure here says nothing: the read that follows
+        reports it properly."""
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+        tps = list(tps)
+        if not tps:
+            return set()
+        self._contact()
+        request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in tps])
+        try:
+            futures = self.client.list_consumer_group_offsets(
+                [request], require_stable=True, request_timeout=self.timeout
+            )
+            listed = futures[group].result(self.timeout).topic_partitions or []
+        except Exception:
+            return set()
+        return {
+            (tp.topic, tp.partition)
+            for tp in listed
+            if tp.error is not None and tp.error.code() == UNSTABLE_OFFSET_COMMIT
         }
 
     def commit_group_offsets(

@@ -405,8 +405,10 @@ class Restore:
             ends = self.admin.end_offsets(tps, read_committed=False)
             if not any(ends.values()):
                 continue
-            progress = self.admin.group_offsets(f"{self.progress_base}-{source}", tps)
-            if any(v is not None for v in progress.values()):
+            group = f"{self.progress_base}-{source}"
+            if self.admin.pending_transactional_offsets(group, tps):
+                continue  # a run of this very restore stopped inside a transaction: resuming
+            if any(v is not None for v in self.admin.group_offsets(group, tps).values()):
                 continue  # resuming this very restore
             fail(
                 f"restoring into {target!r}, the topic the backup came from, which is not empty: that duplicates its "
@@ -473,6 +475,7 @@ class Restore:
         if not plans:
             return plans
         identities = self._identities(plans)
+        self._fence_killed_runs(plans)
         targets = [(p.target_topic, p.target_partition) for p in plans]
         ends = self.admin.end_offsets(targets, read_committed=False)
         committed: dict[tuple[str, TP], tuple[int | None, str]] = {}
@@ -495,6 +498,50 @@ class Restore:
         if refusals:
             raise PlanError("nothing was produced: " + "; ".join(refusals))
         return decided
+
+    def _fence_killed_runs(self, plans: list[RestorePlan]) -> None:
+        """A run killed inside a transaction left it open (until its timeout), its progress pending in the group:
+        Kafka will not show that group's offsets until the transaction ends. Starting a producer with the same
+        transactional id aborts it — records and progress together — as the task would, only later."""
+        for group in sorted({p.progress_group for p in plans}):
+            members = [p for p in plans if p.progress_group == group]
+            pending = self.admin.pending_transactional_offsets(
+                group, [(p.target_topic, p.target_partition) for p in members]
+            )
+            for plan in members:
+                if (plan.target_topic, plan.target_partition) in pending:
+                    self._fence(plan.transactional_id)
+                    log.warning(
+                        "%s[%d]: a previous run was stopped inside a transaction: aborted it (transactional.id %r), "
+                        "its records and progress discarded",
+                        plan.target_topic,
+                        plan.target_partition,
+                        plan.transactional_id,
+                    )
+
+    def _fence(self, transactional_id: str) -> None:
+        from confluent_kafka import KafkaException, Producer
+
+        producer = Producer({**self.producer_settings, "transactional.id": transactional_id})
+
+        def attempt(remaining: float) -> None:
+            try:
+                producer.init_transactions(min(30.0, remaining))
+            except KafkaException as exc:
+                error = retry.error_of(exc)
+                needed = denial(
+                    error.code() if error is not None else None,
+                    self.producer_settings,
+                    transactional_id=transactional_id,
+                )
+                if needed:
+                    raise KafkaAuthorizationError(
+                        f"a previous run left a transaction open; aborting it was refused: {needed}"
+                    ) from None
+                raise
+
+        retry.call(f"init_transactions of transactional.id {transactional_id!r}", attempt, 60.0)
+        producer.flush(0)
 
     # ------------------------------------------------------------------------------------------------ groups
     def translate_groups(self, regex: str = ".*", dry_run: bool = False) -> GroupsPlan:

@@ -1,0 +1,284 @@
+"""Where a whole ``kafka-s3 backup`` / ``restore`` spends the machine's CPU, and what its Python workers do with it.
+
+Issue 18 asks that a target not reached be explained by a profile, not a guess. The rate ÷ raw ratios compare a
+command that fetches from Kafka *and* stores to S3 (or reads S3 *and* produces) with a baseline that does only one of
+the two, on the same two cores that also run the broker, the S3 server and Spark's JVM. This script runs the
+bench's records through one backup and one restore and reports:
+
+- CPU seconds per process kind over the command's wall: the Kafka broker, the S3 server (SeaweedFS), Spark's JVM,
+  Spark's Python workers, the command's own Python (the driver), and what else the machine ran (other load);
+- the same for the raw confluent-kafka consume / produce baselines of the bench (``limits.py``);
+- with ``--py-spy PATH``: py-spy's samples of the Python processes (driver and workers) by activity — Kafka fetch,
+  Kafka produce, the format's encode/decode, S3 requests, the Arrow exchange with the JVM, other — and the top frames.
+
+    .venv/bin/python bench/profile_task.py --records 1000000 --format bytearray --py-spy /tmp/tools/bin/py-spy
+
+Nothing is asserted; the numbers go to stdout and ``bench/results/<stamp>-profile.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import create_bucket, create_topic, delete_topics, remove_bucket, services_up
+from dataset import Dataset, payload_bytes, produce
+from limits import raw_consume, raw_produce
+from product import FORMATS, backup_properties, restore_properties, write_properties
+
+TICK = os.sysconf("SC_CLK_TCK")
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+# (kind, test on the command line); the first that matches names a process
+KINDS = (
+    ("kafka broker", lambda cmd: "kafka.Kafka" in cmd or "noida" in cmd),
+    ("s3 server", lambda cmd: "weed" in cmd),
+    ("spark jvm", lambda cmd: "java" in cmd and ("spark" in cmd or "pyspark" in cmd)),
+    ("python workers", lambda cmd: "pyspark.daemon" in cmd or "pyspark.worker" in cmd),
+    ("command (driver)", lambda cmd: "kafka_s3.cli" in cmd),
+    ("py-spy", lambda cmd: "py-spy" in cmd),
+)
+
+# py-spy activities: (name, pattern on a frame); a sample goes to the first whose pattern a frame matches, leaf first
+ACTIVITIES = (
+    ("kafka fetch", re.compile(r"consume|poll_batch|io/kafka/reader|kafka_source")),
+    ("kafka produce", re.compile(r"\bproduce|flush \(|commit_transaction|send_offsets|begin_transaction")),
+    ("s3 requests", re.compile(r"botocore|boto3|urllib3|http/client|ssl\.py|hashlib|io/s3|obstore")),
+    ("format", re.compile(r"core/formats|core/records|fastavro|pyarrow/parquet|orjson|gzip|zlib")),
+    ("arrow exchange with the JVM", re.compile(r"pyspark/(serializers|sql/pandas|worker)|pyarrow/ipc")),
+)
+
+
+def cpu_of(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def kind_of(pid: int) -> str:
+    if pid == os.getpid():
+        return "this script (raw baselines)"
+    cmd = cmdline(pid)
+    return next((name for name, test in KINDS if test(cmd)), "other")
+
+
+class CpuSampler(threading.Thread):
+    """Every process's CPU time, sampled: the last value seen of a process that exits counts (up to one interval of
+    its CPU is lost); the machine's total from /proc/stat."""
+
+    def __init__(self, interval: float = 0.25):
+        super().__init__(daemon=True)
+        self.interval = interval
+        self.first: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self.kinds: dict[int, str] = {}
+        self.done = threading.Event()
+        self.machine = (0.0, 0.0)
+        self.sampled = False
+
+    @staticmethod
+    def machine_cpu() -> float:
+        parts = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        busy = sum(int(x) for i, x in enumerate(parts) if i not in (3, 4))  # all but idle, iowait
+        return busy / TICK
+
+    def sample(self) -> None:
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            pid = int(entry.name)
+            cpu = cpu_of(pid)
+            if cpu is None:
+                continue
+            if pid not in self.first:
+                # a process already running counts from here; one started during the run from zero
+                self.first[pid] = 0.0 if self.sampled else cpu
+                self.kinds[pid] = kind_of(pid)
+            self.last[pid] = cpu
+        self.sampled = True
+
+    def run(self) -> None:
+        start = self.machine_cpu()
+        self.sample()
+        while not self.done.wait(self.interval):
+            self.sample()
+        self.sample()
+        self.machine = (start, self.machine_cpu())
+
+    def stop(self) -> dict[str, float]:
+        self.done.set()
+        self.join()
+        out: dict[str, float] = collections.defaultdict(float)
+        for pid, last in self.last.items():
+            out[self.kinds[pid]] += last - self.first[pid]
+        out["machine (all)"] = self.machine[1] - self.machine[0]
+        return {k: round(v, 2) for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v >= 0.05}
+
+
+def measured(call):
+    sampler = CpuSampler()
+    sampler.start()
+    time.sleep(0.3)  # the first sample sees everything already running
+    started = time.monotonic()
+    try:
+        result = call()
+    finally:
+        wall = time.monotonic() - started
+        cpu = sampler.stop()
+    return result, wall, cpu
+
+
+def activities(raw: Path) -> dict:
+    """py-spy's ``--format raw`` (one collapsed stack and its count per line) by activity and top leaf frames."""
+    by_activity: collections.Counter[str] = collections.Counter()
+    leaves: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in raw.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        n = int(count)
+        total += n
+        frames = stack.split(";")
+        leaves[frames[-1][:140]] += n
+        found = "other"
+        for frame in reversed(frames):
+            hit = next((name for name, pattern in ACTIVITIES if pattern.search(frame)), None)
+            if hit:
+                found = hit
+                break
+        by_activity[found] += n
+    return {
+        "samples": total,
+        "by_activity": {k: round(v / total, 3) for k, v in by_activity.most_common()} if total else {},
+        "top_frames": [(f, round(n / total, 3)) for f, n in leaves.most_common(20)] if total else [],
+    }
+
+
+def run_command(args: list[str], env: dict, log: Path, py_spy: str | None, raw: Path) -> None:
+    command = [sys.executable, "-m", "kafka_s3.cli", *args]
+    if py_spy:
+        command = [
+            py_spy,
+            "record",
+            "--subprocesses",
+            "--rate",
+            "50",
+            "--format",
+            "raw",
+            "-o",
+            str(raw),
+            "--",
+            *command,
+        ]
+    with open(log, "ab") as out:
+        done = subprocess.run(command, env=env, stdout=out, stderr=out, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args[:1])} failed ({done.returncode}); see {log}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--records", type=int, default=1_000_000)
+    p.add_argument("--value-size", type=int, default=1024)
+    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--format", default="bytearray", choices=sorted(FORMATS))
+    p.add_argument("--mode", default="eos", choices=("eos", "alo"))
+    p.add_argument("--kafka", default="apache", choices=("apache", "noida"))
+    p.add_argument("--py-spy", help="py-spy executable: also sample the Python processes")
+    args = p.parse_args()
+
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    work = RESULTS_DIR / f"{stamp}-profile.tmp"
+    work.mkdir(parents=True, exist_ok=True)
+    services = services_up(args.kafka, work)
+    env = services.environ()
+    tag = uuid.uuid4().hex[:8]
+    ds = Dataset(f"profile-{tag}", args.records, args.value_size, args.partitions)
+    target, bucket = f"profile-{tag}-restored", f"profile-{tag}"
+    report: dict = {"records": args.records, "value_size": args.value_size, "partitions": args.partitions}
+    report.update({"format": args.format, "mode": args.mode, "kafka": services.describe()["kafka"]})
+    create_topic(services, ds.topic, ds.partitions)
+    create_bucket(services, bucket)
+    try:
+        report["produce"] = produce(services.bootstrap, ds)
+        report["payload_mb"] = round(payload_bytes(ds) / 1e6, 1)
+        steps = {
+            "raw consume": lambda: raw_consume(services, ds),
+            "backup": lambda: run_command(
+                [
+                    "backup",
+                    "--once",
+                    "--no-progress",
+                    "-c",
+                    str(
+                        write_properties(
+                            work / "b.properties",
+                            {**backup_properties(f"profile-{tag}", ds.topic, bucket, args.format, 50_000)},
+                        )
+                    ),
+                ],
+                env,
+                work / "backup.log",
+                args.py_spy,
+                work / "backup.pyspy",
+            ),
+            "raw produce": lambda: raw_produce(services, ds),
+            "restore": lambda: run_command(
+                [
+                    "restore",
+                    "--no-progress",
+                    "-c",
+                    str(
+                        write_properties(
+                            work / "r.properties",
+                            {**restore_properties(f"profile-{tag}", ds.topic, target, bucket, args.format, args.mode)},
+                        )
+                    ),
+                ],
+                env,
+                work / "restore.log",
+                args.py_spy,
+                work / "restore.pyspy",
+            ),
+        }
+        for name, call in steps.items():
+            _, wall, cpu = measured(call)
+            entry = {"wall_s": round(wall, 2), "rate": round(args.records / wall), "cpu_s": cpu}
+            spy = work / f"{name}.pyspy"
+            if spy.exists():
+                entry["py_spy"] = activities(spy)
+            report[name] = entry
+            print(f"{name}: {wall:.1f} s, {args.records / wall:,.0f} rec/s; CPU s: {cpu}", flush=True)
+            if "py_spy" in entry:
+                print(f"  python by activity: {entry['py_spy']['by_activity']}", flush=True)
+    finally:
+        delete_topics(services, [ds.topic, target])
+        remove_bucket(services, bucket)
+    out = RESULTS_DIR / f"{stamp}-profile.json"
+    out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

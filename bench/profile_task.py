@@ -44,7 +44,8 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 KINDS = (
     ("kafka broker", lambda cmd: "kafka.Kafka" in cmd or "noida" in cmd),
     ("s3 server", lambda cmd: "weed" in cmd),
-    ("spark jvm", lambda cmd: "java" in cmd and ("spark" in cmd or "pyspark" in cmd)),
+    # spark-class is the JVM's pid: bash execs java, the command line seen first may be the script's
+    ("spark jvm", lambda cmd: "spark-class" in cmd or ("java" in cmd and "spark" in cmd)),
     ("python workers", lambda cmd: "pyspark.daemon" in cmd or "pyspark.worker" in cmd),
     ("command (driver)", lambda cmd: "kafka_s3.cli" in cmd),
     ("py-spy", lambda cmd: "py-spy" in cmd),
@@ -52,11 +53,12 @@ KINDS = (
 
 # py-spy activities: (name, pattern on a frame); a sample goes to the first whose pattern a frame matches, leaf first
 ACTIVITIES = (
-    ("kafka fetch", re.compile(r"consume|poll_batch|io/kafka/reader|kafka_source")),
-    ("kafka produce", re.compile(r"\bproduce|flush \(|commit_transaction|send_offsets|begin_transaction")),
-    ("s3 requests", re.compile(r"botocore|boto3|urllib3|http/client|ssl\.py|hashlib|io/s3|obstore")),
-    ("format", re.compile(r"core/formats|core/records|fastavro|pyarrow/parquet|orjson|gzip|zlib")),
-    ("arrow exchange with the JVM", re.compile(r"pyspark/(serializers|sql/pandas|worker)|pyarrow/ipc")),
+    ("imports (process start)", re.compile(r"importlib|zipimport")),
+    ("kafka fetch", re.compile(r"consume|io/kafka/reader|kafka_source")),
+    ("kafka produce", re.compile(r"produce|flush \(|commit_transaction|send_offsets|begin_transaction")),
+    ("s3 requests", re.compile(r"botocore|boto3|urllib3|awscrt|http/client|socket\.py|ssl\.py|hashlib|io/stores")),
+    ("format", re.compile(r"core/formats|core/records|fastavro|pyarrow|numpy|orjson|gzip|zlib")),
+    ("spark daemon / py4j", re.compile(r"pyspark/daemon|daemon\.py|py4j|pyspark/serializers|pyspark/worker")),
 )
 
 
@@ -92,6 +94,7 @@ class CpuSampler(threading.Thread):
         self.first: dict[int, float] = {}
         self.last: dict[int, float] = {}
         self.kinds: dict[int, str] = {}
+        self.commands: dict[int, str] = {}
         self.done = threading.Event()
         self.machine = (0.0, 0.0)
         self.sampled = False
@@ -114,6 +117,7 @@ class CpuSampler(threading.Thread):
                 # a process already running counts from here; one started during the run from zero
                 self.first[pid] = 0.0 if self.sampled else cpu
                 self.kinds[pid] = kind_of(pid)
+                self.commands[pid] = cmdline(pid)[:160]
             self.last[pid] = cpu
         self.sampled = True
 
@@ -131,6 +135,8 @@ class CpuSampler(threading.Thread):
         out: dict[str, float] = collections.defaultdict(float)
         for pid, last in self.last.items():
             out[self.kinds[pid]] += last - self.first[pid]
+            if last - self.first[pid] >= 1.0 and self.kinds[pid] == "other":
+                print(f"  other: pid {pid} {last - self.first[pid]:.1f} CPU s: {self.commands[pid]}", flush=True)
         out["machine (all)"] = self.machine[1] - self.machine[0]
         return {k: round(v, 2) for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v >= 0.05}
 

@@ -162,11 +162,7 @@ class Restore:
                     RdKafkaError.UNSUPPORTED_VERSION,
                 ):
                     return False, str(error.str())
-                needed = denial(
-                    error.code() if error is not None else None,
-                    self.producer_settings,
-                    transactional_id=transactional_id,
-                )
+                needed = self._transactions_denied(exc, transactional_id)
                 if needed:
                     raise KafkaAuthorizationError(
                         f"exactly.once.support={mode}: the restore's transactional producer was refused: {needed} "
@@ -519,6 +515,16 @@ class Restore:
                         plan.transactional_id,
                     )
 
+    def _transactions_denied(self, exc: Exception, transactional_id: str) -> str:
+        """The ACL lacking when ``init_transactions`` of ``transactional_id`` was refused ("" when it was not)."""
+        error = retry.error_of(exc)
+        return (
+            denial(
+                error.code() if error is not None else None, self.producer_settings, transactional_id=transactional_id
+            )
+            or ""
+        )
+
     def _fence(self, transactional_id: str) -> None:
         from confluent_kafka import KafkaException, Producer
 
@@ -528,12 +534,7 @@ class Restore:
             try:
                 producer.init_transactions(min(30.0, remaining))
             except KafkaException as exc:
-                error = retry.error_of(exc)
-                needed = denial(
-                    error.code() if error is not None else None,
-                    self.producer_settings,
-                    transactional_id=transactional_id,
-                )
+                needed = self._transactions_denied(exc, transactional_id)
                 if needed:
                     raise KafkaAuthorizationError(
                         f"a previous run left a transaction open; aborting it was refused: {needed}"

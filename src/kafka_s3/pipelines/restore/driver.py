@@ -542,7 +542,6 @@ class Restore:
                 raise
 
         retry.call(f"init_transactions of transactional.id {transactional_id!r}", attempt, 60.0)
-        producer.flush(0)
 
     # ------------------------------------------------------------------------------------------------ groups
     def translate_groups(self, regex: str = ".*", dry_run: bool = False) -> GroupsPlan:

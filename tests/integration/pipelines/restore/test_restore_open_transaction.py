@@ -7,12 +7,11 @@ process holding it exits without committing or aborting."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import pytest
-from restore_helpers import restore_progress, values_of, write_properties
+from restore_helpers import restore_progress, run_cli, values_of, write_properties
 
 from kafka_s3.io.kafka.admin import Admin
 
@@ -35,17 +34,6 @@ producer.send_offsets_to_transaction([TopicPartition(topic, int(partition), int(
 producer.flush(30)
 os._exit(9)
 """
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kafka_s3.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
-        check=False,
-    )
 
 
 def _leave_open_transaction(bootstrap: str, name: str, source: str, target: str, partition: int, offset: int):
@@ -77,14 +65,15 @@ def test_restore_fences_the_open_transaction_of_a_killed_run_and_restores_exactl
     topic, target = fresh_topic(2), fresh_topic(2)
     produce(topic, [{"partition": p, "value": b'{"i":%d}' % i} for p in range(2) for i in range(30)])
     raw, _ = make_config(fresh_bucket, topic, flush__size="10")
-    backed = _cli("backup", "--once", "--no-progress", "-c", str(write_properties(tmp_path / "b.properties", raw)))
+    backup_props = str(write_properties(tmp_path / "b.properties", raw))
+    backed = run_cli(["backup", "--once", "--no-progress", "-c", backup_props])
     assert backed.returncode == 0, backed.stderr[-4000:]
     source_raw, source_config = make_config(
         fresh_bucket, topic, source=True, topic__rename=f"{topic}:{target}", exactly__once__support="required"
     )
     props = str(write_properties(tmp_path / "r.properties", source_raw))
     if progress_before == "committed":
-        first = _cli("restore", "--no-progress", "-c", props)
+        first = run_cli(["restore", "--no-progress", "-c", props])
         assert first.returncode == 0, first.stderr[-4000:]
         assert restore_progress(kafka_bootstrap, source_config, topic, target) == {0: 30, 1: 30}
 
@@ -99,7 +88,7 @@ def test_restore_fences_the_open_transaction_of_a_killed_run_and_restores_exactl
     )
     assert withheld in (set(), {(target, 0)})
 
-    again = _cli("restore", "--no-progress", "-c", props)
+    again = run_cli(["restore", "--no-progress", "-c", props])
     assert again.returncode == 0, again.stderr[-4000:]
     aborted = f"{target}[0]: a previous run was stopped inside a transaction: aborted it"
     assert (aborted in again.stderr) == bool(withheld), again.stderr[-4000:]

@@ -15,7 +15,7 @@ import sys
 import time
 
 import pytest
-from restore_helpers import values_of, write_properties
+from restore_helpers import run_cli, values_of, write_properties
 
 from kafka_s3.io.kafka.admin import Admin
 
@@ -35,14 +35,7 @@ def _start(*args: str) -> subprocess.Popen:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "kafka_s3.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
-        check=False,
-    )
+    return run_cli(list(args), timeout=600)
 
 
 def _signal_when(proc: subprocess.Popen, started, sig: int) -> tuple[str, str]:

@@ -37,6 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--flush-size", type=int, default=5_000, help="records per object")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--keep", action="store_true", help="keep the topic and bucket")
+    p.add_argument("--json-out", type=Path, help="write the measurements here (no report): bench/run.py's step")
     return p.parse_args(argv)
 
 
@@ -52,7 +53,19 @@ def main(argv: list[str] | None = None) -> int:
     work = RESULTS / f"{stamp}-point-lookups.tmp"
     work.mkdir(parents=True, exist_ok=True)
     services = services_up(kafka_kind_default(), work)
-    name = f"bench-lookup-{stamp.lower()}"
+    results = {"stamp": stamp, **lookups(args, services, work, f"bench-lookup-{stamp.lower()}")}
+    if args.json_out:  # bench/run.py's step: it renders the results in its own report
+        args.json_out.write_text(json.dumps(results, indent=2) + "\n")
+        return 0
+    (RESULTS / f"{stamp}-point-lookups.json").write_text(json.dumps(results, indent=2) + "\n")
+    md = RESULTS / f"{stamp}-point-lookups.md"
+    md.write_text(render(results))
+    print(md.read_text())
+    return 0
+
+
+def lookups(args: argparse.Namespace, services, work: Path, name: str) -> dict:
+    """Produce the dataset into topic ``name``, back it up into bucket ``name``, time the queries, clean up."""
     ds = Dataset(name, args.records, args.value_size, args.partitions)
     create_topic(services, name, args.partitions)
     create_bucket(services, name)
@@ -63,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         config = product.write_properties(work / "backup.properties", props)
         backup = product.run_cli("backup", config, services, work / "backup.log", 1800)
         if backup["returncode"] != 0:
-            raise SystemExit(f"backup failed: see {work / 'backup.log'}")
+            raise RuntimeError(f"backup failed: see {work / 'backup.log'}")
         print(f"backup: {backup['wall_s']:.1f} s, {backup['objects']} objects", flush=True)
         results = measure(args, services, props, work)
     finally:
@@ -72,7 +85,6 @@ def main(argv: list[str] | None = None) -> int:
             remove_bucket(services, name)
     results.update(
         {
-            "stamp": stamp,
             "records": args.records,
             "partitions": args.partitions,
             "value_size": args.value_size,
@@ -82,11 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             "objects": backup["objects"],
         }
     )
-    (RESULTS / f"{stamp}-point-lookups.json").write_text(json.dumps(results, indent=2) + "\n")
-    md = RESULTS / f"{stamp}-point-lookups.md"
-    md.write_text(render(results))
-    print(md.read_text())
-    return 0
+    return results
 
 
 def measure(args: argparse.Namespace, services, props: dict[str, str], work: Path) -> dict:
@@ -108,9 +116,12 @@ def measure(args: argparse.Namespace, services, props: dict[str, str], work: Pat
     condition = f"partition = 0 AND offset IN ({', '.join(map(str, wanted))})"
     spark = build_session(app_name="kafka-s3 point lookups")
 
-    def query(pushdown: bool, where: str | None) -> list:
+    def frame(pushdown: bool, where: str | None):
         df = spark.read.format("kafka-s3").options(**options).option("pushdown", str(pushdown).lower()).load()
-        return (df.where(where) if where else df).select("partition", "offset").collect()
+        return (df.where(where) if where else df).select("partition", "offset")
+
+    def query(pushdown: bool, where: str | None) -> list:
+        return frame(pushdown, where).collect()
 
     config = SOURCE.parse(options)
     cases = {
@@ -129,8 +140,13 @@ def measure(args: argparse.Namespace, services, props: dict[str, str], work: Pat
             times[case].append(seconds)
             rows[case] = len(out)  # type: ignore[arg-type]
             print(f"  {case}: {seconds:.2f} s, {rows[case]} rows", flush=True)
+    # What planning gave each query: one Spark partition per Kafka partition that has objects to read.
+    spark_partitions = {
+        "lookup, pushdown": frame(True, condition).rdd.getNumPartitions(),
+        "lookup, full scan (no pushdown)": frame(False, condition).rdd.getNumPartitions(),
+    }
     spark.stop()
-    return {"condition": condition, "times_s": times, "rows": rows}
+    return {"condition": condition, "times_s": times, "rows": rows, "spark_partitions": spark_partitions}
 
 
 def render(results: dict) -> str:
@@ -144,13 +160,15 @@ def render(results: dict) -> str:
         f"backup {results['backup_wall_s']:.1f} s. Query: `{results['condition']}`. Spark session started once "
         "(not timed); each case run once to warm up, then timed in turn.",
         "",
-        "| case | rows | median s | min s | × full scan |",
-        "|---|---:|---:|---:|---:|",
+        "| case | rows | Spark partitions | median s | min s | × full scan |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for case, samples in times.items():
         median = statistics.median(samples)
+        planned = results.get("spark_partitions", {}).get(case)
         lines.append(
-            f"| {case} | {results['rows'][case]:,} | {median:.2f} | {min(samples):.2f} | {median / full:.2f} |"
+            f"| {case} | {results['rows'][case]:,} | {'–' if planned is None else planned} | {median:.2f} | "
+            f"{min(samples):.2f} | {median / full:.2f} |"
         )
     return "\n".join(lines) + "\n"
 

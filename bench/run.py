@@ -9,7 +9,9 @@ One run, on the local services (or external ones named by ``KAFKA_BOOTSTRAP_SERV
 3. ``kafka-s3 backup --once`` per format, then ``kafka-s3 restore`` of each backup into fresh topics, exactly-once
    and at-least-once; every run is a CLI subprocess with its own bucket/config/group, whole-tree RSS sampled;
 4. the peer, Quix Streams FileSink/FileSource (``bench/peer_quix.py`` in ``.venv-peer``), on the same topic and S3;
-5. the memory case: Field partitioner with 1,000 files open at once, ``s3.part.size=5242880``.
+5. the memory case: Field partitioner with 1,000 files open at once, ``s3.part.size=5242880``;
+6. the scale curves (records, partitions), ``--standalone`` beside ``local[*]``, the point lookups
+   (``bench/point_lookups.py``) and the small runs over Spark Connect (``bench/small_runs.py``).
 
 Steps run in order of priority: every variant's first format (backup + both restores) and first Quix format, the
 memory case, then the other formats. A step that would not finish within ``--budget-minutes`` (judged from the longest
@@ -145,12 +147,28 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="also run the main variant's first format (backup + restores) on a Spark standalone cluster of the "
         "bench's own (master + 2 workers of 1 core on this machine), beside local[*]",
     )
+    p.add_argument(
+        "--connect-rounds",
+        type=int,
+        default=3,
+        help="small runs over Spark Connect: rounds of a 4-record backup + restore through a Connect server of the "
+        "bench's own, alternating with local[*] (default 3; 0: skip)",
+    )
+    p.add_argument("--connect-port", type=int, default=27502, help="port of that Connect server (default 27502)")
+    p.add_argument(
+        "--lookup-records",
+        type=int,
+        default=200_000,
+        help="point lookups: records backed up (Avro envelope, 4 partitions) before timing ten offsets with filter "
+        "pushdown beside a full scan (default 200,000; 0: skip)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the topics and buckets (default: deleted after use)")
     p.add_argument(
         "--quick",
         action="store_true",
         help="smoke run: 20,000 records, main variant only, flush.size 5,000, 2 × 16 MiB S3 objects, curves of "
-        "10k/50k/100k records and 1/4/16 partitions × 50k records (unless given)",
+        "10k/50k/100k records and 1/4/16 partitions × 50k records, 1 Connect round, 20,000 records for the point "
+        "lookups (unless given)",
     )
     p.add_argument("--results-dir", type=Path, default=RESULTS)
     p.add_argument("--render", type=Path, metavar="RESULT.json", help="only rewrite RESULT.md from RESULT.json")
@@ -173,6 +191,10 @@ def parse_args(argv=None) -> argparse.Namespace:
             args.curve_partitions = "1,4,16"
         if "--curve-partition-records" not in given:
             args.curve_partition_records = 50_000
+        if "--connect-rounds" not in given:
+            args.connect_rounds = 1
+        if "--lookup-records" not in given:
+            args.lookup_records = 20_000
     if args.kafka is None:
         args.kafka = kafka_kind_default()
     return args
@@ -271,6 +293,10 @@ class Bench:
                 steps.append(partial(self.standalone, prepared[0][0], results))
             if not args.no_curve:
                 steps += [partial(self.curve_records, results), partial(self.curve_partitions, results)]
+            if args.lookup_records > 0:
+                steps.append(partial(self.point_lookups, results))
+            if args.connect_rounds > 0:  # last: its server's JVM and workers stay up until the step ends
+                steps.append(partial(self.connect_runs, results))
             for step in steps:
                 step()
             for ds, out in prepared:
@@ -504,6 +530,71 @@ class Bench:
             out["backup"], out["restores"] = self.pair(ds, fmt, csv(self.args.restore_modes), spark.master_url)
         finally:
             cluster.down(spark)
+
+    def point_lookups(self, results: dict) -> None:
+        """Target 5: ``bench/point_lookups.py`` in a process of its own (its Spark session's JVM stays out of the
+        bench's process), on the same services."""
+        out: dict = {}
+        results["lookups"] = out
+        if not self.fits("lookups", "the point lookups"):
+            out.update(SKIPPED)
+            return
+        self.clock.say(f"point lookups: {self.args.lookup_records:,} records, pushdown beside a full scan")
+        path, log = self.work / "point-lookups.json", self.work / "point-lookups.log"
+        command = [sys.executable, str(Path(__file__).with_name("point_lookups.py"))]
+        command += ["--records", str(self.args.lookup_records), "--json-out", str(path)]
+        started = time.monotonic()
+        with open(log, "w") as sink:
+            try:
+                code = subprocess.run(
+                    command,
+                    env=self.services.environ(),
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    timeout=self.args.run_timeout,
+                    cwd=ROOT,
+                    check=False,
+                ).returncode
+            except subprocess.TimeoutExpired:
+                code = None
+        self.timed("lookups", {"wall_s": time.monotonic() - started})
+        if code == 0:
+            out.update(json.loads(path.read_text()))
+            cases = report.lookup_medians(out)
+            self.clock.say("  " + ", ".join(f"{case}: {seconds:.2f} s" for case, seconds in cases.items()))
+        else:
+            out["error"] = f"{'timed out' if code is None else f'exit {code}'} (log {log})"
+            self.clock.say(f"  point lookups failed: {out['error']}")
+
+    def connect_runs(self, results: dict) -> None:
+        """Target 4 over Spark Connect: 4-record backups and restores through a Connect server of the bench's own
+        (started here, stopped at the end), alternating with the same commands on ``local[*]``."""
+        import small_runs
+        from kafka_s3.dev.services import start_spark_connect, stop_spark_connect
+
+        out: dict = {}
+        results["connect"] = out
+        if not self.fits("connect", "the small runs over Spark Connect"):
+            out.update(SKIPPED)
+            return
+        directory = self.work / "spark-connect"
+        started = time.monotonic()
+        try:
+            remote = start_spark_connect(self.args.connect_port, directory)
+            out["server_start_s"] = time.monotonic() - started
+            self.clock.say(f"Spark Connect: server {remote} up in {out['server_start_s']:.0f}s")
+            out.update(small_runs.measure(self.services, self.work, "local[*]", remote, self.args.connect_rounds))
+            for mode, runs in out["runs"].items():
+                medians = {kind: small_runs.medians(runs, kind)["wall"] for kind in ("backup", "restore")}
+                self.clock.say(
+                    f"  {mode}: median walls backup {medians['backup']:.1f} s, restore {medians['restore']:.1f} s"
+                )
+        except (RuntimeError, SystemExit) as exc:  # start_spark_connect exits on a server that does not start
+            out["error"] = str(exc)
+            self.clock.say(f"  small runs over Spark Connect failed: {str(exc).splitlines()[0]}")
+        finally:
+            stop_spark_connect(directory)
+            self.timed("connect", {"wall_s": time.monotonic() - started})
 
     def peer_format(self, ds: Dataset, fmt: str, out: dict) -> None:
         """Quix FileSink in one format, then FileSource from what it wrote (if that format is to be restored); the

@@ -87,7 +87,7 @@ def run(services: Services, work: Path, mode: str) -> dict[str, dict[str, float]
             )
             wall = time.monotonic() - started
             if result.returncode != 0:
-                raise SystemExit(f"{kind} on {mode} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+                raise RuntimeError(f"{kind} on {mode} failed ({result.returncode}):\n{result.stderr[-3000:]}")
             session = SESSION.search(result.stderr)
             job = JOB.search(result.stderr)
             out[kind] = {
@@ -105,6 +105,24 @@ def run(services: Services, work: Path, mode: str) -> dict[str, dict[str, float]
         remove_bucket(services, bucket)
         delete_topics(services, [topic, f"{topic}-restored"])
     return out
+
+
+def measure(services: Services, work: Path, master: str, remote: str, rounds: int) -> dict:
+    """``rounds`` rounds of a small backup + restore, alternating ``master`` and the Connect server ``remote``.
+
+    The server's first job of its shared session starts its Python workers: that run is a warm-up, not counted (every
+    later command of any user finds them warm)."""
+    run(services, work, remote)
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {"local": [], "remote": []}
+    for _ in range(rounds):
+        runs["local"].append(run(services, work, master))
+        runs["remote"].append(run(services, work, remote))
+    return {"master": master, "remote": remote, "rounds": rounds, "runs": runs}
+
+
+def medians(runs: list[dict[str, dict[str, float]]], kind: str) -> dict[str, float]:
+    """Median wall, session start, job time and load of one command (``backup``/``restore``) over rounds."""
+    return {k: statistics.median(r[kind][k] for r in runs) for k in ("wall", "session", "job", "load")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,19 +151,14 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         remote = start_spark_connect(int(os.environ.get("KAFKA_S3_DEV_SPARK_CONNECT_PORT", DEFAULT_SPARK_CONNECT_PORT)))
         print(f"Spark Connect server {remote} up in {time.monotonic() - started:.1f}s (stop: make services-down)")
-    run(services, work, remote)  # the server's first job of this session starts its Python workers: not measured
-    runs: dict[str, list[dict[str, dict[str, float]]]] = {args.master: [], remote: []}
-    for _ in range(args.rounds):
-        for mode in (args.master, remote):
-            runs[mode].append(run(services, work, mode))
+    result = measure(services, work, args.master, remote, args.rounds)
     print("\n| mode | command | wall (median) | session start | inside the Spark job | load (1 min) |")
     print("|---|---|---|---|---|---|")
-    for mode, results in runs.items():
+    for mode, runs in result["runs"].items():
         for kind in ("backup", "restore"):
-            rows = [r[kind] for r in results]
-            median = {k: statistics.median(r[k] for r in rows) for k in ("wall", "session", "job", "load")}
+            median = medians(runs, kind)
             print(
-                f"| {'--remote' if mode == remote else mode} | {kind} | {median['wall']:.1f} s | "
+                f"| {'--remote' if mode == 'remote' else args.master} | {kind} | {median['wall']:.1f} s | "
                 f"{median['session']:.1f} s | {median['job']:.1f} s | {median['load']:.1f} |"
             )
     return 0

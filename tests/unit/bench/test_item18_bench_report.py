@@ -159,3 +159,58 @@ def test_item18_run_names_differ_for_two_datasets_of_one_shape():
     names = {run._slug(ds, master) for ds in (main, point, other) for master in (None, "spark://h:1")}
     assert len(names) == 6
     assert run._slug(main, None) == "1024b"
+
+
+def small(wall: float) -> dict:
+    return {kind: {"wall": wall, "session": 0.4, "job": 1.0, "load": 1.0} for kind in ("backup", "restore")}
+
+
+def test_item18_connect_target_judges_the_remote_medians_and_reports_local_beside():
+    connect = {
+        "master": "local[*]",
+        "remote": "sc://127.0.0.1:27502",
+        "rounds": 3,
+        "server_start_s": 20.0,
+        "runs": {"local": [small(12.0), small(11.0), small(13.0)], "remote": [small(3.0), small(6.0), small(4.0)]},
+    }
+    target = report.connect_target({"connect": connect})
+    assert target["held"] is True  # medians 4.0 s: one slow run (6.0 s) does not fail it, and is shown
+    assert "backup 4.0 s, restore 4.0 s (all 3.0–6.0 s)" in target["measured"]
+    assert "local[*] in the same rounds: backup 12.0 s" in target["measured"]
+    slow = report.connect_target({"connect": {**connect, "runs": {"remote": [small(5.5)]}}})
+    assert slow["held"] is False
+    failed = report.connect_target({"connect": {"error": "server did not start"}})
+    assert failed["held"] is None and "server did not start" in failed["measured"]
+    assert report.connect_target({})["measured"] == "not run (--connect-rounds 0)"
+    results = {"started": "x", "services": {}, "connect": connect}
+    report.derive(results)
+    text = report.render(results)
+    assert "## Small runs over Spark Connect" in text
+    assert "| `--remote` | backup | 4.0 | 0.4 | 1.0 | 3.0, 6.0, 4.0 |" in text
+
+
+def test_item18_lookup_target_reports_pushdown_beside_the_full_scan():
+    lookups = {
+        "records": 200_000,
+        "value_size": 1024,
+        "objects": 40,
+        "format": "Avro envelope",
+        "flush_size": 5000,
+        "condition": "partition = 0 AND offset IN (1, 2)",
+        "times_s": {
+            "lookup, pushdown": [1.0, 3.0, 2.0],
+            "lookup, full scan (no pushdown)": [8.0, 8.0, 9.0],
+            "whole backup (no filter)": [12.0],
+        },
+        "rows": {"lookup, pushdown": 10, "lookup, full scan (no pushdown)": 10, "whole backup (no filter)": 200_000},
+        "spark_partitions": {"lookup, pushdown": 1, "lookup, full scan (no pushdown)": 4},
+    }
+    target = report.lookup_target({"lookups": lookups})
+    assert target["measured"] == "pushdown 2.00 s (1 Spark partition(s)) vs full scan 8.00 s (4): 0.25×"
+    assert target["held"] is None  # reported: the item sets no threshold
+    assert "skipped" in report.lookup_target({"lookups": {"skipped": "time budget"}})["measured"]
+    results = {"started": "x", "services": {}, "lookups": lookups}
+    report.derive(results)
+    text = report.render(results)
+    assert "| lookup, pushdown | 10 | 1 | 2.00 | 0.25× |" in text
+    assert "| whole backup (no filter) | 200,000 | – | 12.00 | 1.50× |" in text

@@ -129,31 +129,9 @@ def derive(results: dict) -> None:
                 run["vs_limit"] = ratio(run.get("steady_rate"), limit)
                 run["vs_limit_end_to_end"] = ratio(run.get("wall_rate"), limit)
         targets.extend(_variant_targets(variant))
-    memory = results.get("memory_case")
-    if memory:
-        main = next(
-            (v for v in results.get("variants", []) if v["dataset"]["label"] in memory.get("dataset_label", "")), None
-        )
-        if main:
-            _rates(memory, main["dataset"]["payload_bytes"] / main["dataset"]["records"])
-            baseline = main.get("backups", {}).get("bytearray")
-            if ok(baseline) and ok(memory):
-                memory["vs_bytearray_backup_rss"] = memory["peak_rss"] - baseline["peak_rss"]
-                memory["vs_bytearray_backup_pss"] = memory["peak_pss"] - baseline["peak_pss"]
-        held = ok(memory) and memory["peak_rss"] < MEMORY_LIMIT
-        targets.append(
-            {
-                "target": "3. Peak RSS of the process tree, 1,000 open field partitions, s3.part.size=5 MiB, "
-                f"< 1 GiB ({results.get('services', {}).get('kafka_kind', 'broker not recorded')})",
-                "variant": memory.get("dataset_label", ""),
-                "measured": f"{memory['peak_rss'] / MiB:,.0f} MiB (PSS {memory.get('peak_pss', 0) / MiB:,.0f} MiB)"
-                if ok(memory)
-                else "skipped (time budget)"
-                if memory.get("skipped")
-                else "failed",
-                "held": held if ok(memory) else None,
-            }
-        )
+    for key in MEMORY_CASES:
+        if results.get(key):
+            targets.append(_memory_target(results, results[key]))
     for base in results.get("baselines", []):
         for run in [base.get("backup"), *(base.get("restores") or {}).values()]:
             if run:
@@ -175,6 +153,37 @@ def derive(results: dict) -> None:
     targets += [connect_target(results), lookup_target(results)]
     targets.sort(key=lambda t: t["target"][:2])
     results["targets"] = targets
+
+
+# The memory case with the defaults, and again with the settings a user bounds a worker's memory by (--memory-settings).
+MEMORY_CASES = ("memory_case", "memory_case_bounded")
+
+
+def _memory_target(results: dict, memory: dict) -> dict:
+    """Target 3 for one memory case (rates and the difference to the same run's ByteArray backup added in place)."""
+    main = next(
+        (v for v in results.get("variants", []) if v["dataset"]["label"] in memory.get("dataset_label", "")), None
+    )
+    if main:
+        _rates(memory, main["dataset"]["payload_bytes"] / main["dataset"]["records"])
+        baseline = main.get("backups", {}).get("bytearray")
+        if ok(baseline) and ok(memory):
+            memory["vs_bytearray_backup_rss"] = memory["peak_rss"] - baseline["peak_rss"]
+            memory["vs_bytearray_backup_pss"] = memory["peak_pss"] - baseline["peak_pss"]
+    settings = memory.get("settings")
+    return {
+        "target": "3. Peak RSS of the process tree, 1,000 open field partitions, s3.part.size=5 MiB, "
+        f"< 1 GiB ({results.get('services', {}).get('kafka_kind', 'broker not recorded')}"
+        + (", " + ", ".join(f"`{k}={v}`" for k, v in settings.items()) if settings else ", defaults")
+        + ")",
+        "variant": memory.get("dataset_label", ""),
+        "measured": f"{memory['peak_rss'] / MiB:,.0f} MiB (PSS {memory.get('peak_pss', 0) / MiB:,.0f} MiB)"
+        if ok(memory)
+        else "skipped (time budget)"
+        if memory.get("skipped")
+        else "failed",
+        "held": memory["peak_rss"] < MEMORY_LIMIT if ok(memory) else None,
+    }
 
 
 def _rates(run: dict, per_record_bytes: float) -> None:
@@ -580,33 +589,7 @@ def render(results: dict) -> str:
             lines.append(f"\nQuix Streams: {variant['peer_error']}")
         lines.append("")
 
-    memory = results.get("memory_case")
-    if memory:
-        lines += [
-            "## Memory case: 1,000 open files",
-            "",
-            f"`kafka-s3 backup --once` of {memory.get('dataset_label')} with the Field partitioner on "
-            "`customer` (1,000 values in every partition), JSON, `flush.size` above the record count (every "
-            "file stays open until the end), `s3.part.size=5242880`.",
-            "",
-            RUN_HEADER,
-            _run_row("backup, Field partitioner", memory),
-            "",
-        ]
-        if memory.get("peak_rss_breakdown"):
-            lines.append(
-                "At the peak: "
-                + ", ".join(f"{k} {_mib(v)} MiB" for k, v in sorted(memory["peak_rss_breakdown"].items()))
-                + f"; {memory.get('objects', 0):,} objects written."
-            )
-            lines.append("")
-        if memory.get("vs_bytearray_backup_rss") is not None:
-            lines.append(
-                f"Compared with the ByteArray backup of the same topic (default partitioner, same run): "
-                f"{memory['vs_bytearray_backup_rss'] / MiB:+,.0f} MiB RSS, "
-                f"{memory['vs_bytearray_backup_pss'] / MiB:+,.0f} MiB PSS at the peak."
-            )
-            lines.append("")
+    lines += _memory_section(results)
 
     lines += [
         "## Targets (from the issue)",
@@ -656,6 +639,48 @@ def render(results: dict) -> str:
                 "",
             ]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _memory_section(results: dict) -> list[str]:
+    cases = [results[key] for key in MEMORY_CASES if results.get(key)]
+    if not cases:
+        return []
+    lines = [
+        "## Memory case: 1,000 open files",
+        "",
+        f"`kafka-s3 backup --once` of {cases[0].get('dataset_label')} with the Field partitioner on "
+        "`customer` (1,000 values in every partition), JSON, `flush.size` above the record count (every "
+        "file stays open until the end), `s3.part.size=5242880`; with the defaults, and with the settings that bound "
+        "a worker's memory (`--memory-settings`).",
+        "",
+        RUN_HEADER,
+    ]
+    lines += [
+        _run_row(
+            "backup, Field partitioner"
+            + (", " + ", ".join(f"`{k}={v}`" for k, v in m["settings"].items()) if m.get("settings") else ""),
+            m,
+        )
+        for m in cases
+    ]
+    lines.append("")
+    for memory in cases:
+        label = "with the settings" if memory.get("settings") else "with the defaults"
+        if memory.get("peak_rss_breakdown"):
+            lines.append(
+                f"At the peak ({label}): "
+                + ", ".join(f"{k} {_mib(v)} MiB" for k, v in sorted(memory["peak_rss_breakdown"].items()))
+                + f"; {memory.get('objects', 0):,} objects written."
+            )
+            lines.append("")
+        if memory.get("vs_bytearray_backup_rss") is not None:
+            lines.append(
+                f"Compared with the ByteArray backup of the same topic ({label}; default partitioner, same run): "
+                f"{memory['vs_bytearray_backup_rss'] / MiB:+,.0f} MiB RSS, "
+                f"{memory['vs_bytearray_backup_pss'] / MiB:+,.0f} MiB PSS at the peak."
+            )
+            lines.append("")
+    return lines
 
 
 def _small_runs_section(results: dict) -> list[str]:
@@ -836,8 +861,9 @@ def all_runs(results: dict):
         for mode, runs in variant.get("peer", {}).items():
             for fmt, run in runs.items():
                 yield f"{label} quix {mode} {fmt}", run
-    if results.get("memory_case"):
-        yield "memory case", results["memory_case"]
+    for key in MEMORY_CASES:
+        if results.get(key):
+            yield key.replace("_", " "), results[key]
     for base in results.get("baselines", []):
         name = f"4-record baseline {base['format']} p{base['partitions']} {base.get('master')}"
         yield f"{name} backup", base.get("backup")

@@ -214,3 +214,23 @@ def test_item18_lookup_target_reports_pushdown_beside_the_full_scan():
     text = report.render(results)
     assert "| lookup, pushdown | 10 | 1 | 2.00 | 0.25× |" in text
     assert "| whole backup (no filter) | 200,000 | – | 12.00 | 1.50× |" in text
+
+
+def test_item18_memory_target_has_a_row_for_the_defaults_and_one_for_the_bounding_settings():
+    label = "1,000 × 1 KiB (4 partitions)"
+    defaults = {**run(1000, 30.0, None), "peak_rss": 1200 * 1024 * 1024, "peak_pss": 1000 * 1024 * 1024}
+    bounded = {**defaults, "peak_rss": 900 * 1024 * 1024, "settings": {"upload.buffer.memory.total.bytes": "16"}}
+    results = {
+        "started": "x",
+        "services": {"kafka_kind": "apache"},
+        "memory_case": {**defaults, "dataset_label": label},
+        "memory_case_bounded": {**bounded, "dataset_label": label},
+    }
+    report.derive(results)
+    rows = [t for t in results["targets"] if t["target"].startswith("3.")]
+    assert [(t["target"].split("(")[-1], t["measured"].split(" (")[0], t["held"]) for t in rows] == [
+        ("apache, defaults)", "1,200 MiB", False),
+        ("apache, `upload.buffer.memory.total.bytes=16`)", "900 MiB", True),
+    ]
+    text = report.render(results)
+    assert "| backup, Field partitioner, `upload.buffer.memory.total.bytes=16` |" in text

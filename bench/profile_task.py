@@ -12,6 +12,7 @@ bench's records through one backup and one restore and reports:
   Kafka produce, the format's encode/decode, S3 requests, the Arrow exchange with the JVM, other — and the top frames.
 
     .venv/bin/python bench/profile_task.py --records 1000000 --format bytearray --py-spy /tmp/tools/bin/py-spy
+    .venv/bin/python bench/profile_task.py --format json-gzip --py-spy /tmp/tools/bin/py-spy --idle  # + wall
 
 Nothing is asserted; the numbers go to stdout and ``bench/results/<stamp>-profile.json``.
 """
@@ -154,9 +155,25 @@ def measured(call):
     return result, wall, cpu
 
 
+def _activity(frames: list[str]) -> str:
+    for frame in reversed(frames):
+        hit = next((name for name, pattern in ACTIVITIES if pattern.search(frame)), None)
+        if hit:
+            return hit
+    return "other"
+
+
+def _is_task_thread(frames: list[str]) -> bool:
+    """The main thread of a Spark Python worker (forked by the daemon): the thread that runs a task, and waits for
+    the JVM between tasks (a ``--idle`` profile only; without ``--threads`` no stack names its thread)."""
+    return any(f.endswith(": MainThread") for f in frames) and any("worker.py" in f for f in frames)
+
+
 def activities(raw: Path) -> dict:
-    """py-spy's ``--format raw`` (one collapsed stack and its count per line) by activity and top leaf frames."""
+    """py-spy's ``--format raw`` (one collapsed stack and its count per line) by activity and top leaf frames; for an
+    ``--idle`` profile also the task threads' samples by activity, i.e. where a task's wall time goes."""
     by_activity: collections.Counter[str] = collections.Counter()
+    task_wall: collections.Counter[str] = collections.Counter()
     leaves: collections.Counter[str] = collections.Counter()
     total = 0
     for line in raw.read_text(errors="replace").splitlines():
@@ -167,27 +184,32 @@ def activities(raw: Path) -> dict:
         total += n
         frames = stack.split(";")
         leaves[frames[-1][:140]] += n
-        found = "other"
-        for frame in reversed(frames):
-            hit = next((name for name, pattern in ACTIVITIES if pattern.search(frame)), None)
-            if hit:
-                found = hit
-                break
+        found = _activity(frames)
         by_activity[found] += n
-    return {
+        if _is_task_thread(frames):
+            task_wall[found] += n
+    out = {
         "samples": total,
         "by_activity": {k: round(v / total, 3) for k, v in by_activity.most_common()} if total else {},
         "top_frames": [(f, round(n / total, 3)) for f, n in leaves.most_common(20)] if total else [],
     }
+    if task_wall:
+        tasks = sum(task_wall.values())
+        out["task_threads"] = {
+            "samples": tasks,
+            "by_activity": {k: round(v / tasks, 3) for k, v in task_wall.most_common()},
+        }
+    return out
 
 
-def run_command(args: list[str], env: dict, log: Path, py_spy: str | None, raw: Path) -> None:
+def run_command(args: list[str], env: dict, log: Path, py_spy: str | None, raw: Path, idle: bool = False) -> None:
     command = [sys.executable, "-m", "kafka_s3.cli", *args]
     if py_spy:
         command = [
             py_spy,
             "record",
             "--subprocesses",
+            *(["--idle", "--threads"] if idle else []),
             "--rate",
             "50",
             "--format",
@@ -212,6 +234,12 @@ def main() -> None:
     p.add_argument("--mode", default="eos", choices=("eos", "alo"))
     p.add_argument("--kafka", default="apache", choices=("apache", "noida"))
     p.add_argument("--py-spy", help="py-spy executable: also sample the Python processes")
+    p.add_argument(
+        "--idle",
+        action="store_true",
+        help="with --py-spy: sample waiting threads too, and report the task threads' samples by activity (where a "
+        "task's wall time goes, CPU or not)",
+    )
     args = p.parse_args()
 
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -248,6 +276,7 @@ def main() -> None:
                 work / "backup.log",
                 args.py_spy,
                 work / "backup.pyspy",
+                args.idle,
             ),
             "raw produce": lambda: raw_produce(services, ds),
             "restore": lambda: run_command(
@@ -266,6 +295,7 @@ def main() -> None:
                 work / "restore.log",
                 args.py_spy,
                 work / "restore.pyspy",
+                args.idle,
             ),
         }
         for name, call in steps.items():
@@ -278,6 +308,8 @@ def main() -> None:
             print(f"{name}: {wall:.1f} s, {args.records / wall:,.0f} rec/s; CPU s: {cpu}", flush=True)
             if "py_spy" in entry:
                 print(f"  python by activity: {entry['py_spy']['by_activity']}", flush=True)
+                if "task_threads" in entry["py_spy"]:
+                    print(f"  task threads by activity: {entry['py_spy']['task_threads']['by_activity']}", flush=True)
     finally:
         delete_topics(services, [ds.topic, target])
         remove_bucket(services, bucket)

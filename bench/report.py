@@ -693,17 +693,16 @@ def _small_runs_section(results: dict) -> list[str]:
         "",
         "The same commands on a 4-record topic of the same shape; their walls are what the rates subtract.",
         "",
-        "| format | partitions | master | backup wall s | "
+        "| dataset | format | partitions | master | backup wall s | "
         + " | ".join(f"restore {MODE_LABELS.get(m, m)} wall s" for m in modes)
         + " |",
-        "|---|--:|---|--:|" + "--:|" * len(modes),
+        "|---|---|--:|---|--:|" + "--:|" * len(modes),
     ]
     for b in baselines:
         cells = [_wall(b.get("backup"))] + [_wall((b.get("restores") or {}).get(m)) for m in modes]
         lines.append(
-            f"| {FORMAT_LABELS.get(b['format'], b['format'])} | {b['partitions']} | {b.get('master')} | "
-            + " | ".join(cells)
-            + " |"
+            f"| {b.get('dataset', '')} | {FORMAT_LABELS.get(b['format'], b['format'])} | {b['partitions']} | "
+            f"{b.get('master')} | " + " | ".join(cells) + " |"
         )
     return [*lines, ""]
 

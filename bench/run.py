@@ -596,10 +596,9 @@ class Bench:
             out["server_start_s"] = time.monotonic() - started
             self.clock.say(f"Spark Connect: server {remote} up in {out['server_start_s']:.0f}s")
             out.update(small_runs.measure(self.services, self.work, "local[*]", remote, self.args.connect_rounds))
-            for mode, runs in out["runs"].items():
-                medians = {kind: small_runs.medians(runs, kind)["wall"] for kind in ("backup", "restore")}
+            for mode, walls in report.connect_medians(out).items():
                 self.clock.say(
-                    f"  {mode}: median walls backup {medians['backup']:.1f} s, restore {medians['restore']:.1f} s"
+                    f"  {mode}: median walls backup {walls['backup']:.1f} s, restore {walls['restore']:.1f} s"
                 )
         except (RuntimeError, SystemExit) as exc:  # start_spark_connect exits on a server that does not start
             out["error"] = str(exc)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from statistics import median
 
 from common import MiB
+from small_runs import medians as small_run_medians
 
 FORMAT_LABELS = {
     "bytearray": "ByteArray",
@@ -174,7 +175,7 @@ def _memory_target(results: dict, memory: dict) -> dict:
     return {
         "target": "3. Peak RSS of the process tree, 1,000 open field partitions, s3.part.size=5 MiB, "
         f"< 1 GiB ({results.get('services', {}).get('kafka_kind', 'broker not recorded')}"
-        + (", " + ", ".join(f"`{k}={v}`" for k, v in settings.items()) if settings else ", defaults")
+        + (", " + _settings_label(settings) if settings else ", defaults")
         + ")",
         "variant": memory.get("dataset_label", ""),
         "measured": f"{memory['peak_rss'] / MiB:,.0f} MiB (PSS {memory.get('peak_pss', 0) / MiB:,.0f} MiB)"
@@ -184,6 +185,10 @@ def _memory_target(results: dict, memory: dict) -> dict:
         else "failed",
         "held": memory["peak_rss"] < MEMORY_LIMIT if ok(memory) else None,
     }
+
+
+def _settings_label(settings: dict[str, str]) -> str:
+    return ", ".join(f"`{k}={v}`" for k, v in settings.items())
 
 
 def _rates(run: dict, per_record_bytes: float) -> None:
@@ -372,10 +377,10 @@ LOOKUP = "lookup, pushdown"
 FULL_SCAN = "lookup, full scan (no pushdown)"
 
 
-def connect_medians(connect: dict) -> dict[str, dict[str, float]]:
-    """Median wall per mode (``local``, ``remote``) and command (``backup``, ``restore``) of the small runs."""
+def connect_medians(connect: dict) -> dict[str, dict[str, dict[str, float]]]:
+    """The small runs' medians (wall, session, job, load) per mode (``local``, ``remote``) and command."""
     return {
-        mode: {kind: median([r[kind]["wall"] for r in runs]) for kind in ("backup", "restore")}
+        mode: {kind: small_run_medians(runs, kind) for kind in ("backup", "restore")}
         for mode, runs in (connect.get("runs") or {}).items()
         if runs
     }
@@ -396,7 +401,8 @@ def connect_target(results: dict) -> dict:
     if "remote" not in medians:
         target["measured"] = "skipped (time budget)" if connect.get("skipped") else f"failed: {connect.get('error')}"
         return target
-    remote, local = medians["remote"], medians.get("local", {})
+    remote = {kind: m["wall"] for kind, m in medians["remote"].items()}
+    local = {kind: m["wall"] for kind, m in medians.get("local", {}).items()}
     walls = [r[kind]["wall"] for r in connect["runs"]["remote"] for kind in ("backup", "restore")]
     target["measured"] = (
         f"{connect.get('rounds')} round(s): backup {remote['backup']:.1f} s, restore {remote['restore']:.1f} s "
@@ -657,8 +663,7 @@ def _memory_section(results: dict) -> list[str]:
     ]
     lines += [
         _run_row(
-            "backup, Field partitioner"
-            + (", " + ", ".join(f"`{k}={v}`" for k, v in m["settings"].items()) if m.get("settings") else ""),
+            "backup, Field partitioner" + (", " + _settings_label(m["settings"]) if m.get("settings") else ""),
             m,
         )
         for m in cases
@@ -805,10 +810,9 @@ def _connect_section(results: dict) -> list[str]:
         "| mode | command | wall s | session s | job s | walls s |",
         "|---|---|--:|--:|--:|---|",
     ]
-    for mode, runs in connect["runs"].items():
-        for kind in ("backup", "restore"):
-            samples = [r[kind] for r in runs]
-            middle = {k: median([x[k] for x in samples]) for k in ("wall", "session", "job")}
+    for mode, by_kind in connect_medians(connect).items():
+        for kind, middle in by_kind.items():
+            samples = [r[kind] for r in connect["runs"][mode]]
             name = "--remote" if mode == "remote" else connect.get("master", mode)
             lines.append(
                 f"| `{name}` | {kind} | {middle['wall']:.1f} | {middle['session']:.1f} | {middle['job']:.1f} | "

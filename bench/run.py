@@ -596,9 +596,10 @@ class Bench:
             out["server_start_s"] = time.monotonic() - started
             self.clock.say(f"Spark Connect: server {remote} up in {out['server_start_s']:.0f}s")
             out.update(small_runs.measure(self.services, self.work, "local[*]", remote, self.args.connect_rounds))
-            for mode, walls in report.connect_medians(out).items():
+            for mode, medians in report.connect_medians(out).items():
                 self.clock.say(
-                    f"  {mode}: median walls backup {walls['backup']:.1f} s, restore {walls['restore']:.1f} s"
+                    f"  {mode}: median walls backup {medians['backup']['wall']:.1f} s, "
+                    f"restore {medians['restore']['wall']:.1f} s"
                 )
         except (RuntimeError, SystemExit) as exc:  # start_spark_connect exits on a server that does not start
             out["error"] = str(exc)

@@ -155,7 +155,10 @@ def read_range(
         last_progress = time.monotonic()
         while position < end:
             before = position
-            messages = consumer.consume(num_messages=max_batch, timeout=1.0)
+            # consume() returns at num_messages or at its timeout, and an EOF event does not end the wait: asking
+            # for a full batch near the end idled every task for the rest of the second. Ask for what remains, plus
+            # one for the EOF event (records past ``end`` also fill it).
+            messages = consumer.consume(num_messages=min(max_batch, end - position + 1), timeout=1.0)
             good = [m for m in messages if m.error() is None]
             for m in messages if len(good) < len(messages) else ():
                 err = m.error()

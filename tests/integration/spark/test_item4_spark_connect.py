@@ -118,7 +118,13 @@ def test_item4_backup_and_restore_through_spark_connect_are_record_exact(
     assert "10 records in" in backup.stdout
 
     raw, _ = make_config(
-        fresh_bucket, topic, source=True, topic__rename=f"{topic}:{target}", topic__creation__enable="true", **exact
+        fresh_bucket,
+        topic,
+        source=True,
+        topic__rename=f"{topic}:{target}",
+        topic__creation__enable="true",
+        topic__creation__default__retention__ms="-1",  # the records are from 2023: the default 7 days deletes them
+        **exact,
     )
     restore_config = str(write_properties(tmp_path / "r.properties", raw))
     restore = run_cli(["restore", "--no-progress", "--remote", connect_url, "--config", restore_config])

@@ -7,28 +7,33 @@ format, the backup run and the restores (``--curve-restore-modes``); each run ca
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from report import FORMAT_LABELS, MODE_LABELS, rate
 
 Series = dict[str, list[tuple[int, float | None]]]
+Measure = Callable[[dict | None], float | None]
 
 
-def _series(points: list[dict], x_key: str) -> Series:
-    """label -> [(x, rate)] sorted by x, one label per format (backups) and per format and mode (restores)."""
+def _series(points: list[dict], x_key: str, measure: Measure = rate) -> Series:
+    """label -> [(x, measure)] sorted by x, one label per format (backups) and per format and mode (restores)."""
     out: Series = {}
     for point in sorted(points, key=lambda p: p[x_key]):
         for fmt, runs in point.get("runs", {}).items():
             name = FORMAT_LABELS.get(fmt, fmt)
             if runs.get("backup"):
-                out.setdefault(f"backup {name}", []).append((point[x_key], rate(runs["backup"])))
+                out.setdefault(f"backup {name}", []).append((point[x_key], measure(runs["backup"])))
             for mode, run in (runs.get("restores") or {}).items():
-                out.setdefault(f"restore {name} {MODE_LABELS.get(mode, mode)}", []).append((point[x_key], rate(run)))
+                label = f"restore {name} {MODE_LABELS.get(mode, mode)}"
+                out.setdefault(label, []).append((point[x_key], measure(run)))
     return out
 
 
-def records_series(results: dict) -> Series:
-    return _series(results.get("curve", {}).get("records", []), "records")
+def records_series(results: dict, measure: Measure = rate) -> Series:
+    """By default the rate (wall − 4-record wall); ``report.steady_rate`` gives records / time inside the jobs, which
+    says whether the work grows linearly without the 4-record walls' spread (a large share of a 1M-record rate)."""
+    return _series(results.get("curve", {}).get("records", []), "records", measure)
 
 
 def partitions_series(results: dict) -> Series:

@@ -327,6 +327,19 @@ def curve_targets(results: dict) -> list[dict]:
             "×",
         )
         out.append(judged)
+        steady = [
+            (label, curve.linearity(points)) for label, points in curve.records_series(results, steady_rate).items()
+        ]
+        out.append(
+            _judge(
+                f"6. Steady rate (records / time inside the jobs) at the largest record count ≥ {CURVE_LINEAR:.1f}× "
+                "the point before it",
+                {"dataset": {"label": curve.records_label(results)}},
+                steady,
+                CURVE_LINEAR,
+                "×",
+            )
+        )
     by_partitions = curve.partitions_series(results)
     if by_partitions:
         out.append(
@@ -727,22 +740,27 @@ def _curve_section(results: dict) -> list[str]:
     lines = ["## Scale curve", ""]
     if results.get("curve_png"):
         lines += [f"![rate vs records and partitions]({results['curve_png']})", ""]
-    for key, series, title in (
-        ("records", curve.records_series(results), curve.records_label(results)),
-        ("partitions", curve.partitions_series(results), curve.partitions_label(results)),
+    rate_title, steady_title = (
+        "Rate (rec/s, wall − 4-record wall)",
+        "Steady rate (rec/s, records / time inside the jobs)",
+    )
+    for key, series, title, what, seconds in (
+        ("records", curve.records_series(results), curve.records_label(results), rate_title, "wall_s"),
+        ("records", curve.records_series(results, steady_rate), curve.records_label(results), steady_title, "job_s"),
+        ("partitions", curve.partitions_series(results), curve.partitions_label(results), rate_title, "wall_s"),
     ):
         points = data.get(key) or []
         if not points:
             continue
         xs = [p[key] for p in sorted(points, key=lambda p: p[key])]
         lines += [
-            f"Rate (rec/s, wall − 4-record wall) vs {key}: {title}. In brackets: wall s.",
+            f"{what} vs {key}: {title}. In brackets: {'wall' if seconds == 'wall_s' else 'time inside the jobs'}, s.",
             "",
             f"| run | {' | '.join(f'{x:,}' for x in xs)} | "
             + ("last ÷ previous |" if key == "records" else "last ÷ best |"),
             "|---|" + "--:|" * (len(xs) + 1),
         ]
-        walls = _curve_walls(points, key)
+        walls = _curve_walls(points, key, seconds)
         for label, pts in series.items():
             by_x = dict(pts)
             cells = [f"{_rate(by_x.get(x))} ({_n(walls.get((label, x)))})" for x in xs]
@@ -752,16 +770,17 @@ def _curve_section(results: dict) -> list[str]:
     return lines
 
 
-def _curve_walls(points: list[dict], key: str) -> dict[tuple[str, int], float]:
+def _curve_walls(points: list[dict], key: str, seconds: str = "wall_s") -> dict[tuple[str, int], float]:
+    """(label, x) -> the run's ``seconds`` (its wall, or its time inside the jobs)."""
     walls = {}
     for point in points:
         for fmt, runs in point.get("runs", {}).items():
             name = FORMAT_LABELS.get(fmt, fmt)
             if ok(runs.get("backup")):
-                walls[(f"backup {name}", point[key])] = runs["backup"]["wall_s"]
+                walls[(f"backup {name}", point[key])] = runs["backup"].get(seconds)
             for mode, run in (runs.get("restores") or {}).items():
                 if ok(run):
-                    walls[(f"restore {name} {MODE_LABELS.get(mode, mode)}", point[key])] = run["wall_s"]
+                    walls[(f"restore {name} {MODE_LABELS.get(mode, mode)}", point[key])] = run.get(seconds)
     return walls
 
 

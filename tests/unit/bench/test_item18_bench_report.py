@@ -119,6 +119,12 @@ def test_item18_curve_plot_data_per_format_sorted_with_linearity_and_partition_r
     assert curve.retention(by_partitions["backup ByteArray"]) == 1.0
     assert curve.retention([(1, 2000.0), (64, 500.0)]) == 0.25
     assert curve.records_label(results) == "100,000, 1,000, 10,000 records, 4 partitions"
+    # time inside the jobs (half of each wall here): linear growth judged without the 4-record walls
+    steady = curve.records_series(results, report.steady_rate)["backup ByteArray"]
+    assert steady == [(1000, 1000 / 5.5), (10_000, 1000.0), (100_000, 100_000 / 67.5)]
+    held = {row["target"].split(" at ")[0]: row["held"] for row in report.curve_targets(results)}
+    assert held["6. Steady rate (records / time inside the jobs)"] is True  # 1481 ÷ 1000 rec/s
+    assert held["6. Rate"] is True  # 800 ÷ 1000 rec/s: exactly the bound
 
 
 def test_item18_report_renders_targets_curve_and_standalone_sections():

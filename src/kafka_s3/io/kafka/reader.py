@@ -155,10 +155,11 @@ def read_range(
         last_progress = time.monotonic()
         while position < end:
             before = position
-            # consume() returns at num_messages or at its timeout, and an EOF event does not end the wait: asking
-            # for a full batch near the end idled every task for the rest of the second. Ask for what remains, plus
-            # one for the EOF event (records past ``end`` also fill it).
-            messages = consumer.consume(num_messages=min(max_batch, end - position + 1), timeout=1.0)
+            # consume() returns at num_messages or at its timeout: asking for a full batch near the end idled every
+            # task for the rest of the second. Ask for what remains, and no more: the partition-EOF event comes only
+            # from a fetch the broker holds for fetch.wait.max.ms (500 ms) at the log end, and the last record
+            # already ends the range. (Gaps — compaction, transaction markers — still wait for EOF or the timeout.)
+            messages = consumer.consume(num_messages=min(max_batch, end - position), timeout=1.0)
             good = [m for m in messages if m.error() is None]
             for m in messages if len(good) < len(messages) else ():
                 err = m.error()

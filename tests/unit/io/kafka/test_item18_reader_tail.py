@@ -4,7 +4,7 @@ librdkafka's batch consume returns when it has ``num_messages`` messages or when
 first. Asking for a full batch when only a few records remain made every task (one per partition range) idle for the
 rest of the 1 s timeout at its end; asking for one more than remains waits for the partition-EOF event, which comes
 from a fetch the broker holds for ``fetch.wait.max.ms`` (500 ms) at the log end. Measured in isolation, 15,625
-records of 1 KiB: 1.20–1.41 s, then 0.53 s, against 0.04–0.11 s when the last record ends the read (bench/README.md).
+records of 1 KiB: 1.2–1.4 s, then 0.6–0.7 s, against 0.13–0.19 s when the last record ends the read (bench/README.md).
 The fake consumer below serves a log as librdkafka does and counts the calls that would have waited (for records
 that do not exist, or for the EOF event), so no test here measures a time.
 """

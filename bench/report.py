@@ -316,30 +316,26 @@ def curve_targets(results: dict) -> list[dict]:
     import curve  # plot data lives beside the plot
 
     out = []
-    series = curve.records_series(results)
-    if series:
-        items = [(label, curve.linearity(points)) for label, points in series.items()]
-        judged = _judge(
-            f"6. Rate at the largest record count ≥ {CURVE_LINEAR:.1f}× the rate at the point before it",
-            {"dataset": {"label": curve.records_label(results)}},
-            items,
-            CURVE_LINEAR,
-            "×",
-        )
-        out.append(judged)
-        steady = [
-            (label, curve.linearity(points)) for label, points in curve.records_series(results, steady_rate).items()
-        ]
-        out.append(
-            _judge(
-                f"6. Steady rate (records / time inside the jobs) at the largest record count ≥ {CURVE_LINEAR:.1f}× "
-                "the point before it",
-                {"dataset": {"label": curve.records_label(results)}},
-                steady,
-                CURVE_LINEAR,
-                "×",
+    dataset = {"dataset": {"label": curve.records_label(results)}}
+    for target, measure in (
+        (f"6. Rate at the largest record count ≥ {CURVE_LINEAR:.1f}× the rate at the point before it", rate),
+        (
+            "6. Steady rate (records / time inside the jobs) at the largest record count ≥ "
+            f"{CURVE_LINEAR:.1f}× the point before it",
+            steady_rate,
+        ),
+    ):
+        series = curve.records_series(results, measure)
+        if series:
+            out.append(
+                _judge(
+                    target,
+                    dataset,
+                    [(label, curve.linearity(points)) for label, points in series.items()],
+                    CURVE_LINEAR,
+                    "×",
+                )
             )
-        )
     by_partitions = curve.partitions_series(results)
     if by_partitions:
         out.append(
@@ -740,21 +736,27 @@ def _curve_section(results: dict) -> list[str]:
     lines = ["## Scale curve", ""]
     if results.get("curve_png"):
         lines += [f"![rate vs records and partitions]({results['curve_png']})", ""]
-    rate_title, steady_title = (
-        "Rate (rec/s, wall − 4-record wall)",
-        "Steady rate (rec/s, records / time inside the jobs)",
-    )
-    for key, series, title, what, seconds in (
-        ("records", curve.records_series(results), curve.records_label(results), rate_title, "wall_s"),
-        ("records", curve.records_series(results, steady_rate), curve.records_label(results), steady_title, "job_s"),
-        ("partitions", curve.partitions_series(results), curve.partitions_label(results), rate_title, "wall_s"),
+    rate_title = "Rate (rec/s, wall − 4-record wall)"
+    steady_title = "Steady rate (rec/s, records / time inside the jobs)"
+    records_title = curve.records_label(results)
+    for key, series, title, what, seconds, bracket in (
+        ("records", curve.records_series(results), records_title, rate_title, "wall_s", "wall"),
+        (
+            "records",
+            curve.records_series(results, steady_rate),
+            records_title,
+            steady_title,
+            "job_s",
+            "time inside the jobs",
+        ),
+        ("partitions", curve.partitions_series(results), curve.partitions_label(results), rate_title, "wall_s", "wall"),
     ):
         points = data.get(key) or []
         if not points:
             continue
         xs = [p[key] for p in sorted(points, key=lambda p: p[key])]
         lines += [
-            f"{what} vs {key}: {title}. In brackets: {'wall' if seconds == 'wall_s' else 'time inside the jobs'}, s.",
+            f"{what} vs {key}: {title}. In brackets: {bracket}, s.",
             "",
             f"| run | {' | '.join(f'{x:,}' for x in xs)} | "
             + ("last ÷ previous |" if key == "records" else "last ÷ best |"),
@@ -770,7 +772,7 @@ def _curve_section(results: dict) -> list[str]:
     return lines
 
 
-def _curve_walls(points: list[dict], key: str, seconds: str = "wall_s") -> dict[tuple[str, int], float]:
+def _curve_walls(points: list[dict], key: str, seconds: str) -> dict[tuple[str, int], float]:
     """(label, x) -> the run's ``seconds`` (its wall, or its time inside the jobs)."""
     walls = {}
     for point in points:

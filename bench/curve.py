@@ -36,8 +36,9 @@ def records_series(results: dict, measure: Measure = rate) -> Series:
     return _series(results.get("curve", {}).get("records", []), "records", measure)
 
 
-def partitions_series(results: dict) -> Series:
-    return _series(results.get("curve", {}).get("partitions", []), "partitions")
+def partitions_series(results: dict, measure: Measure = rate) -> Series:
+    """As ``records_series``, by partition count."""
+    return _series(results.get("curve", {}).get("partitions", []), "partitions", measure)
 
 
 def linearity(points: list[tuple[int, float | None]]) -> float | None:

@@ -9,6 +9,7 @@ or from the first record to the end (Quix).
 
 from __future__ import annotations
 
+import itertools
 from statistics import median
 
 from common import MiB
@@ -316,37 +317,36 @@ def curve_targets(results: dict) -> list[dict]:
     import curve  # plot data lives beside the plot
 
     out = []
-    dataset = {"dataset": {"label": curve.records_label(results)}}
-    for target, measure in (
-        (f"6. Rate at the largest record count ≥ {CURVE_LINEAR:.1f}× the rate at the point before it", rate),
+    for series_of, label_of, judge, threshold, target, at in (
         (
-            "6. Steady rate (records / time inside the jobs) at the largest record count ≥ "
-            f"{CURVE_LINEAR:.1f}× the point before it",
-            steady_rate,
+            curve.records_series,
+            curve.records_label,
+            curve.linearity,
+            CURVE_LINEAR,
+            "at the largest record count ≥ {:.1f}× the point before it",
+            "",
+        ),
+        (
+            curve.partitions_series,
+            curve.partitions_label,
+            curve.retention,
+            CURVE_PARTITIONS,
+            "at the most partitions ≥ {:.1f}× the best over the partition counts",
+            ", {} partitions",
         ),
     ):
-        series = curve.records_series(results, measure)
-        if series:
-            out.append(
-                _judge(
-                    target,
-                    dataset,
-                    [(label, curve.linearity(points)) for label, points in series.items()],
-                    CURVE_LINEAR,
-                    "×",
+        for what, measure in (("Rate", rate), ("Steady rate (records / time inside the jobs)", steady_rate)):
+            series = series_of(results, measure)
+            if series:
+                out.append(
+                    _judge(
+                        f"6. {what} {target.format(threshold)}",
+                        {"dataset": {"label": label_of(results)}},
+                        [(label + at.format(pts[-1][0]), judge(pts)) for label, pts in series.items()],
+                        threshold,
+                        "×",
+                    )
                 )
-            )
-    by_partitions = curve.partitions_series(results)
-    if by_partitions:
-        out.append(
-            _judge(
-                f"6. Rate at the most partitions ≥ {CURVE_PARTITIONS:.1f}× the best rate over the partition counts",
-                {"dataset": {"label": curve.partitions_label(results)}},
-                [(f"{label}, {pts[-1][0]} partitions", curve.retention(pts)) for label, pts in by_partitions.items()],
-                CURVE_PARTITIONS,
-                "×",
-            )
-        )
     sa = results.get("standalone")
     if sa:
         local = next(
@@ -512,6 +512,12 @@ def render(results: dict) -> str:
         f"- Command: `{results.get('command', '').strip()}`; total {results.get('duration_s', 0) / 60:.1f} min"
         + (" — **ABORTED: " + results["aborted"] + "**" if results.get("aborted") else ""),
     ]
+    warm = results.get("warm_up")
+    if warm:
+        lines.append(
+            f"- Warm-up, not counted: a {warm['dataset']} backup ({FORMAT_LABELS.get(warm['format'], warm['format'])}) "
+            f"before the timed runs, wall {_n(warm.get('wall_s'))} s"
+        )
     if results.get("skipped"):
         lines.append(
             f"- **Skipped to stay within the {results['args'].get('budget_minutes')}-minute budget:** "
@@ -736,21 +742,16 @@ def _curve_section(results: dict) -> list[str]:
     lines = ["## Scale curve", ""]
     if results.get("curve_png"):
         lines += [f"![rate vs records and partitions]({results['curve_png']})", ""]
-    rate_title = "Rate (rec/s, wall − 4-record wall)"
-    steady_title = "Steady rate (rec/s, records / time inside the jobs)"
-    records_title = curve.records_label(results)
-    for key, series, title, what, seconds, bracket in (
-        ("records", curve.records_series(results), records_title, rate_title, "wall_s", "wall"),
-        (
-            "records",
-            curve.records_series(results, steady_rate),
-            records_title,
-            steady_title,
-            "job_s",
-            "time inside the jobs",
-        ),
-        ("partitions", curve.partitions_series(results), curve.partitions_label(results), rate_title, "wall_s", "wall"),
-    ):
+    measures = (
+        (rate, "Rate (rec/s, wall − 4-record wall)", "wall_s", "wall"),
+        (steady_rate, "Steady rate (rec/s, records / time inside the jobs)", "job_s", "time inside the jobs"),
+    )
+    axes = (
+        ("records", curve.records_series, curve.records_label(results)),
+        ("partitions", curve.partitions_series, curve.partitions_label(results)),
+    )
+    for (key, series_of, title), (measure, what, seconds, bracket) in itertools.product(axes, measures):
+        series = series_of(results, measure)
         points = data.get(key) or []
         if not points:
             continue

@@ -237,7 +237,7 @@ class Bench:
         self.walls: dict[str, float] = {}  # longest wall time seen per kind of step, to judge what still fits
         self.skipped: list[str] = []
         self.topics: list[str] = []  # dataset topics, deleted at the end
-        self.tiny: dict[tuple, Dataset] = {}  # (value size, partitions) -> the 4-record topic of that shape
+        self.tiny: dict[tuple, Dataset] = {}  # (value size, partitions, tag) -> the 4-record topic of that shape
         self.baselines: dict[tuple, tuple[dict, dict]] = {}  # (value size, partitions, format, master) -> runs
         self.baseline_runs: list[dict] = []  # every baseline, for the report (the small-runs target)
         self.curve_points = 0
@@ -322,8 +322,8 @@ class Bench:
         """One 4-record backup before anything is timed, not counted. The run's first Spark command pays one-time
         costs (right after the datasets were produced and the limits measured): in three full runs it took 13.4–16.7 s
         against 9–11 s for the same command later, and as the ByteArray baseline it flattered that format's rate."""
-        tiny = self.tiny_dataset(ds.value_size, ds.partitions)
-        run, _ = self._pair(tiny, fmt, [], None, kind="warm-up")
+        tiny = self.tiny_dataset(ds.value_size, ds.partitions, tag="warm-up")  # not the baseline's topic: its own
+        run, _ = self._pair(tiny, fmt, [], None, kind="warm-up")  # bucket, log and consumer group
         results["warm_up"] = {"format": fmt, "dataset": tiny.label, "wall_s": run.get("wall_s")}
 
     def setup(self, tag: str, value_size: int, results: dict) -> tuple[Dataset, dict] | None:
@@ -417,10 +417,11 @@ class Bench:
             )
         return done
 
-    def tiny_dataset(self, value_size: int, partitions: int) -> Dataset:
-        key = (value_size, partitions)
+    def tiny_dataset(self, value_size: int, partitions: int, tag: str = "r4") -> Dataset:
+        """The 4-record topic of a shape; another ``tag`` gives another topic (and so other bucket and log names)."""
+        key = (value_size, partitions, tag)
         if key not in self.tiny:
-            ds = Dataset(self.name(f"{value_size}b", "r4", f"p{partitions}"), TINY_RECORDS, value_size, partitions)
+            ds = Dataset(self.name(f"{value_size}b", tag, f"p{partitions}"), TINY_RECORDS, value_size, partitions)
             create_topic(self.services, ds.topic, ds.partitions)
             self.topics.append(ds.topic)
             produce(self.services.bootstrap, ds)

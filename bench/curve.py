@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from report import FORMAT_LABELS, MODE_LABELS, rate
+from report import FORMAT_LABELS, MODE_LABELS, rate, steady_rate
 
 Series = dict[str, list[tuple[int, float | None]]]
 Measure = Callable[[dict | None], float | None]
@@ -74,10 +74,16 @@ def partitions_label(results: dict) -> str:
 
 
 def plot(results: dict, path: Path) -> bool:
-    """Write the PNG (rate vs records per format, log x; rate vs partitions); False when there is nothing to plot or
-    matplotlib is missing (``pip install -e '.[bench]'``)."""
-    by_records, by_partitions = records_series(results), partitions_series(results)
-    if not any(r for points in [*by_records.values(), *by_partitions.values()] for _, r in points):
+    """Write the PNG: a row for the rate (wall − 4-record wall) and a row for the steady rate (records / time inside
+    the jobs), a column each for records (log x) and partitions; False when there is nothing to plot or matplotlib is
+    missing (``pip install -e '.[bench]'``)."""
+    rows = [(rate, "rate, records/s (wall − 4-record wall)"), (steady_rate, "steady rate, records/s (inside the jobs)")]
+    columns = [
+        (series_of, x)
+        for series_of, x in ((records_series, "records"), (partitions_series, "partitions"))
+        if any(r for points in series_of(results).values() for _, r in points)
+    ]
+    if not columns:
         return False
     try:
         import matplotlib
@@ -87,23 +93,24 @@ def plot(results: dict, path: Path) -> bool:
     except ImportError:
         print("matplotlib is not installed (pip install -e '.[bench]'): no PNG")
         return False
-    panels = [(by_records, "records", "log")] + ([(by_partitions, "partitions", "log")] if by_partitions else [])
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.8), squeeze=False)
+    fig, axes = plt.subplots(len(rows), len(columns), figsize=(6.5 * len(columns), 9.0), squeeze=False)
     kafka = results.get("services", {}).get("kafka_kind", "")
-    for ax, (series, x_name, scale) in zip(axes[0], panels, strict=True):
-        for label, points in series.items():
-            xs = [x for x, r in points if r is not None]
-            ys = [r for _, r in points if r is not None]
-            if xs:
-                ax.plot(xs, ys, marker="o", linestyle="--" if label.startswith("restore") else "-", label=label)
-        ax.set_xscale(scale, base=10 if x_name == "records" else 2)
-        ax.set_xlabel(x_name)
-        ax.set_ylabel("rate, records/s (wall − 4-record wall)")
-        ax.set_ylim(bottom=0)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-        title = records_label(results) if x_name == "records" else partitions_label(results)
-        ax.set_title(f"rate vs {x_name} ({title}; {kafka})", fontsize=8)
+    for row, (measure, y_label) in enumerate(rows):
+        for ax, (series_of, x_name) in zip(axes[row], columns, strict=True):
+            for label, points in series_of(results, measure).items():
+                xs = [x for x, r in points if r is not None]
+                ys = [r for _, r in points if r is not None]
+                if xs:
+                    ax.plot(xs, ys, marker="o", linestyle="--" if label.startswith("restore") else "-", label=label)
+            ax.set_xscale("log", base=10 if x_name == "records" else 2)
+            ax.set_xlabel(x_name)
+            ax.set_ylabel(y_label)
+            ax.set_ylim(bottom=0)
+            ax.grid(True, alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
+            title = records_label(results) if x_name == "records" else partitions_label(results)
+            ax.set_title(f"{y_label.split(',')[0]} vs {x_name} ({title}; {kafka})", fontsize=8)
     fig.suptitle(f"kafka-s3 scale curve, {results.get('started', '')}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

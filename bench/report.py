@@ -751,10 +751,10 @@ def _curve_section(results: dict) -> list[str]:
         ("partitions", curve.partitions_series, curve.partitions_label(results)),
     )
     for (key, series_of, title), (measure, what, seconds, bracket) in itertools.product(axes, measures):
-        series = series_of(results, measure)
         points = data.get(key) or []
         if not points:
             continue
+        series = series_of(results, measure)
         xs = [p[key] for p in sorted(points, key=lambda p: p[key])]
         lines += [
             f"{what} vs {key}: {title}. In brackets: {bracket}, s.",

@@ -447,7 +447,10 @@ class Bench:
                 ds,
             )
             _check_count(backup, ds.records)
-            say(f"  {ds.label} ({_where(ds, master)}): backup {fmt}: {_summary(backup, ds.records)}")
+            say(
+                f"  {ds.label} ({_where(ds, master)}): {kind + ' ' if kind else ''}backup {fmt}: "
+                + _summary(backup, ds.records)
+            )
             if not report.ok(backup):
                 return backup, restores
             for mode in modes:
@@ -473,7 +476,10 @@ class Bench:
                 )
                 _check_count(run, ds.records)
                 restores[mode] = run
-                say(f"  {ds.label} ({_where(ds, master)}): restore {fmt} {mode}: {_summary(run, ds.records)}")
+                say(
+                    f"  {ds.label} ({_where(ds, master)}): {kind + ' ' if kind else ''}restore {fmt} {mode}: "
+                    + _summary(run, ds.records)
+                )
                 self.cleanup_topics(target)
         finally:
             self.cleanup_bucket(bucket)

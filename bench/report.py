@@ -317,36 +317,18 @@ def curve_targets(results: dict) -> list[dict]:
     import curve  # plot data lives beside the plot
 
     out = []
-    for series_of, label_of, judge, threshold, target, at in (
-        (
-            curve.records_series,
-            curve.records_label,
-            curve.linearity,
-            CURVE_LINEAR,
-            "at the largest record count ≥ {:.1f}× the point before it",
-            "",
-        ),
-        (
-            curve.partitions_series,
-            curve.partitions_label,
-            curve.retention,
-            CURVE_PARTITIONS,
-            "at the most partitions ≥ {:.1f}× the best over the partition counts",
-            ", {} partitions",
-        ),
-    ):
-        for what, measure in (("Rate", rate), ("Steady rate (records / time inside the jobs)", steady_rate)):
-            series = series_of(results, measure)
-            if series:
-                out.append(
-                    _judge(
-                        f"6. {what} {target.format(threshold)}",
-                        {"dataset": {"label": label_of(results)}},
-                        [(label + at.format(pts[-1][0]), judge(pts)) for label, pts in series.items()],
-                        threshold,
-                        "×",
-                    )
+    for axis, measure in itertools.product(curve.AXES, curve.MEASURES):
+        series = axis.series(results, measure.of)
+        if series:
+            out.append(
+                _judge(
+                    f"6. {measure.target} {axis.target.format(axis.threshold)}",
+                    {"dataset": {"label": axis.label(results)}},
+                    [(label + axis.at.format(pts[-1][0]), axis.judge(pts)) for label, pts in series.items()],
+                    axis.threshold,
+                    "×",
                 )
+            )
     sa = results.get("standalone")
     if sa:
         local = next(
@@ -742,33 +724,23 @@ def _curve_section(results: dict) -> list[str]:
     lines = ["## Scale curve", ""]
     if results.get("curve_png"):
         lines += [f"![rate vs records and partitions]({results['curve_png']})", ""]
-    measures = (
-        (rate, "Rate (rec/s, wall − 4-record wall)", "wall_s", "wall"),
-        (steady_rate, "Steady rate (rec/s, records / time inside the jobs)", "job_s", "time inside the jobs"),
-    )
-    axes = (
-        ("records", curve.records_series, curve.records_label(results)),
-        ("partitions", curve.partitions_series, curve.partitions_label(results)),
-    )
-    for (key, series_of, title), (measure, what, seconds, bracket) in itertools.product(axes, measures):
-        points = data.get(key) or []
+    for axis, measure in itertools.product(curve.AXES, curve.MEASURES):
+        points = data.get(axis.key) or []
         if not points:
             continue
-        series = series_of(results, measure)
-        xs = [p[key] for p in sorted(points, key=lambda p: p[key])]
+        xs = [p[axis.key] for p in sorted(points, key=lambda p: p[axis.key])]
         lines += [
-            f"{what} vs {key}: {title}. In brackets: {bracket}, s.",
+            f"{measure.name} (rec/s, {measure.meaning}) vs {axis.key}: {axis.label(results)}. "
+            f"In brackets: {measure.bracket}, s.",
             "",
-            f"| run | {' | '.join(f'{x:,}' for x in xs)} | "
-            + ("last ÷ previous |" if key == "records" else "last ÷ best |"),
+            f"| run | {' | '.join(f'{x:,}' for x in xs)} | {axis.judged_as} |",
             "|---|" + "--:|" * (len(xs) + 1),
         ]
-        walls = _curve_walls(points, key, seconds)
-        for label, pts in series.items():
+        walls = _curve_walls(points, axis.key, measure.seconds)
+        for label, pts in axis.series(results, measure.of).items():
             by_x = dict(pts)
             cells = [f"{_rate(by_x.get(x))} ({_n(walls.get((label, x)))})" for x in xs]
-            judged = curve.linearity(pts) if key == "records" else curve.retention(pts)
-            lines.append(f"| {label} | {' | '.join(cells)} | {_x(judged)} |")
+            lines.append(f"| {label} | {' | '.join(cells)} | {_x(axis.judge(pts))} |")
         lines.append("")
     return lines
 

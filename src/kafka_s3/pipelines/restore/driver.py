@@ -593,7 +593,7 @@ class Restore:
         if map_topic and map_topic not in existing:  # not there, or invisible to a principal without DESCRIBE on it
             self.admin.require_describe(map_topic, "restore --consumer-groups reads the restore's offset map there")
         if map_topic and map_topic in existing:
-            end = self.admin.end_offsets([(map_topic, 0)], read_committed=True)[(map_topic, 0)]
+            end = self.admin.end_offsets([(map_topic, 0)], read_committed=False)[(map_topic, 0)]
             maps = read_offset_maps(self.consumer_settings, map_topic, end, self.progress_base, identities)
         ends = self.admin.end_offsets([(p.target_topic, p.target_partition) for _, p in present], read_committed=True)
         for group, topic, partition, offset in wanted:

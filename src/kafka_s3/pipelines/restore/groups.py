@@ -18,6 +18,8 @@ from kafka_s3.core.groups import OffsetMap, Translation
 from kafka_s3.io.kafka.denied import GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED, lacks
 
 MapKey = tuple[str, int, str, int]  # source topic, source partition, target topic, target partition
+# librdkafka's default transaction.timeout.ms (60 s) and Kafka's 10 s check for timed-out transactions, with margin
+OPEN_TRANSACTION_WAIT = 120.0
 
 
 @dataclass
@@ -44,10 +46,21 @@ class GroupsPlan:
 
 
 def read_offset_maps(
-    settings: Mapping[str, str], topic: str, end: int, restore: str, identities: Mapping[MapKey, str]
+    settings: Mapping[str, str],
+    topic: str,
+    end: int,
+    restore: str,
+    identities: Mapping[MapKey, str],
+    wait: float = OPEN_TRANSACTION_WAIT,
 ) -> dict[MapKey, OffsetMap]:
     """The offset maps the restore ``restore`` (its progress group prefix) recorded in ``topic`` under the
-    identities given (committed records only, up to ``end``); a record marked ``reset`` starts its map over."""
+    identities given (committed records only, up to ``end``, the high watermark); a record marked ``reset`` starts
+    its map over.
+
+    Every restore writes its maps to the same partition, so a transaction another restore left open there holds back
+    every map written after it. Reading only up to the last stable offset would then miss this restore's maps and
+    put its groups at the target's end, past records they never read: it waits (``wait`` seconds) for that
+    transaction to end, and is an error if it does not."""
     from confluent_kafka import Consumer, TopicPartition
     from confluent_kafka import KafkaError as RdKafkaError
 
@@ -65,11 +78,16 @@ def read_offset_maps(
     )
     try:
         consumer.assign([TopicPartition(topic, 0, 0)])
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + wait
         position = 0
         while position < end:
             if time.monotonic() > deadline:
-                raise KafkaError(f"reading the offset map {topic}[0] up to offset {end} timed out at {position}")
+                raise KafkaError(
+                    f"reading the offset map {topic}[0] up to offset {end} stopped at offset {position} for "
+                    f"{wait:g} s: a transaction open there holds the later records back (another restore running, "
+                    "or one stopped inside a transaction, which Kafka aborts after its transaction.timeout.ms); no "
+                    "group offsets were committed: run restore --consumer-groups again once it has ended"
+                )
             for msg in consumer.consume(num_messages=1000, timeout=0.5):
                 error = msg.error()
                 if error is not None:

@@ -216,6 +216,70 @@ def test_item17_source_with_gaps_group_in_an_aborted_range_resumes_at_the_next_r
     }
 
 
+def open_transaction_on(bootstrap: str, topic: str):
+    """A producer whose transaction on ``topic``[0] stays open: a read_committed reader cannot pass it, as after a
+    restore stopped inside a transaction (until Kafka aborts it at its transaction.timeout.ms)."""
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "transactional.id": f"open-{uuid.uuid4().hex[:8]}",
+            "transaction.timeout.ms": 120_000,
+        }
+    )
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"{}", partition=0)
+    producer.flush(30)
+    return producer
+
+
+def test_item17_a_transaction_open_on_the_offset_map_topic_is_waited_for_not_read_as_an_empty_map(
+    source, target, group, backup, restorer, fresh_bucket, fresh_topic, kafka_bootstrap
+):
+    """Another restore's transaction open on the offset map topic, begun before this restore wrote its maps: reading
+    only up to the last stable offset found no map and put the group at the target's end, silently skipping the 500
+    records after its position. The translation waits for the transaction to end and reads the maps."""
+    import threading
+
+    map_topic = fresh_topic(1)
+    backup(fresh_bucket, source, ENVELOPE)
+    foreign = open_transaction_on(kafka_bootstrap, map_topic)
+    restore = restorer(
+        fresh_bucket, source, restore_properties(source, target, **{"restore.offset.map.topic": map_topic})
+    )
+    assert restore.run().records == PARTITIONS * PER_PARTITION
+    ended = threading.Timer(3.0, foreign.abort_transaction, args=(30,))
+    ended.start()
+    try:
+        plan = restore.translate_groups(group)
+    finally:
+        ended.join()
+    assert {t.target_partition: t.how for t in plan.translations} == dict.fromkeys(range(PARTITIONS), "record")
+    assert next_records(kafka_bootstrap, target, group, PARTITIONS) == {p: p * 1000 + AT for p in range(PARTITIONS)}
+
+
+def test_item17_an_offset_map_held_back_past_the_wait_is_an_error_naming_topic_and_offset(
+    source, target, group, backup, restorer, fresh_bucket, fresh_topic, kafka_bootstrap
+):
+    from kafka_s3.pipelines.restore.groups import read_offset_maps
+
+    map_topic = fresh_topic(1)
+    backup(fresh_bucket, source, ENVELOPE)
+    foreign = open_transaction_on(kafka_bootstrap, map_topic)
+    try:
+        restore = restorer(
+            fresh_bucket, source, restore_properties(source, target, **{"restore.offset.map.topic": map_topic})
+        )
+        restore.run()
+        end = Admin({"bootstrap.servers": kafka_bootstrap}).end_offsets([(map_topic, 0)], read_committed=False)
+        with pytest.raises(KafkaError, match=rf"offset map {map_topic}\[0\].* offset 0 .*transaction"):
+            read_offset_maps({"bootstrap.servers": kafka_bootstrap}, map_topic, end[(map_topic, 0)], "x", {}, wait=3.0)
+    finally:
+        foreign.abort_transaction(30)
+
+
 def test_item17_restore_into_the_recreated_source_topic_without_rename(
     source, group, backup, restorer, fresh_bucket, kafka_bootstrap
 ):

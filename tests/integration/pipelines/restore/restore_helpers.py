@@ -123,8 +123,10 @@ def end_offsets(bootstrap: str, topic: str, read_committed: bool = False) -> dic
 
 
 def restore_progress(bootstrap: str, config, source_topic: str, target_topic: str) -> dict[int, int | None]:
-    """The restore's committed progress (next source offset) per target partition."""
-    admin = Admin({"bootstrap.servers": bootstrap})
+    """The restore's committed progress (next source offset) per target partition. Read uncommitted: progress sent
+    in a transaction a killed run left open is not shown, and the read does not wait (past its timeout) for Kafka to
+    abort that transaction."""
+    admin = Admin({"bootstrap.servers": bootstrap, "isolation.level": "read_uncommitted"})
     tps = [(target_topic, p) for p in range(admin.topics()[target_topic])]
     group = f"kafka-s3-restore-{config['name']}-{source_topic}"
     return {p: o for (_, p), o in admin.group_offsets(group, tps).items()}

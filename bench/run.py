@@ -432,6 +432,7 @@ class Bench:
         args, services, say = self.args, self.services, self.clock.say
         slug = _slug(ds, master)
         bucket = self.name(slug, fmt)
+        heading = f"{ds.label} ({_where(ds, master)}): {kind + ' ' if kind else ''}"  # what each log line starts with
         restores: dict = {}
         create_bucket(services, bucket)
         try:
@@ -447,10 +448,7 @@ class Bench:
                 ds,
             )
             _check_count(backup, ds.records)
-            say(
-                f"  {ds.label} ({_where(ds, master)}): {kind + ' ' if kind else ''}backup {fmt}: "
-                + _summary(backup, ds.records)
-            )
+            say(f"  {heading}backup {fmt}: {_summary(backup, ds.records)}")
             if not report.ok(backup):
                 return backup, restores
             for mode in modes:
@@ -476,10 +474,7 @@ class Bench:
                 )
                 _check_count(run, ds.records)
                 restores[mode] = run
-                say(
-                    f"  {ds.label} ({_where(ds, master)}): {kind + ' ' if kind else ''}restore {fmt} {mode}: "
-                    + _summary(run, ds.records)
-                )
+                say(f"  {heading}restore {fmt} {mode}: {_summary(run, ds.records)}")
                 self.cleanup_topics(target)
         finally:
             self.cleanup_bucket(bucket)

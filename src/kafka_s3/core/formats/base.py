@@ -104,6 +104,12 @@ class FormatWriter(ABC):
     def close(self) -> None:
         """Write trailing structures (footers, final blocks, compression trailers). Does not close the sink."""
 
+    def discard(self) -> None:
+        """The object is abandoned (its upload aborted): release what the writer holds without writing, so that
+        nothing (e.g. a garbage-collected library writer closing itself) writes into the aborted sink later. The
+        default does nothing: writers that hold no such object need no override."""
+        return None
+
     def ambiguous(self) -> int:
         """After :meth:`close`: how many of the object's records a reader cannot give back one by one (0, the
         default, for formats that frame every record). The backup records it in the chunk manifest; a restore

@@ -214,19 +214,25 @@ class SinkFile:
     closed = False
 
     def __init__(self, sink: BinaryIO):
-        self._sink = sink
+        self._sink: BinaryIO | None = sink
         self._position = 0
 
     def write(self, data: bytes) -> int:
-        self._sink.write(data)
+        if self._sink is not None:  # None: discarded, bytes go nowhere
+            self._sink.write(data)
         self._position += len(data)
         return len(data)
+
+    def discard(self) -> None:
+        """Drop every later write: the object was abandoned and its sink may be closed."""
+        self._sink = None
 
     def tell(self) -> int:
         return self._position
 
     def flush(self) -> None:
-        self._sink.flush()
+        if self._sink is not None:
+            self._sink.flush()
 
 
 class _ParquetWriter(FormatWriter):
@@ -267,6 +273,14 @@ class _ParquetWriter(FormatWriter):
         self._write_group()
         assert self._writer is not None  # opened just above when no batch opened it
         self._writer.close()
+
+    def discard(self) -> None:
+        """pyarrow's writer closes itself when collected, writing a footer: closed now, into nothing."""
+        self._sink.discard()
+        self._buffered = []
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
 
     def _write(self, batch: pa.RecordBatch) -> None:
         if self._writer is None:

@@ -93,6 +93,10 @@ class OpenFile:
                     upload.abort()
                 except Exception:  # aborting is best effort: an abandoned multipart upload only costs storage
                     log.warning("could not abort the upload of %s", self.key, exc_info=True)
+        for writer in [self.writer] + [s.writer for s in self.sidecars]:
+            if writer is not None:
+                with contextlib.suppress(Exception):  # nothing of it is kept either way
+                    writer.discard()
 
 
 def _ambiguous(writer: FormatWriter | None) -> int:

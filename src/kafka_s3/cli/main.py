@@ -7,6 +7,7 @@ import json
 import logging
 import re
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -672,8 +673,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)  # one of the cmd_* functions
         return code
     except KafkaS3Error as exc:
-        if args.debug:
-            raise
+        if args.debug:  # the trace, then the same line and exit code as without --debug (README's table)
+            traceback.print_exc()
         print(f"kafka-s3: error: {logs.redact(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -681,7 +682,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # Spark/py4j wrap task failures; show their root message on one line
         if args.debug:
-            raise
+            traceback.print_exc()
         print(f"kafka-s3: error: {logs.redact(_root_message(exc))}", file=sys.stderr)
         return 1
 

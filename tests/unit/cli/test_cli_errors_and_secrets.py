@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kafka_s3.cli.main import main
-from kafka_s3.core.errors import ConfigError
+from kafka_s3.core.errors import ConfigError, KafkaError, StoreError
 
 SECRETS = {
     "aws.secret.access.key": "AWS-SECRET-abc123",
@@ -67,9 +67,35 @@ def test_errors_keep_secrets_out_of_the_message(tmp_path, capsys):
     assert "format.class" in err and "AWS-SECRET-abc123" not in err
 
 
-def test_debug_raises_with_the_traceback(tmp_path):
-    with pytest.raises(ConfigError, match="flush.size"):
-        main(["--debug", "config", "validate", "-c", write(tmp_path, **{"flush.size": "abc"})])
+def test_debug_prints_the_traceback_and_keeps_the_exit_code_of_the_error(tmp_path, capsys):
+    """``--debug`` adds the trace; the exit code still says which kind of failure it was (README's table)."""
+    code = main(["--debug", "config", "validate", "-c", write(tmp_path, **{"flush.size": "abc"})])
+    _, err = capsys.readouterr()
+    assert code == ConfigError.exit_code == 2
+    assert "Traceback (most recent call last)" in err and "ConfigError" in err
+    assert err.rstrip().splitlines()[-1].startswith("kafka-s3: error: ") and "flush.size" in err
+
+
+@pytest.mark.parametrize(
+    ("raised", "code"),
+    [(StoreError("s3://b: unreachable"), 3), (KafkaError("k: refused"), 4), (ValueError("not ours"), 1)],
+)
+def test_debug_exit_codes_match_those_without_it(raised, code, monkeypatch, tmp_path, capsys):
+    """(The No silent loss II issue, item 7: under ``--debug`` every failure exited 1.)"""
+    import importlib
+
+    cli = importlib.import_module("kafka_s3.cli.main")  # the package exports ``main`` under the module's name
+
+    def fail(args):
+        raise raised
+
+    monkeypatch.setattr(cli, "cmd_config_show", fail)
+    path = write(tmp_path)
+    assert main(["config", "show", "-c", path]) == code
+    capsys.readouterr()
+    assert main(["--debug", "config", "show", "-c", path]) == code
+    _, err = capsys.readouterr()
+    assert "Traceback (most recent call last)" in err and str(raised) in err
 
 
 def test_item3_a_python_worker_trace_is_shown_by_its_last_exception_line():

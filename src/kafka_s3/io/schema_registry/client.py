@@ -18,7 +18,9 @@ Settings are the converter's own (``value.converter.*`` / ``key.converter.*``), 
 - ``schema.registry.proxy.host`` / ``.port``; ``max.retries``, ``retries.wait.ms``, ``retries.max.wait.ms``.
 
 Clients (and their schema caches) are shared per registry settings within a process, so key and value converters,
-every task of a Spark worker and every cycle reuse one client.
+every task of a Spark worker and every cycle reuse one client. Every request is bounded: the backup's and the
+restore's own calls by ``service.timeout.ms`` (connect and read timeout of each attempt), the converters' by its
+default, so a registry that accepts connections and never answers fails after the client's retries, not never.
 """
 
 from __future__ import annotations
@@ -275,8 +277,14 @@ _CLIENTS: dict[tuple[tuple[str, Any], ...], SchemaRegistryClient] = {}
 _LOCK = threading.Lock()
 
 
-def registry_client(conf: Mapping[str, Any]) -> SchemaRegistryClient:
-    """The shared ``SchemaRegistryClient`` for a client configuration (one per distinct configuration)."""
+DEFAULT_TIMEOUT_S = 10.0
+"""Connect and read timeout of each registry request (``service.timeout.ms``'s default): the client has none."""
+
+
+def registry_client(conf: Mapping[str, Any], timeout_s: float = DEFAULT_TIMEOUT_S) -> SchemaRegistryClient:
+    """The shared ``SchemaRegistryClient`` for a client configuration (one per distinct configuration), each
+    request bounded by ``timeout_s`` per attempt (the client retries ``max.retries`` times, 3 by default)."""
+    conf = {"timeout": timeout_s, **conf}
     key = tuple(sorted(conf.items()))
     with _LOCK:
         client = _CLIENTS.get(key)
@@ -285,6 +293,13 @@ def registry_client(conf: Mapping[str, Any]) -> SchemaRegistryClient:
 
             client = _CLIENTS[key] = SchemaRegistryClient.new_client(dict(conf))
         return client
+
+
+def registry_url(client: SchemaRegistryClient) -> str:
+    """The URL(s) a client talks to, for messages (a password in one is hidden wherever text is printed)."""
+    rest = getattr(client, "_rest_client", None)
+    urls = getattr(rest, "base_urls", None)
+    return ", ".join(urls) if urls else "the Schema Registry"
 
 
 def is_not_found(exc: BaseException) -> bool:

@@ -19,7 +19,14 @@ from urllib.parse import quote
 
 from kafka_s3.core.errors import KafkaS3Error
 from kafka_s3.core.schemas import SavedSchemas, SubjectVersion
-from kafka_s3.io.schema_registry.client import client_config, describe, is_not_found, registry_client
+from kafka_s3.io.schema_registry.client import (
+    DEFAULT_TIMEOUT_S,
+    client_config,
+    describe,
+    is_not_found,
+    registry_client,
+    registry_url,
+)
 
 if TYPE_CHECKING:
     from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -33,15 +40,24 @@ class SchemaRegistryError(KafkaS3Error):
 
 def registry_for(originals: Mapping[str, Any]) -> SchemaRegistryClient | None:
     """The registry of ``schemas.registry.url``, else of the value (then key) converter's settings; ``None``
-    when none is configured."""
+    when none is configured. Each request's timeout is ``service.timeout.ms``."""
+    timeout_s = _timeout_s(originals)
     url = str(originals.get("schemas.registry.url", "") or "").strip()
     if url:
-        return registry_client(client_config({"schema.registry.url": url}, ""))
+        return registry_client(client_config({"schema.registry.url": url}, ""), timeout_s)
     for prefix in ("value.converter.", "key.converter."):
         settings = {k[len(prefix) :]: str(v) for k, v in originals.items() if k.startswith(prefix)}
         if str(settings.get("schema.registry.url", "")).strip():
-            return registry_client(client_config(settings, prefix))
+            return registry_client(client_config(settings, prefix), timeout_s)
     return None
+
+
+def _timeout_s(originals: Mapping[str, Any]) -> float:
+    """``service.timeout.ms`` of a configuration's properties, in seconds (its default when not set)."""
+    try:
+        return max(int(str(originals["service.timeout.ms"]).strip()), 1) / 1000
+    except (KeyError, ValueError):  # unset (a parsed configuration has refused a bad value already)
+        return DEFAULT_TIMEOUT_S
 
 
 def _compatibility(client: SchemaRegistryClient, subject: str | None) -> str | None:
@@ -86,7 +102,9 @@ def save_subjects(client: SchemaRegistryClient, topic: str, at: int) -> SavedSch
     except KafkaS3Error:
         raise
     except Exception as exc:
-        raise SchemaRegistryError(f"saving the Schema Registry subjects of topic {topic}: {describe(exc)}") from None
+        raise SchemaRegistryError(
+            f"saving the Schema Registry subjects of topic {topic} from {registry_url(client)}: {describe(exc)}"
+        ) from None
     return SavedSchemas(topic, at, subjects, compatibility)
 
 
@@ -202,7 +220,7 @@ def import_subjects(client: SchemaRegistryClient, saved: SavedSchemas) -> Schema
     except Exception as exc:
         what = f"version {current.version} (id {current.id}) of subject {subject!r}" if current else f"{subject!r}"
         how = f"importing {what} into" if current and result.modes.get(subject) == IMPORT else f"registering {what} in"
-        raise SchemaRegistryError(f"{how} the target registry: {describe(exc)}") from None
+        raise SchemaRegistryError(f"{how} the target registry at {registry_url(client)}: {describe(exc)}") from None
     return result
 
 
@@ -234,5 +252,7 @@ def predict_ids(client: SchemaRegistryClient, saved: SavedSchemas) -> SchemaImpo
                 else:
                     out.conflicts.setdefault(subject, []).append(version.id)
     except Exception as exc:
-        raise SchemaRegistryError(f"looking subject {subject!r} up in the target registry: {describe(exc)}") from None
+        raise SchemaRegistryError(
+            f"looking subject {subject!r} up in the target registry at {registry_url(client)}: {describe(exc)}"
+        ) from None
     return out

@@ -112,6 +112,21 @@ OnCycle = Callable[[CycleReport, list[PartitionResult]], None]
 """Called after each cycle's commit with its report and the tasks' results (progress bars, tests)."""
 
 
+# What a backup saves besides the records (named in logs and in the error of a --once run that could not save one)
+SCHEMAS = "Schema Registry subjects"
+TOPIC_CONFIGS = "topic configurations"
+GROUP_SNAPSHOT = "consumer-group snapshot"
+
+
+class PartsNotSaved(KafkaS3Error):
+    """``backup --once`` backed the records up, but not every other part it was asked to save; the exit code is
+    the failing service's (3 object store, 4 Kafka or Schema Registry)."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 def backup_topics(admin: Admin, config: Config) -> tuple[dict[str, int], list[str]]:
     """The topics a backup takes (``topics`` or ``topics.regex``; Kafka's internal topics never), and the
     ``topics.regex`` matches it leaves out: the restores' offset-map topic (``restore.offset.map.topic``, default
@@ -158,6 +173,8 @@ class Backup:
         self._last_configs: dict[str, TopicConfig | None] = {}  # topic -> the newest configuration record stored
         self._warned: set[str] = set()  # warnings given once per run
         self._last_schemas: dict[str, SavedSchemas | None] = {}  # topic -> the newest schema record stored
+        self._unsaved: dict[str, KafkaS3Error] = {}  # part -> why its last save failed (cleared when one succeeds)
+        self._once = False  # run_once: a part not saved fails the run (there is no next cycle to retry it in)
         self.topic_ids: dict[str, str] = {}  # topic -> id ("" where the broker has none), recorded with commits
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
@@ -186,9 +203,32 @@ class Backup:
         self._note_schemas(topics)
         return topics
 
+    def _not_saved(self, part: str, exc: KafkaS3Error) -> None:
+        """A part of the backup besides the records (``SCHEMAS``, ``TOPIC_CONFIGS``, ``GROUP_SNAPSHOT``) failed to
+        save: retried next cycle when following; ``run_once`` fails with it once the records are backed up."""
+        if isinstance(exc, Interrupted):
+            raise exc
+        self._unsaved[part] = exc
+        log.error("%s not saved%s: %s", part, "" if self._once else " (retried next cycle)", exc)
+
+    def _saved(self, part: str) -> None:
+        self._unsaved.pop(part, None)
+
+    def _raise_unsaved(self, summary: BackupSummary) -> None:
+        """``run_once``'s end: the parts it was asked to save and could not, as one error with the exit code of the
+        first failing service (3 object store, 4 Kafka or Schema Registry)."""
+        if not self._unsaved:
+            return
+        first = next(iter(self._unsaved.values()))
+        raise PartsNotSaved(
+            f"the records were backed up ({summary.records} records in {summary.objects} objects), but not saved: "
+            + "; ".join(f"the {part} ({exc})" for part, exc in self._unsaved.items()),
+            exit_code=first.exit_code,
+        )
+
     def _note_schemas(self, topics: dict[str, int]) -> None:
         """Save the topics' Schema Registry subjects whenever they changed (when a registry is configured). A
-        failure is logged and retried next cycle."""
+        failure is retried next cycle (``run_once``: fails the run at its end)."""
         from kafka_s3.io.schema_registry.subjects import registry_for, save_subjects
 
         try:
@@ -208,11 +248,14 @@ class Backup:
                 self._last_schemas[topic] = saved
                 log.info("%s: saved Schema Registry subjects %s", topic, ", ".join(sorted(saved.subjects)))
         except KafkaS3Error as exc:
-            log.error("saving Schema Registry subjects failed (retried next cycle): %s", exc)
+            self._not_saved(SCHEMAS, exc)
+            return
+        self._saved(SCHEMAS)
 
     def _note_topic_configs(self, topics: dict[str, int]) -> None:
         """Record each topic's partition count and own configs whenever they changed since the newest record
-        stored (history: records are never replaced). A failure is logged and retried next cycle."""
+        stored (history: records are never replaced). A failure is retried next cycle (``run_once``: fails the run
+        at its end); without the ACL to read them, a warning."""
         try:
             configs = self.admin.topic_configs(topics)
             at = int(time.time() * 1000)
@@ -236,7 +279,9 @@ class Backup:
                 self._warned.add(str(exc))
                 log.warning("topic configurations not recorded (grant the ACL to record them): %s", exc)
         except KafkaS3Error as exc:
-            log.error("recording topic configurations failed (retried next cycle): %s", exc)
+            self._not_saved(TOPIC_CONFIGS, exc)
+            return
+        self._saved(TOPIC_CONFIGS)
 
     def _resume(self, tps: list[TP]) -> None:
         """Initial positions for partitions seen for the first time (:mod:`.resume`)."""
@@ -457,7 +502,8 @@ class Backup:
     def snapshot_groups(self) -> None:
         """Record the committed offsets of the consumer groups on the backed-up topics, after the cycle's commit
         (``backup.consumer.groups.*``): one immutable object per topic whose groups' offsets changed since the
-        newest snapshot stored. A failure is logged and retried next cycle: the records' backup goes on."""
+        newest snapshot stored. A failure is retried next cycle: the records' backup goes on (``run_once`` fails
+        at its end)."""
         if not self.config["backup.consumer.groups.enable"]:
             return
         topics = sorted({tp[0] for tp in self.states})
@@ -514,7 +560,9 @@ class Backup:
                     extra={"topic": topic, "groups": sorted(snapshot.groups), "at": at},
                 )
         except KafkaS3Error as exc:
-            log.error("consumer-group snapshot failed (retried next cycle): %s", exc)
+            self._not_saved(GROUP_SNAPSHOT, exc)
+            return
+        self._saved(GROUP_SNAPSHOT)
 
     def _check_group_listing(self, groups: list[str]) -> None:
         """Listing consumer groups shows a principal without DESCRIBE on the cluster only the groups it may DESCRIBE:
@@ -573,7 +621,10 @@ class Backup:
         self._conditional_checked = True
 
     def run_once(self) -> BackupSummary:
-        """Back up every record below the high watermarks seen now, flush what is open, and return."""
+        """Back up every record below the high watermarks seen now, flush what is open, and return. A part it was
+        asked to save besides the records (schemas, topic configurations, group snapshots) that failed is raised at
+        the end (:class:`PartsNotSaved`)."""
+        self._once = True
         self.check_store()
         topics = self.topics()
         tps = [(t, p) for t, n in topics.items() for p in range(n)]
@@ -594,6 +645,7 @@ class Backup:
         if not summary.cycles:
             self.snapshot_groups()
         summary.committed = {tp: s.next_offset for tp, s in self.states.items()}
+        self._raise_unsaved(summary)
         return summary
 
     def follow(self, stop: threading.Event | None = None) -> None:

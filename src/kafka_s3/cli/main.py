@@ -276,6 +276,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
                     print_restore_summary(summary)
                     if restore.current_plan is not None and restore.current_plan.schema_note:
                         print(restore.current_plan.schema_note)
+                    if summary.unfinished:
+                        return _stopped_unfinished(summary.unfinished, args.consumer_groups is not None)
                 if interrupts.signum is None and args.consumer_groups is not None:
                     for line in restore.translate_groups(args.consumer_groups).lines():
                         print(line)
@@ -285,6 +287,21 @@ def cmd_restore(args: argparse.Namespace) -> int:
     if interrupts.signum is not None:
         return _stopped_restore(interrupts, [restore])
     return 0
+
+
+def _stopped_unfinished(findings: Sequence[object], groups: bool = False) -> int:
+    """A restore that stopped before a chunk the backup has not finished uploading: what it holds back, and exit 8
+    (nothing after such a chunk was produced; running the same command again continues from it)."""
+    from kafka_s3.core.errors import BackupUnfinished
+
+    lines = "".join(f"\n  {f}" for f in findings)
+    print(
+        f"kafka-s3: error: stopped at a chunk the backup has not finished uploading; run again once it is there:"
+        f"{lines}"
+        + ("\nconsumer groups were not translated (they are, once the restore is complete)" if groups else ""),
+        file=sys.stderr,
+    )
+    return BackupUnfinished.exit_code
 
 
 def _stopped_restore(interrupts: Interrupts, restores: Sequence[Restore]) -> int:
@@ -345,9 +362,12 @@ def _restore_statements(args: argparse.Namespace, configs: list[Config], options
                 continue
             done.append(restore)
             try:
-                print_restore_summary(restore.run())
+                summary = restore.run()
+                print_restore_summary(summary)
                 if restore.current_plan is not None and restore.current_plan.schema_note:
                     print(restore.current_plan.schema_note)
+                if summary.unfinished:
+                    return _stopped_unfinished(summary.unfinished, args.consumer_groups is not None)
                 if args.consumer_groups is not None and not stop.is_set():
                     for line in restore.translate_groups(args.consumer_groups).lines():
                         print(line)
@@ -367,6 +387,7 @@ def _dry_run(restore: Restore, consumer_groups: str | None = None) -> int:
     plan_set = restore.plan()
     if plan_set.blocking and not restore.options.allow_gaps:
         plan_set.blockers.extend(str(f) for f in plan_set.blocking)
+    unfinished = [] if restore.options.allow_gaps else plan_set.unfinished
     restore.check_targets(plan_set, create=False)
     print(describe_plan(plan_set))
     if restore.options.schemas:
@@ -383,7 +404,9 @@ def _dry_run(restore: Restore, consumer_groups: str | None = None) -> int:
         print(f"warning: {warning}")
     if plan_set.blocking and not restore.options.allow_gaps:
         return BackupIncomplete.exit_code
-    return PlanError.exit_code if plan_set.blockers else 0
+    if plan_set.blockers:
+        return PlanError.exit_code
+    return _stopped_unfinished(unfinished) if unfinished else 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

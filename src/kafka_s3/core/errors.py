@@ -147,6 +147,17 @@ class BackupIncomplete(KafkaS3Error):
         self.findings = list(findings)
 
 
+class BackupUnfinished(KafkaS3Error):
+    """Offsets a read asks for lie in (or after) a chunk the backup has not finished uploading: they are not committed
+    yet. Reading again once the backup has uploaded it gives them; nothing after such a chunk is ever read first."""
+
+    exit_code = 8
+
+    def __init__(self, message: str, findings: Sequence[object] = ()):
+        super().__init__(message)
+        self.findings = list(findings)
+
+
 class Interrupted(KafkaS3Error):
     """The run was stopped by a signal (Ctrl-C, SIGTERM): the running Spark job was cancelled, nothing of it was
     committed (the CLI exits 128 + the signal's number: 130 for SIGINT, 143 for SIGTERM)."""

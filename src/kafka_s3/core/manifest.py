@@ -201,6 +201,10 @@ class ManifestStore:
         with contextlib.suppress(ObjectExistsError):
             self.store.put(key, b"")
 
+    def topics(self) -> list[str]:
+        """The topics this backup holds manifests or records of (the first names under the manifest root)."""
+        return self.store.children(f"{self.root}{self.delim}", self.delim)
+
     def load_topic(self, topic: str, cache: dict[str, Manifest] | None = None) -> dict[int, PartitionManifests]:
         """Every partition's manifests and committed mark, from one listing of the topic's manifest tree (manifests
         are fetched in parallel). Partitions without manifests are absent. ``cache``: manifests already read (they

@@ -17,8 +17,8 @@ from kafka_s3.core.layouts.detection import Detection
 from kafka_s3.io.kafka.admin import TP
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.engine import Engine, Task
-from kafka_s3.pipelines.read.discovery import BackupObject, discover
-from kafka_s3.pipelines.read.integrity import Finding, Kind, PartitionCheck, check_backup, with_records
+from kafka_s3.pipelines.read.discovery import BackupObject
+from kafka_s3.pipelines.read.integrity import Finding, Kind, PartitionCheck, survey, without_excluded
 from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.worker_cache import cached
@@ -51,15 +51,9 @@ def check_store(
     store = StoreSpec.from_config(config).open()
     store.check()
     plugins = ReadPlugins.from_config(config)
-    sizes: dict[str, int] = {}
-    partitions = discover(store, plugins, topics or config["topics"] or None, "fail", None, sizes)
-    manifest_store = plugins.manifests(store)
-    names = sorted({tp[0] for tp in partitions} | set(topics or config["topics"] or []))
-    manifests = {t: manifest_store.load_topic(t) for t in names}
-    with_records(partitions, [pm for by_partition in manifests.values() for pm in by_partition.values()])
-    checks = check_backup(partitions, manifests, sizes)
-    objects = {tp: [o for o in part.objects if o.key not in checks[tp].excluded] for tp, part in partitions.items()}
-    return checks, objects
+    found = survey(store, plugins, topics or config["topics"] or None)
+    objects = {tp: without_excluded(part, found.checks[tp], hold=False) for tp, part in found.partitions.items()}
+    return found.checks, objects
 
 
 def detected_config(config: Config) -> tuple[Config, Detection]:

@@ -100,8 +100,14 @@ class BackupReader(DataSourceReader):
         return config, store, ReadPlugins.from_config(config)
 
     def partitions(self) -> list[BackupPartition]:
-        from kafka_s3.pipelines.read.discovery import discover
-        from kafka_s3.pipelines.read.integrity import blocking_within, check_listed, incomplete, without_excluded
+        from kafka_s3.pipelines.read.integrity import (
+            blocking_within,
+            incomplete,
+            survey,
+            unfinished_error,
+            unfinished_within,
+            without_excluded,
+        )
         from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
         from kafka_s3.pipelines.read.planning import Ranges, select_objects
 
@@ -118,9 +124,9 @@ class BackupReader(DataSourceReader):
             topics = sorted(selection.topics if topics is None else selection.topics & set(topics))
             if not topics:
                 return []
-        sizes: dict[str, int] = {}
-        parts = discover(store, plugins, topics, config["behavior.on.error"], None, sizes)
-        parts = {tp: part for tp, part in parts.items() if selection.wants(*tp)}
+        found = survey(store, plugins, topics, config["behavior.on.error"])
+        parts = {tp: part for tp, part in found.partitions.items() if selection.wants(*tp)}
+        checks = found.checks
 
         def wanted(tp: tuple[str, int]) -> Selection:
             return Selection.of_bounds(options.bounds(tp)) & selection
@@ -129,17 +135,21 @@ class BackupReader(DataSourceReader):
             return wanted(tp).offsets if selection.wants(*tp) else None
 
         # The restore's checks, from the listing and the manifests, before a row is read: a damaged object the read
-        # needs is an error, never rows silently absent (allow.gaps: read the rest, as restore --allow-gaps).
-        checks = check_listed(store, plugins, parts, sizes, topics)
+        # needs is an error, never rows silently absent, and so are offsets in or after a chunk the backup has not
+        # finished uploading (allow.gaps: read the rest, as restore --allow-gaps).
         damaged = blocking_within(checks, wanted_offsets)
         if damaged and not self.allow_gaps:
             raise incomplete(damaged, f'\n(.option("{ALLOW_GAPS}", "true") reads the rest)')
-        for finding in damaged:
+        unfinished = unfinished_within(checks, wanted_offsets)
+        if unfinished and not self.allow_gaps:
+            raise unfinished_error(unfinished)
+        for finding in damaged + unfinished:
             log.warning("skipped (%s): %s", ALLOW_GAPS, finding)
         layout = config["restore.layout"]
         planned = []
         for tp, part in parts.items():
-            objects = select_objects(without_excluded(part, checks.get(tp)), wanted(tp), len(part.directories) <= 1)
+            readable = without_excluded(part, checks.get(tp), hold=not self.allow_gaps)
+            objects = select_objects(readable, wanted(tp), len(part.directories) <= 1)
             if objects:
                 planned.append(BackupPartition(*tp, tuple(objects), options.bounds(tp), layout, selection))
         return planned

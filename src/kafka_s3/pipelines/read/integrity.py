@@ -6,7 +6,9 @@ object, and every chunk the backup marked committed (``.tail`` marks, see :mod:`
 have its manifest, and every chunk a manifest says it follows (``follows``: where its predecessor ended) must
 still be there — so a deleted first, middle or last object, or a whole chunk lost with its manifest, is found, not
 skipped. A chunk beyond the newest mark
-whose files are not all there yet may be one a running backup is still uploading: it is left out, and said so.
+whose files are not all there yet is one a running backup is still uploading (manifest first, files next, and later
+chunks may complete first): nothing from it on is read until it is there — the partition's *frontier* — so a reader
+never goes past offsets it will have to come back for.
 
 For buckets another tool wrote (no manifests) names give start offsets only: the order is checked, and the plan says
 that continuity cannot be verified (an offset gap may be compaction or a transaction marker, not a loss).
@@ -20,9 +22,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from kafka_s3.core.errors import BackupIncomplete
+from kafka_s3.core.errors import BackupIncomplete, BackupUnfinished
 from kafka_s3.core.manifest import Manifest, PartitionManifests
-from kafka_s3.pipelines.read.discovery import BackupObject, SourcePartition
+from kafka_s3.pipelines.read.discovery import BackupObject, Problem, SourcePartition, discover
 from kafka_s3.pipelines.read.planning import HIGH, Ranges
 
 if TYPE_CHECKING:
@@ -34,13 +36,14 @@ class Kind(StrEnum):
     MISSING = "missing"  # a file a manifest names, or a committed chunk's manifest, is gone
     TRUNCATED = "truncated"  # a file's size differs from the manifest's
     OVERLAP = "overlap"  # two chunks (or a stray object and a chunk) cover the same offsets
+    UNLISTED = "in no manifest"  # an object of a kafka-s3 backup that no chunk manifest names
     COUNTS = "counts"  # a sidecar and its data object (or an object and its manifest) disagree on records
     UNDECODABLE = "undecodable"  # --verify-deep / verify --deep: an object does not decode, or its offsets are wrong
-    IN_PROGRESS = "in progress"  # a chunk beyond the committed end, still uploading: left out
+    IN_PROGRESS = "in progress"  # a chunk beyond the committed end, still uploading: reads stop before it
     UNVERIFIABLE = "unverifiable"  # what cannot be checked (foreign objects): said, not an error
 
 
-BLOCKING = frozenset({Kind.MISSING, Kind.TRUNCATED, Kind.OVERLAP, Kind.COUNTS, Kind.UNDECODABLE})
+BLOCKING = frozenset({Kind.MISSING, Kind.TRUNCATED, Kind.OVERLAP, Kind.UNLISTED, Kind.COUNTS, Kind.UNDECODABLE})
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,10 @@ class PartitionCheck:
     verified: bool = False  # manifests back it
     findings: list[Finding] = field(default_factory=list)
     excluded: set[str] = field(default_factory=set)  # data object keys a restore must leave out
+    # The first chunk not uploaded yet: offsets from here on are not read until it is there (``--allow-gaps`` skips
+    # the unfinished chunks instead). ``unfinished`` says so for the offsets it holds back.
+    frontier: int | None = None
+    unfinished: Finding | None = None
 
     @property
     def blocking(self) -> list[Finding]:
@@ -144,6 +151,7 @@ def check_partition(
     for start in manifests.marked_starts:
         if start not in starts:
             later = [m.start for m in chunks if m.start > start]
+            left = tuple(o.key for o in objects if o.start == start)
             note(
                 Finding(
                     Kind.MISSING,
@@ -151,9 +159,9 @@ def check_partition(
                     partition,
                     start,
                     later[0] - 1 if later else None,
-                    (),
-                    f"the backup committed a chunk at offset {start} but its manifest is gone: its objects were "
-                    "deleted",
+                    left,
+                    f"the backup committed a chunk at offset {start} but its manifest is gone"
+                    + (": its object(s) are still there but cannot be verified" if left else " with its objects"),
                 )
             )
     known = {f.key for m in chunks for f in m.files}
@@ -194,15 +202,30 @@ def check_partition(
         else:
             note(
                 Finding(
-                    Kind.UNVERIFIABLE,
+                    Kind.UNLISTED,
                     topic,
                     partition,
                     obj.start,
-                    None,
+                    obj.last_offset,
                     (obj.key,),
-                    "object is in no manifest (written by another tool?): restored, its contents unverified",
+                    "object is in no chunk manifest of this backup (written by another tool, or its manifest was "
+                    "deleted): its contents cannot be verified",
                 )
             )
+        check.excluded.add(obj.key)
+    if check.frontier is not None:
+        first_missing = next(f for f in check.findings if f.kind is Kind.IN_PROGRESS)
+        check.unfinished = Finding(
+            Kind.IN_PROGRESS,
+            topic,
+            partition,
+            check.frontier,
+            chunks[-1].end,
+            first_missing.keys,
+            f"chunk {first_missing.first}..{first_missing.last} is not uploaded yet (beyond the backup's committed "
+            "end: a running backup?); nothing from it on is read until it is there: run again once the backup has "
+            "uploaded it (restore --follow waits for it; --allow-gaps skips it)",
+        )
     kept = [m for m in chunks if not ({f.key for f in m.files if f.kind == "data"} & check.excluded)]
     if kept:
         check.first = min(check.first if check.first is not None else kept[0].start, kept[0].start)
@@ -215,7 +238,7 @@ def _check_chain(check: PartitionCheck, manifests: PartitionManifests, strays: l
     """Each manifest names the end of the chunk committed before it (``follows``): no chunk ending there means that
     chunk was lost with its manifest (an offset gap alone may be compaction or transaction markers, not a loss).
     ``strays``: start offsets of listed objects no manifest names — one starting in the lost chunk's offsets is that
-    chunk's object whose manifest alone is gone: restored, noted unverifiable (as any object in no manifest)."""
+    chunk's object whose manifest alone is gone: reported as an object in no manifest, not twice."""
     chunks = manifests.chunks
     ends = {m.end for m in chunks}
     reported = [(f.first, f.last) for f in check.findings if f.kind is Kind.MISSING]
@@ -252,7 +275,7 @@ def _check_chunk(check: PartitionCheck, manifest: Manifest, sizes: dict[str, int
     missing = [f.key for f in manifest.files if f.key not in sizes]
     resized = [f for f in manifest.files if f.key in sizes and sizes[f.key] != f.bytes]
     data_keys = {f.key for f in manifest.files if f.kind == "data"}
-    if missing and committed is not None and manifest.start > committed:
+    if missing and (committed is None or manifest.start > committed):
         check.findings.append(
             Finding(
                 Kind.IN_PROGRESS,
@@ -261,10 +284,12 @@ def _check_chunk(check: PartitionCheck, manifest: Manifest, sizes: dict[str, int
                 manifest.start,
                 manifest.end,
                 tuple(missing),
-                "chunk beyond the backup's committed end, not all uploaded yet (a running backup?): not restored",
+                "chunk beyond the backup's committed end, not uploaded yet (a running backup?)",
             )
         )
         check.excluded |= data_keys
+        if check.frontier is None:
+            check.frontier = manifest.start
         return
     if missing:
         check.findings.append(
@@ -285,6 +310,20 @@ def _check_chunk(check: PartitionCheck, manifest: Manifest, sizes: dict[str, int
         )
         check.excluded |= data_keys
     data = [f for f in manifest.files if f.kind == "data"]
+    if manifest.records > manifest.end - manifest.start + 1:
+        check.findings.append(
+            Finding(
+                Kind.COUNTS,
+                topic,
+                partition,
+                manifest.start,
+                manifest.end,
+                tuple(f.key for f in data),
+                f"the manifest counts {manifest.records} records in offsets {manifest.start}..{manifest.end}, more "
+                "than the offsets hold: it disagrees with its objects",
+            )
+        )
+        check.excluded |= data_keys
     for entry in manifest.files:
         if (
             entry.kind in ("keys", "headers")
@@ -340,29 +379,95 @@ def with_records(partitions: dict[tuple[str, int], SourcePartition], manifests: 
         ]
 
 
-def without_excluded(part: SourcePartition, check: PartitionCheck | None) -> list[BackupObject]:
-    if check is None or not check.excluded:
+def without_excluded(part: SourcePartition, check: PartitionCheck | None, hold: bool = True) -> list[BackupObject]:
+    """The objects a read may use: none a check left out, and (``hold``) none at or after the partition's frontier,
+    the first chunk not uploaded yet (``hold=False``: ``--allow-gaps`` skips unfinished chunks instead)."""
+    if check is None:
         return list(part.objects)
-    return [o for o in part.objects if o.key not in check.excluded]
+    frontier = check.frontier if hold else None
+    return [o for o in part.objects if o.key not in check.excluded and (frontier is None or o.start < frontier)]
 
 
-def check_listed(
+@dataclass
+class Survey:
+    """What a read of a backup starts from: each source partition's listed objects, the manifests and the checks."""
+
+    partitions: dict[tuple[str, int], SourcePartition]
+    manifests: dict[str, dict[int, PartitionManifests]]
+    checks: dict[tuple[str, int], PartitionCheck]
+    sizes: dict[str, int]
+
+    @property
+    def loaded(self) -> list[PartitionManifests]:
+        return [pm for by_partition in self.manifests.values() for pm in by_partition.values()]
+
+
+def survey(
     store: Store,
     plugins: ReadPlugins,
-    partitions: dict[tuple[str, int], SourcePartition],
-    sizes: dict[str, int],
     topics: Iterable[str] | None = None,
-) -> dict[tuple[str, int], PartitionCheck]:
-    """:func:`check_backup` of what :func:`~kafka_s3.pipelines.read.discovery.discover` listed (``sizes``: the sizes
-    it recorded), with the manifests of the listed ``topics`` loaded from the store; gives each listed data object its
-    manifest's record count and spans (:func:`with_records`). What the readers (``kafka-s3 read``, the DataFrame
-    reader) run before reading: only manifests and the listing, no object is fetched."""
-    store_manifests = plugins.manifests(store)
-    names = sorted({t for t, _ in partitions} | set(topics or []))
-    loaded = [pm for t in names for pm in store_manifests.load_topic(t).values()]
+    on_error: str = "fail",
+    problems: list[Problem] | None = None,
+) -> Survey:
+    """List and check a backup (restores, ``verify``, ``kafka-s3 read`` and the DataFrame reader start here).
+
+    The manifests are listed before the objects: a backup running meanwhile completes a chunk's files only after its
+    manifest exists and marks it committed only after that, so every file a listed manifest names that is committed
+    is in the later object listing (a deletion, not a race, when it is not). An object no listed manifest names may
+    belong to a chunk committed between the two listings: such objects are looked up once more in a fresh listing of
+    their partition's manifests, and a chunk found there is left for the next read, not reported."""
+    manifest_store = plugins.manifests(store)
+    cache = plugins.manifest_cache
+    names = sorted(set(topics)) if topics else manifest_store.topics()
+    manifests = {t: manifest_store.load_topic(t, cache) for t in names}
+    sizes: dict[str, int] = {}
+    partitions = discover(store, plugins, topics, on_error, problems, sizes)
+    for topic in sorted({t for t, _ in partitions} - set(manifests)):
+        manifests[topic] = manifest_store.load_topic(topic, cache)
+    loaded = [pm for by_partition in manifests.values() for pm in by_partition.values()]
     with_records(partitions, loaded)
-    by_topic = {t: {pm.partition: pm for pm in loaded if pm.topic == t} for t in names}
-    return check_backup(partitions, by_topic, sizes)
+    checks = check_backup(partitions, manifests, sizes)
+    late = {tp for tp, check in checks.items() if any(f.kind is Kind.UNLISTED for f in check.findings)}
+    for topic in sorted({t for t, _ in late}):
+        fresh = manifest_store.load_topic(topic, cache)
+        for tp in (tp for tp in late if tp[0] == topic):
+            _forgive_newer_chunks(checks[tp], manifests[topic].get(tp[1]), fresh.get(tp[1]))
+    return Survey(partitions, manifests, checks, sizes)
+
+
+def _forgive_newer_chunks(
+    check: PartitionCheck, listed: PartitionManifests | None, fresh: PartitionManifests | None
+) -> None:
+    """Objects in no listed manifest that a manifest created after the listing names, beyond every listed chunk: a
+    chunk the backup committed while the listing ran. Not an error: left out of this read, as a chunk in progress."""
+    if fresh is None:
+        return
+    end = listed.chunks[-1].end if listed is not None and listed.chunks else -1
+    newer = {f.key for m in fresh.chunks if m.start > end for f in m.files}
+    forgiven = [f for f in check.findings if f.kind is Kind.UNLISTED and set(f.keys) <= newer]
+    check.findings = [f for f in check.findings if f not in forgiven]
+    if forgiven and check.frontier is None:
+        check.frontier = min(f.first for f in forgiven if f.first is not None)
+
+
+def unfinished_within(
+    checks: dict[tuple[str, int], PartitionCheck], wanted: Callable[[tuple[str, int]], Ranges | None]
+) -> list[Finding]:
+    """The unfinished ranges (a chunk not uploaded yet, and everything after it) that meet the offsets a read asks
+    for: not committed yet, so not read (:class:`~kafka_s3.core.errors.BackupUnfinished`, or ``allow.gaps``)."""
+    out = []
+    for tp, check in checks.items():
+        offsets = wanted(tp)
+        if offsets is None or check.unfinished is None or check.frontier is None:
+            continue
+        if offsets.meets(check.frontier, HIGH):
+            out.append(check.unfinished)
+    return out
+
+
+def unfinished_error(findings: list[Finding]) -> BackupUnfinished:
+    lines = "\n".join(f"  {f}" for f in findings)
+    return BackupUnfinished(f"offsets asked for are not committed yet:\n{lines}", findings)
 
 
 def blocking_within(

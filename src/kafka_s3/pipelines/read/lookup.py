@@ -15,7 +15,14 @@ from kafka_s3.core.errors import ConfigError, NotInBackup
 from kafka_s3.core.records import to_dicts
 from kafka_s3.core.store import Store
 from kafka_s3.pipelines.read.discovery import SourcePartition, discover
-from kafka_s3.pipelines.read.integrity import blocking_within, check_listed, incomplete, without_excluded
+from kafka_s3.pipelines.read.integrity import (
+    blocking_within,
+    incomplete,
+    survey,
+    unfinished_error,
+    unfinished_within,
+    without_excluded,
+)
 from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.options import Bounds
 from kafka_s3.pipelines.read.planning import Ranges
@@ -45,16 +52,23 @@ def read_records(
     config, _ = detected(config, store)
     plugins = ReadPlugins.from_config(config)
     topic = topic or _only_topic(config, store, plugins)
-    sizes: dict[str, int] = {}
-    parts = discover(store, plugins, [topic], sizes=sizes)
+    found = survey(store, plugins, [topic])
+    parts, checks = found.partitions, found.checks
     tp = (topic, partition)
-    checks = check_listed(store, plugins, parts, sizes, [topic])
 
     def refuse_damage(first: int, end: int | None) -> None:
-        """The restore's checks: a damaged object holding offsets the read returns (or reads past) is an error."""
-        damaged = blocking_within(checks, lambda asked: Ranges.between(first, end) if asked == tp else None)
+        """The restore's checks: a damaged object holding offsets the read returns (or reads past) is an error, and
+        so are offsets not committed yet (in or after a chunk the backup has not finished uploading)."""
+
+        def asked(where: tuple[str, int]) -> Ranges | None:
+            return Ranges.between(first, end) if where == tp else None
+
+        damaged = blocking_within(checks, asked)
         if damaged:
             raise incomplete(damaged)
+        unfinished = unfinished_within(checks, asked)
+        if unfinished:
+            raise unfinished_error(unfinished)
 
     refuse_damage(offset, offset + count)
     part = parts.get(tp)

@@ -29,13 +29,13 @@ from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
 from kafka_s3.pipelines.read.ambiguity import refuse_ambiguous
-from kafka_s3.pipelines.read.discovery import Problem, SourcePartition, discover
+from kafka_s3.pipelines.read.discovery import Problem, SourcePartition
 from kafka_s3.pipelines.read.integrity import (
     Finding,
+    Kind,
     PartitionCheck,
-    check_backup,
     incomplete,
-    with_records,
+    survey,
     without_excluded,
 )
 from kafka_s3.pipelines.read.layouts import detected
@@ -75,6 +75,16 @@ class RestorePlanSet:
     def blocking(self) -> list[Finding]:
         return [f for check in self.checks.values() for f in check.blocking]
 
+    @property
+    def unfinished(self) -> list[Finding]:
+        """Per partition, the offsets held back at a chunk the backup has not finished uploading."""
+        return [check.unfinished for check in self.checks.values() if check.unfinished is not None]
+
+    @property
+    def in_progress(self) -> list[Finding]:
+        """Each chunk not uploaded yet (what ``--allow-gaps`` skips)."""
+        return [f for check in self.checks.values() for f in check.findings if f.kind is Kind.IN_PROGRESS]
+
 
 @dataclass
 class RestoreSummary:
@@ -87,6 +97,8 @@ class RestoreSummary:
     seconds: float = 0.0
     timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
     layout: str = ""  # whose layout the prefix holds (RestorePlanSet.layout)
+    # Offsets not restored because a chunk before them is not uploaded yet: run again (exit code 8 on the CLI)
+    unfinished: list[Finding] = field(default_factory=list)
 
     @property
     def records(self) -> int:
@@ -199,25 +211,19 @@ class Restore:
             self.raw_config = {k: str(v) for k, v in self.config.originals.items()}
         problems: list[Problem] = []
         topics = self.options.topics or self.config["topics"] or None
-        sizes: dict[str, int] = {}
-        partitions = discover(self.store, self.plugins, topics, self.config["behavior.on.error"], problems, sizes)
-        manifest_store = self.plugins.manifests(self.store)
-        cache = self.plugins.manifest_cache
-        names = sorted({tp[0] for tp in partitions} | set(topics or []))
-        manifests = [pm for t in names for pm in manifest_store.load_topic(t, cache).values()]
-        refuse_ambiguous(partitions, manifests)  # ByteArray records that cannot be told apart
-        with_records(partitions, manifests)
-        checks = check_backup(
-            partitions, {t: {pm.partition: pm for pm in manifests if pm.topic == t} for t in names}, sizes
-        )
+        found = survey(self.store, self.plugins, topics, self.config["behavior.on.error"], problems)
+        partitions, checks = found.partitions, found.checks
+        refuse_ambiguous(partitions, found.loaded)  # ByteArray records that cannot be told apart
+        hold = self.following or not self.options.allow_gaps  # --allow-gaps skips unfinished chunks instead
         if self.options.verify_deep:
-            readable = {tp: without_excluded(part, checks.get(tp)) for tp, part in partitions.items()}
+            readable = {tp: without_excluded(part, checks.get(tp), hold) for tp, part in partitions.items()}
             for tp, findings in deep_check(self.engine, self.config, readable).items():
                 checks[tp].findings.extend(findings)
                 checks[tp].excluded |= {key for f in findings if f.blocking for key in f.keys}
         for check in checks.values():
             for finding in check.findings:
-                log.log(logging.ERROR if finding.blocking else logging.WARNING, "%s", finding)
+                if finding.kind is not Kind.IN_PROGRESS:  # said once per partition, by run() and follow()
+                    log.log(logging.ERROR if finding.blocking else logging.WARNING, "%s", finding)
         if topics:
             missing = [t for t in topics if not any(tp[0] == t for tp in partitions)]
             if missing and not partitions and not self.following:
@@ -237,7 +243,7 @@ class Restore:
         plans = []
         unprovable = []
         for tp, part in partitions.items():
-            objects = without_excluded(part, checks.get(tp))
+            objects = without_excluded(part, checks.get(tp), hold)
             if not self.plugins.stored_offsets and len(part.directories) <= 1:
                 reason = unprovable_bound(objects, self.options.bounds(tp))
                 if reason:
@@ -420,14 +426,19 @@ class Restore:
         self.check_targets(plan_set)
         plan_set.plans = self._decide_starts(plan_set.plans)
         self.current_plan = plan_set
+        skipping = self.options.allow_gaps and not self.following  # unfinished chunks skipped, not waited for
         summary = RestoreSummary(
             problems=list(plan_set.problems),
-            skipped=plan_set.blocking,
+            skipped=plan_set.blocking + (plan_set.in_progress if skipping else []),
             timestamps=plan_set.timestamps,
             layout=plan_set.layout,
+            unfinished=[] if skipping else plan_set.unfinished,
         )
         for finding in summary.skipped:
             log.warning("skipped (--allow-gaps): %s", finding)
+        if not self.following:
+            for finding in summary.unfinished:
+                log.warning("stopping at an unfinished chunk: %s", finding)
         if self.options.schemas:
             plan_set.plans = self._import_schemas(plan_set)
         plans = plan_set.plans
@@ -796,17 +807,24 @@ class Restore:
     def follow(self, stop: threading.Event | None = None) -> None:
         """Restore, then keep restoring objects that appear later (including new time-period directories).
 
-        An object that appears after the restore went past its first offset (possible with several directories per
-        partition: field or time partitioners write each directory's objects at their own pace) cannot be inserted
-        in order any more: its records below the progress are reported, not restored.
+        A partition whose next chunk the backup has not finished uploading waits there (nothing after it is produced
+        first) and goes on once it is complete. In buckets without manifests (another tool's), an object that
+        appears after the restore went past its first offset (possible with several directories per partition: field
+        or time partitioners write each directory's objects at their own pace) cannot be inserted in order any more:
+        its records below the progress are reported, not restored.
         """
         stop = stop or threading.Event()
         self.following = True
         interval = self.config["s3.poll.interval.ms"] / 1000
         seen: dict[TP, set[str]] = {}
         progress: dict[TP, int] = {}
+        waiting: dict[TP, int | None] = {}
         while not stop.is_set():
             plan_set = self.plan()
+            for tp, check in plan_set.checks.items():
+                if check.frontier != waiting.get(tp) and check.unfinished is not None:
+                    log.info("waiting: %s", check.unfinished)
+                waiting[tp] = check.frontier
             for problem in late_objects(plan_set, seen, progress):
                 plan_set.problems.append(problem)
                 log.warning("%s: %s", problem.key, problem.message)

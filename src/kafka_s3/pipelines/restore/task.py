@@ -39,6 +39,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MSG_SIZE_TOO_LARGE = 10  # librdkafka's code of a record over a size limit (the broker's or the producer's)
+UNKNOWN_PARTITION_WAIT_S = 30.0
+
+
+def _unknown_partition(exc: Exception) -> bool:
+    from confluent_kafka import KafkaError as RdKafkaError
+
+    error = exc.args[0] if exc.args else None
+    return isinstance(error, RdKafkaError) and error.code() == RdKafkaError._UNKNOWN_PARTITION
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,14 @@ class Outcome:
     # production order (idempotent producer), so each report is the oldest of them.
     in_flight: deque[int] = field(default_factory=deque)
     delivered: OffsetMap = field(default_factory=OffsetMap)  # since the last progress commit
+    _metadata_wait_until: float | None = None
+
+    def metadata_deadline(self) -> float:
+        """Until when a produce refused for an unknown partition is tried again (once per task: a topic the
+        restore created a moment ago, whose partitions the producer's metadata does not show yet)."""
+        if self._metadata_wait_until is None:
+            self._metadata_wait_until = time.monotonic() + UNKNOWN_PARTITION_WAIT_S
+        return self._metadata_wait_until
 
     def on_delivery(self, err: RdKafkaError | None, msg: Any) -> None:
         # msg: a confluent_kafka Message, left untyped here: its offset() is typed Optional though a delivered message
@@ -144,6 +160,9 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
             except BufferError:
                 poll(0.05)
             except KafkaException as exc:
+                if _unknown_partition(exc) and time.monotonic() < outcome.metadata_deadline():
+                    poll(0.1)  # a topic created a moment ago: the producer's metadata catches up
+                    continue
                 raise _produce_error(exc, plan, batch, i, keys[i], values[i], headers) from None
         if i % 1000 == 0:
             poll(0)

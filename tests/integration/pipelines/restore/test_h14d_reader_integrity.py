@@ -84,9 +84,14 @@ def test_h14d_reader_refuses_a_truncated_data_object(backed_up, s3_client, fresh
 
 def test_h14d_reader_refuses_a_deleted_committed_manifest(backed_up, s3_client, fresh_bucket):
     topic, raw = backed_up
-    # A middle chunk's manifest alone: its object is still read (as a restore restores it, noted unverifiable).
+    # A middle chunk's manifest alone: its object, which no manifest names any more, cannot be verified: refused.
     s3_client.delete_object(Bucket=fresh_bucket, Key=manifest_key(topic, 0, 3))
-    assert sorted((p.partition, [o.start for o in p.objects]) for p in plan(raw)) == [(0, [0, 3, 6]), (1, [0, 3, 6])]
+    with pytest.raises(BackupIncomplete, match=rf"{topic}\[0\] offsets 3\.\.: in no manifest"):
+        plan(raw)
+    assert sorted((p.partition, [o.start for o in p.objects]) for p in plan(raw, **{"allow.gaps": "true"})) == [
+        (0, [0, 6]),
+        (1, [0, 3, 6]),
+    ]
     # The newest committed chunk's manifest (its .tail mark stays): the partition's end is unknown, an error.
     s3_client.delete_object(Bucket=fresh_bucket, Key=manifest_key(topic, 0, 6))
     with pytest.raises(BackupIncomplete, match=rf"{topic}\[0\] offsets 6\.\.: missing: .*offset 6 but its manifest"):

@@ -167,7 +167,7 @@ def test_item1_overlapping_objects_stop_the_restore(
     assert total(kafka_bootstrap, target) == 0
 
 
-def test_item1_a_chunk_still_uploading_is_left_out_and_said_so(
+def test_a_chunk_still_uploading_ends_its_partition_there_and_is_said(
     backed_up, restorer, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap
 ):
     # As a running backup leaves it: the newest chunk's manifest exists, its data object is not uploaded yet, and the
@@ -179,11 +179,12 @@ def test_item1_a_chunk_still_uploading_is_left_out_and_said_so(
     restore = restorer(fresh_bucket, backed_up, {**SIDECARS, "topic.rename": f"{backed_up}:{target}"})
     plan = restore.plan()
     assert [str(f) for f in plan.findings if f.kind == "in progress"] == [
-        f"{backed_up}[1] offsets 6..8: in progress: chunk beyond the backup's committed end, not all uploaded yet (a "
-        f"running backup?): not restored [{key_of(backed_up, 1, 6, 'data')}]"
+        f"{backed_up}[1] offsets 6..8: in progress: chunk beyond the backup's committed end, not uploaded yet (a "
+        f"running backup?) [{key_of(backed_up, 1, 6, 'data')}]"
     ]
     summary = restore.run(plan)
     assert summary.records == PARTITIONS * PER_PARTITION - 3
+    assert [(f.partition, f.first, f.last) for f in summary.unfinished] == [(1, 6, 8)]
     assert [len(rows) for rows in read_topic(kafka_bootstrap, target).values()] == [9, 6, 9]
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from kafka_s3.core.layout import ObjectName
 from kafka_s3.core.manifest import FileEntry, Manifest, PartitionManifests
 from kafka_s3.pipelines.read.discovery import BackupObject, SourcePartition
-from kafka_s3.pipelines.read.integrity import Kind, check_partition
+from kafka_s3.pipelines.read.integrity import Kind, check_partition, without_excluded
 
 T = "orders"
 
@@ -168,10 +168,46 @@ def test_item_h14e_a_lost_committed_chunk_is_reported_once():
     assert [(f.kind, f.first, f.last) for f in blocking] == [(Kind.MISSING, 3, 5)]
 
 
-def test_item_h14e_a_lost_manifest_whose_object_is_there_is_a_note_not_a_loss():
+def test_a_lost_manifest_whose_object_is_there_is_refused_as_an_object_in_no_manifest():
+    """An object a kafka-s3 backup's manifests do not name cannot be verified: refused, reported once (not also as
+    a broken chain), and left out of what ``--allow-gaps`` restores."""
     chunks = [linked(0, 2, None), linked(3, 5, 2), linked(6, 8, 5)]
     part, sizes = listing(chunks)
     check = run([chunks[0], chunks[2]], sizes, part)
-    assert check.blocking == [] and [(f.kind, f.first, f.keys) for f in check.findings] == [
-        (Kind.UNVERIFIABLE, 3, (key(3),))
-    ]
+    assert [(f.kind, f.first, f.keys) for f in check.findings] == [(Kind.UNLISTED, 3, (key(3),))]
+    assert check.blocking == check.findings and check.excluded == {key(3)}
+
+
+def test_an_object_after_the_last_chunk_that_no_manifest_names_is_refused():
+    chunks = [chunk(0, 2), chunk(3, 5)]
+    part, sizes = listing(chunks)
+    part.objects.append(BackupObject(ObjectName(key(6), T, 0, 6, f"{T}/partition=0", ".json"), 50))
+    [finding] = run(chunks, sizes, part).blocking
+    assert (finding.kind, finding.first, finding.keys) == (Kind.UNLISTED, 6, (key(6),))
+
+
+def test_a_manifest_counting_more_records_than_its_offsets_hold_disagrees_with_its_objects():
+    bad = Manifest(T, 0, 0, 2, (FileEntry(key(0), "data", 5, 0, 2, 100),))
+    part, sizes = listing([bad])
+    [finding] = run([bad], sizes, part).blocking
+    assert finding.kind is Kind.COUNTS and "counts 5 records in offsets 0..2" in finding.message
+
+
+def test_an_unfinished_chunk_holds_back_every_later_chunk_until_it_is_there():
+    chunks = [chunk(0, 2), chunk(3, 5), chunk(6, 8), chunk(9, 11)]
+    part, sizes = listing(chunks)
+    del sizes[key(3)]
+    part.objects = [o for o in part.objects if o.key != key(3)]
+    check = run(chunks, sizes, part, marks=(0,))
+    assert check.blocking == [] and check.frontier == 3
+    assert check.unfinished is not None and (check.unfinished.first, check.unfinished.last) == (3, 11)
+    assert [o.start for o in without_excluded(part, check)] == [0]
+    assert [o.start for o in without_excluded(part, check, hold=False)] == [0, 6, 9]
+
+
+def test_without_any_committed_mark_a_chunk_missing_files_is_unfinished_not_lost():
+    chunks = [chunk(0, 2), chunk(3, 5)]
+    part, sizes = listing(chunks)
+    del sizes[key(3)]
+    check = check_partition(T, 0, part, PartitionManifests(T, 0, tuple(chunks)), sizes)
+    assert check.blocking == [] and check.frontier == 3

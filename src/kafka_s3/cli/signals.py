@@ -2,8 +2,11 @@
 
 The first signal stops the run: the loop of cycles ends, and the running Spark job is cancelled from a thread (so
 the handler returns at once) — the cycle is abandoned, and since offsets and restore progress are only committed for
-durable, whole data, nothing partial is committed. The command then prints one line saying what was committed and
-exits 128 + the signal's number (130 / 143). A second signal aborts at once with the same guarantee.
+durable, whole data, nothing partial is committed. With no Spark job running (the driver waiting for Kafka, the
+object store or a Schema Registry), the handler raises :class:`Interrupted` in the main thread instead, which ends
+the blocking call it is in — as safe as a kill there, and no job starts after it. The command then prints one line
+saying what was committed and exits 128 + the signal's number (130 / 143). A second signal aborts at once with the
+same guarantee.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import sys
 import threading
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING
+
+from kafka_s3.core.errors import Interrupted
 
 if TYPE_CHECKING:
     from kafka_s3.spark.engine import SparkEngine
@@ -50,7 +55,11 @@ class Interrupts:
         self.stop.set()
         sys.stderr.write(f"kafka-s3: {self.name}: stopping (abandoning the running job); again to abort at once\n")
         sys.stderr.flush()
-        threading.Thread(target=self._cancel, name="kafka-s3-cancel", daemon=True).start()
+        if self.engine.job_running:
+            threading.Thread(target=self._cancel, name="kafka-s3-cancel", daemon=True).start()
+            return
+        self.engine.cancelled = True  # the wait at hand ends here, and no job starts after it
+        raise Interrupted(f"stopped by {self.name}")
 
     def _cancel(self) -> None:
         try:

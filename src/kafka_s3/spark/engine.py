@@ -154,6 +154,8 @@ class SparkEngine:
         self.app_name = app_name
         self.conf = dict(conf or {})
         self.cancelled = False  # cancel(): the running job is abandoned and no other one starts
+        self._jobs = 0  # jobs running now (a backup group runs several at once)
+        self._jobs_lock = threading.Lock()
         self._progress: ConnectProgress | None = None
         self._remote_url: str | None = None
         self.tag = f"kafka-s3-{os.getpid()}-{id(self):x}"  # marks this engine's jobs on a shared Connect session
@@ -216,6 +218,11 @@ class SparkEngine:
             context.setLogLevel("OFF")
             context.cancelAllJobs()
 
+    @property
+    def job_running(self) -> bool:
+        """Whether a job of this engine is running (a signal then cancels it; otherwise it ends the wait at hand)."""
+        return self._jobs > 0
+
     def run_tasks(self, description: str, task: Task, count: int) -> list[str]:
         if self.cancelled:
             raise Interrupted(f"interrupted before {description!r} started")
@@ -225,13 +232,19 @@ class SparkEngine:
             connect.addTag(self.tag)
         else:
             session.sparkContext.setJobDescription(description)
+        with self._jobs_lock:
+            self._jobs += 1
         try:
+            if self.cancelled:  # stopped while the job was being set up
+                raise Interrupted(f"interrupted before {description!r} started")
             rows = session.range(0, count, 1, count).mapInArrow(_task_per_row(task), RESULT_SCHEMA).collect()
         except Exception:
             if self.cancelled:
                 raise Interrupted(f"{description!r} was cancelled") from None
             raise
         finally:
+            with self._jobs_lock:
+                self._jobs -= 1
             if connect is not None:
                 connect.removeTag(self.tag)
         results = [row.result for row in rows]

@@ -95,3 +95,17 @@ def test_the_converters_client_has_a_timeout_too(silent):
     client = registry_client({"url": silent.url, "max.retries": 0})
     error = outcome(lambda: client.get_subjects())
     assert error is not None and "timeout" in type(error).__name__.lower() + str(error).lower(), error
+
+
+@pytest.mark.parametrize("step", ["plan", "import"])
+def test_restoring_subjects_into_a_registry_that_never_answers_fails_naming_it(silent, step):
+    """``restore --schemas`` (and its dry run) against a target registry that accepts TCP and never answers."""
+    from kafka_s3.core.schemas import SavedSchemas, SubjectVersion
+    from kafka_s3.io.schema_registry.subjects import import_subjects, predict_ids
+
+    saved = SavedSchemas("orders", 0, {"orders-value": (SubjectVersion(1, 7, '"string"'),)})
+    client = registry_for({"schemas.registry.url": silent.url, "service.timeout.ms": "300"})
+    assert client is not None
+    error = outcome(lambda: (predict_ids if step == "plan" else import_subjects)(client, saved))
+    assert isinstance(error, SchemaRegistryError), error
+    assert silent.url in str(error) and "orders-value" in str(error)

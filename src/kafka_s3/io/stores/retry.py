@@ -6,6 +6,10 @@ botocore's own retries are disabled (``total_max_attempts=1``) so that ``s3.part
 Only failures that a later attempt can cure are retried: 5xx, throttling, connection errors, resets and timeouts.
 A 4xx (403, 404, 412...) is an answer, not an accident, and is raised at once; the exceptions are throttling, request
 timeouts and 409 ``ConditionalRequestConflict`` (a conditional write that raced another request: retried).
+
+A store that stops answering is another matter: each attempt then waits out its read timeout, and ``s3.part.retries``
+of them would hold a command for minutes saying nothing. Timeouts and failed connections (not the store's answers)
+are retried only while the operation is within its stall budget (``stall_budget_s``): no retry starts past it.
 """
 
 from __future__ import annotations
@@ -108,6 +112,8 @@ class RetryPolicy:
     backoff_ms: int
     random: Callable[[], float] = field(default=_random.random, repr=False)
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    stall_budget_s: float | None = None  # None: timeouts are retried as any transient failure
 
     def max_backoff_ms(self, retry: int) -> int:
         """Upper bound of the wait before retry number ``retry`` (1-based)."""
@@ -118,16 +124,26 @@ class RetryPolicy:
         return self.random() * self.max_backoff_ms(retry) / 1000.0
 
     def run(self, operation: str, key: str, attempt: Callable[[], T]) -> T:
-        """Call ``attempt`` until it succeeds, fails for good, or the retries are spent (the last error is raised)."""
+        """Call ``attempt`` until it succeeds, fails for good, or the retries (or the stall budget) are spent: the
+        last error is raised, carrying the number of attempts made as ``retry_attempts``."""
         retry = 0
+        started = self.clock()
         while True:
             try:
                 return attempt()
             except Exception as exc:
-                if retry >= self.retries or not is_transient(exc):
+                if not is_transient(exc):
+                    raise
+                delay = self.backoff_seconds(retry + 1)
+                over_budget = (
+                    self.stall_budget_s is not None
+                    and not isinstance(exc, ClientError)  # no answer from the store, rather than a 5xx or throttling
+                    and self.clock() - started + delay >= self.stall_budget_s
+                )
+                if retry >= self.retries or over_budget:
+                    exc.retry_attempts = retry + 1  # type: ignore[attr-defined]  # read by the store's error
                     raise
                 retry += 1
-                delay = self.backoff_seconds(retry)
                 log.warning(
                     "%s %s failed (%s); retry %d of %d in %.3f s",
                     operation,

@@ -30,11 +30,13 @@ from botocore.exceptions import (
     ClientError,
     HTTPClientError,
     NoCredentialsError,
+    ReadTimeoutError,
 )
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from kafka_s3.core.errors import BucketNotFoundError, ObjectExistsError, StoreAccessDeniedError, StoreError
 from kafka_s3.core.store import ObjectInfo, Store, Upload
+from kafka_s3.io.stores import s3_client
 from kafka_s3.io.stores.retry import (
     RetryPolicy,
     describe,
@@ -81,6 +83,11 @@ def s3_action(operation: str) -> str:
 
 
 # 412: the key exists. (409 ConditionalRequestConflict is a race to retry: see retry.TRANSIENT_CODES.)
+
+STALL_BUDGET_S = 60.0
+"""An operation whose attempts time out (or cannot connect) starts no retry after this many seconds: with the read
+timeout, a store that stopped answering fails an operation after two attempts, about a minute, not
+``s3.part.retries`` read timeouts."""
 CONDITION_FAILED_CODES = frozenset({"PreconditionFailed"})
 
 
@@ -96,7 +103,7 @@ class S3Store(Store):
         self._client = self._session.client(
             "s3", endpoint_url=spec.endpoint_url, config=client_config(spec), verify=spec.ca_bundle
         )
-        self._retry = RetryPolicy(spec.part_retries, spec.retry_backoff_ms)
+        self._retry = RetryPolicy(spec.part_retries, spec.retry_backoff_ms, stall_budget_s=STALL_BUDGET_S)
         self._write_args, self._sse_c = _encryption_args(spec)
         if spec.acl:
             self._write_args["ACL"] = spec.acl
@@ -358,7 +365,7 @@ class S3Store(Store):
                 "file of the CA that signed the store's certificate"
             )
         if is_transient(exc):
-            attempts = self.spec.part_retries + 1
+            attempts = getattr(exc, "retry_attempts", self.spec.part_retries + 1)
             cause = f"{describe(exc)} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})"
         else:
             cause = describe(exc)
@@ -394,6 +401,11 @@ class S3Store(Store):
             )
         if isinstance(exc, BotoConnectionError) and not isinstance(exc, HTTPClientError):
             return StoreError(f"{operation} {where}: cannot reach the object store at {self.endpoint}: {cause}")
+        if isinstance(exc, (ReadTimeoutError, TimeoutError)):
+            return StoreError(
+                f"{operation} {where}: the object store at {self.endpoint} did not answer within "
+                f"{s3_client.READ_TIMEOUT_S} s: {cause}"
+            )
         return StoreError(f"{operation} {where} failed: {cause}{self._encryption_hint(operation, exc)}")
 
     def _encryption_hint(self, operation: str, exc: Exception) -> str:

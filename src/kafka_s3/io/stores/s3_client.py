@@ -19,8 +19,9 @@ from kafka_s3.io.stores.spec import StoreSpec
 
 CONNECT_TIMEOUT_S = 10
 
-
-READ_TIMEOUT_S = 60
+# Seconds without a byte from the store before an attempt fails: a store that stopped answering is then logged (the
+# retry's warning) after this long, and the stall budget (kafka_s3.io.stores.s3) ends the operation.
+READ_TIMEOUT_S = 30
 
 
 MAX_POOL_CONNECTIONS = 16

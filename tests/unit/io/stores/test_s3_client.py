@@ -30,7 +30,7 @@ def test_path_style_follows_the_setting():
 def test_timeouts_pool_and_region_are_set():
     config = client_config(spec())
 
-    assert (config.connect_timeout, config.read_timeout) == (10, 60)
+    assert (config.connect_timeout, config.read_timeout) == (10, 30)
     assert config.max_pool_connections >= 8
     assert config.region_name == "eu-west-1"
 

@@ -54,7 +54,7 @@ from integration_helpers import free_port_pair
 
 SIGTERM_GRACE = 120.0  # seconds a process may take to stop after SIGTERM before it is reported and killed
 ONE_SHOT_LIMIT = 420.0  # seconds a final one-shot run may take before it is reported as hanging and killed
-CATCH_UP = 90.0  # seconds the restore follower gets to catch up with the final backup
+CATCH_UP = 60.0  # seconds the restore follower gets to catch up with the final backup
 READY_LIMIT = 180.0  # seconds both followers get to start
 LEASE_MEMORY = 300.0  # a restore refused as "another restore holds the target" up to this long after another ran
 FOLLOWERS = ("backup", "restore", "backup2", "restore2")
@@ -442,6 +442,15 @@ class Window:
     status: int = 503
 
 
+@dataclass
+class Stall:
+    pattern: re.Pattern
+    nth: int
+    seconds: float
+    seen: list[str] = field(default_factory=list)  # the partition's data objects, in the order first PUT
+    held: tuple[float, str] | None = None  # when, and which object's PUT was held
+
+
 def request_kind(method: str, path: str, query: str) -> str:
     if method == "GET" and ("list-type" in query or path.rstrip("/").count("/") <= 1):
         return "LIST"
@@ -462,6 +471,15 @@ class ChaosProxy(FaultProxy):
         self._windows: list[Window] = []
         self.injected: dict[str, int] = {}
         self.scripted: list[tuple[float, str, str, str]] = []  # (time.monotonic(), method, path, action) applied
+        self._stalls: list[Stall] = []
+
+    def stall(self, topic: str, partition: int, nth: int, seconds: float) -> Stall:
+        """Hold the first PUT of the ``nth`` (from 0) distinct data object of ``topic``'s ``partition`` for
+        ``seconds``: a chunk whose upload hangs while the backup goes on with the others."""
+        stall = Stall(re.compile(rf"/partition={partition}/{re.escape(topic)}\+{partition}\+\d+\."), nth, seconds)
+        with self._lock:
+            self._stalls.append(stall)
+        return stall
 
     def add_window(self, window: Window) -> None:
         with self._lock:
@@ -483,6 +501,17 @@ class ChaosProxy(FaultProxy):
         kind = request_kind(method, path, query)
         now = time.monotonic()
         with self._lock:
+            for stall in self._stalls:
+                if method != "PUT" or not stall.pattern.search(path) or stall.held is not None:
+                    continue
+                key = path.split("?")[0]
+                if key not in stall.seen:
+                    stall.seen.append(key)
+                if stall.seen.index(key) == stall.nth:
+                    stall.held = (now, path)
+                    self.scripted.append((now, method, path, "stall"))
+                    self.injected["PUT stall"] = self.injected.get("PUT stall", 0) + 1
+                    return Rule("delay", 1, seconds=stall.seconds)
             for window in self._windows:
                 if window.until < now or window.requests not in ("ANY", kind):
                     continue
@@ -577,6 +606,7 @@ class ScheduleRun:
         self.notes: list[str] = []
         self.broker_restarts: list[tuple[float, float]] = []
         self.s3_fault_windows: list[tuple[float, float]] = []
+        self.stalls: list[Stall] = []
         self.recreated_at: float | None = None
         self.old_incarnation: dict[int, list[Rec]] = {}
         self.new_incarnation_ids: set[str] = set()
@@ -853,13 +883,9 @@ class ScheduleRun:
         )
         self.s3_fault_windows.append((self.now(), self.now() + p["lasts"]))
 
-    def stall_path(self, step: Step) -> str:
-        p = step.params
-        topic = f"{self.id}-{p['topic']}"
-        return rf"/partition={p['partition']}/{re.escape(topic)}\+{p['partition']}\+{p['offset']:010d}\."
-
     def step_stall(self, step: Step) -> None:
-        self.proxy.delay(step.params["seconds"], 1, method="PUT", path=self.stall_path(step))
+        p = step.params
+        self.stalls.append(self.proxy.stall(f"{self.id}-{p['topic']}", p["partition"], p["chunk"], p["seconds"]))
 
     def _second(self, step: Step, role: str, command: str) -> None:
         mode = step.params["mode"]
@@ -1073,6 +1099,13 @@ class ScheduleRun:
             if any(have > want for have, want in counts.values()) or self.now() > deadline:
                 behind = {f"{t}[{p}]": f"{h}/{w}" for (t, p), (h, w) in counts.items() if h != w}
                 self.say(f"the restore follower did not catch up (target/source records): {behind}")
+                if not any(have > want for have, want in counts.values()):
+                    follower = self.running("restore")
+                    last = _last_log_line(follower[-1]) if follower else "(not running)"
+                    self.violation(
+                        f"restore --follow did not catch up within {CATCH_UP:.0f}s of the final backup's end: "
+                        f"target/source records {behind}; its last log line: {last}"
+                    )
                 return False
             if not self.running("restore"):
                 self.ensure("restore")
@@ -1105,11 +1138,12 @@ class ScheduleRun:
         if self.recreate_topic:
             self.check_recreated()
         self.check_exits()
-        stall = [st for st in self.schedule.steps if st.kind == "stall"]
-        for st in stall:
-            hits = [hit for hit in self.proxy.scripted if re.search(self.stall_path(st), hit[2])]
-            when = f"held from t={hits[0][0] - self._t0:.1f}s" if hits else "never met (the chunk was not written)"
-            self.say(f"stall of the PUT of {self.stall_path(st)} for {st.params['seconds']}s: {when}")
+        for stall in self.stalls:
+            if stall.held:
+                when = stall.held[0] - self._t0
+                self.say(f"stall: the PUT of {stall.held[1]} was held {stall.seconds}s from t={when:.1f}s")
+            else:
+                self.say(f"stall: object {stall.nth} of {stall.pattern.pattern} never written ({len(stall.seen)} were)")
 
     def check_targets(self) -> None:
         aborted = self.workload.aborted if self.workload else set()
@@ -1260,6 +1294,12 @@ class ScheduleRun:
                     for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
                         for item in page.get("Contents", []):
                             out.write(f"{bucket}/{item['Key']} {item['Size']}\n")
+
+
+def _last_log_line(proc: CliProcess) -> str:
+    """The newest line the process logged itself (not librdkafka's), with its time."""
+    lines = [line for line in proc.output().splitlines() if re.match(r"\d\d:\d\d:\d\d ", line)]
+    return lines[-1][:300] if lines else "(none)"
 
 
 def produce_incarnation(bootstrap: str, topic: str, partitions: int, per_partition: int, tag: str) -> set[str]:

@@ -16,7 +16,8 @@ What a schedule holds, and how likely each part is (per schedule):
   (as ``kill PID``), restarted 0–8 s later;
 - ``latency`` (always 1–3 windows of 8–25 s): 0.3–3 s on 20–70 % of the PUT, GET, LIST or all requests;
 - ``errors`` (0–2 windows of 5–15 s, 6 in 10 schedules): 500 or 503 on 5–25 % of the PUT, GET or LIST requests;
-- ``stall`` (6 in 10): the PUT of one chunk's object held 20–45 s (the chunk is chosen to be written mid-schedule);
+- ``stall`` (6 in 10): the PUT of one chunk's object held 20–45 s (the n-th object of a partition, chosen to be
+  written mid-schedule: offsets skip transaction markers, so its name cannot be known in advance);
 - ``backup2`` / ``restore2`` (6 in 10 each): a second backup / restore of the same configuration, ``--once`` or
   ``--follow`` (then stopped by SIGTERM 10–40 s later, or at the end);
 - ``broker-restart`` (4 in 10, only on a broker the harness started): graceful stop, 0–6 s down, start;
@@ -175,12 +176,7 @@ def build_schedule(seed: int, broker_controlled: bool = True) -> Schedule:
             Step(
                 0.0,
                 "stall",
-                {
-                    "topic": topic,
-                    "partition": partition,
-                    "offset": chunk * flush_size,
-                    "seconds": round(rng.uniform(20, 45), 1),
-                },
+                {"topic": topic, "partition": partition, "chunk": chunk, "seconds": round(rng.uniform(20, 45), 1)},
             )
         )
     for role in ("backup2", "restore2"):

@@ -964,6 +964,7 @@ class ScheduleRun:
     def run(self) -> list[str]:
         s = self.schedule
         self.say(s.describe().replace("\n", "\n           "))
+        self.say(f"code under test: {_code_version()}")
         self.say(
             f"kafka: {self.broker.kind}; S3: {self.services.s3_endpoint} behind a fault proxy; workdir {self.workdir}"
         )
@@ -1235,10 +1236,13 @@ class ScheduleRun:
             return None  # a refusal of the re-created topic: judged by check_recreated
         restores = [p for p in self.processes if p.role in ("restore", "restore2", "final-restore") and p is not proc]
         if code == 6 and role in ("restore", "restore2", "final-restore"):
-            others = [(p.started, p.ended if p.ended is not None else self.now()) for p in restores]
-            if self._overlaps(proc, others, slack=LEASE_MEMORY):
-                return None  # another restore of the same target was live (or its lease not yet expired)
-            return "exit 6 (another restore holds the target) while no other restore of it ran"
+            others = [p for p in restores if self._overlaps(proc, [(p.started, p.ended or self.now())], LEASE_MEMORY)]
+            if not others:
+                return "exit 6 (another restore holds the target) while no other restore of it ran"
+            if not any(re.search(rf"\b{p.pid}\b", errors[-1]) for p in others):
+                pids = ", ".join(f"{p.name} pid {p.pid}" for p in others)
+                return f"exit 6 without naming the other run (the restores around it: {pids})"
+            return None  # another restore of the same target was live (or its lease not yet expired)
         if code == 8 and role == "restore2":
             return None  # a one-shot restore stopped at a chunk still uploading
         if code == 4 and self._overlaps(proc, self.broker_restarts, slack=150):
@@ -1294,6 +1298,18 @@ class ScheduleRun:
                     for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
                         for item in page.get("Contents", []):
                             out.write(f"{bucket}/{item['Key']} {item['Size']}\n")
+
+
+def _code_version() -> str:
+    """The commit under test, and whether src/ has changes not committed yet (the working tree is what runs)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--short", "src"], cwd=root, capture_output=True, text=True)
+    except OSError:
+        return "unknown (no git)"
+    changed = len(dirty.stdout.splitlines())
+    return head.stdout.strip() + (f" with {changed} uncommitted file(s) in src/" if changed else "")
 
 
 def _last_log_line(proc: CliProcess) -> str:

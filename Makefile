@@ -48,8 +48,11 @@ lint-selftest: venv
 test-unit: venv
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
+# The kill -9 trials (KAFKA_S3_CHAOS_TRIALS each) and KAFKA_S3_CHAOS_SCHEDULES randomized fault schedules
+# (tests/chaos/chaos_schedule.py; KAFKA_S3_CHAOS_SEED=<seed> KAFKA_S3_CHAOS_SCHEDULES=1 replays a schedule).
+KAFKA_S3_CHAOS_SCHEDULES ?= 50
 chaos: venv
-	KAFKA_S3_CHAOS_TRIALS=20 $(PY) -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
+	KAFKA_S3_CHAOS_TRIALS=20 KAFKA_S3_CHAOS_SCHEDULES=$(KAFKA_S3_CHAOS_SCHEDULES) $(PY) -m pytest -m chaos tests/chaos $(PYTEST_ARGS)
 
 # bench/run.py starts what it needs itself (Apache Kafka by default: services-up would start noida-db instead).
 bench: venv

@@ -1192,8 +1192,12 @@ class ScheduleRun:
             self.say(f"exit {proc.describe_end()}" + (f" -> VIOLATION: {problem}" if problem else " -> ok"))
             if problem:
                 self.violation(f"{proc.describe_end()}: {problem} (log {proc.log.name})")
-            if "Exception ignored" in proc.output():
-                self.notes.append(f"{proc.name}: 'Exception ignored' traceback in its output")
+            output = proc.output()
+            if "Exception ignored" in output or "Traceback (most recent call last)" in output:
+                self.notes.append(f"{proc.name}: a Python traceback in its output (README: errors speak in one line)")
+            terms = [sig for sig in proc.signals if sig.name == "SIGTERM"]
+            if terms and proc.ended is not None and proc.ended - terms[0].at > 30:
+                self.notes.append(f"{proc.name}: stopped {proc.ended - terms[0].at:.0f}s after SIGTERM")
 
     def judge(self, proc: CliProcess) -> str | None:
         """Why ``proc``'s exit code does not say what happened, or None when it does."""

@@ -682,6 +682,9 @@ class ScheduleRun:
             "s3.poll.interval.ms": str(s.poll_interval_ms),
             "restore.transaction.records": str(s.transaction_records),
             "max.records.per.partition.per.cycle": "400",
+            # a map topic of its own: a restore killed inside a transaction holds the map's partition until Kafka
+            # aborts it, which other restores on a shared cluster would wait for
+            "restore.offset.map.topic": f"{self.id}-offset-map",
         }
         main = {
             "name": self.id,
@@ -1139,6 +1142,8 @@ class ScheduleRun:
         if self.recreate_topic:
             self.check_recreated()
         self.check_exits()
+        for note in self.notes:
+            self.say(f"note: {note}")
         for stall in self.stalls:
             if stall.held:
                 when = stall.held[0] - self._t0
@@ -1284,7 +1289,7 @@ class ScheduleRun:
         from confluent_kafka.admin import AdminClient
 
         admin = AdminClient({"bootstrap.servers": self.broker.bootstrap})
-        names = [*self.topics, *self.targets.values()]
+        names = [*self.topics, *self.targets.values(), f"{self.id}-offset-map"]
         if self.recreate_topic:
             names += [self.recreate_topic, f"{self.recreate_topic}-restored"]
         existing = set(admin.list_topics(timeout=30).topics)

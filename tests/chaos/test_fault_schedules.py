@@ -11,10 +11,11 @@ seeds ``KAFKA_S3_CHAOS_SEED``, +1, +2, … (the seed defaults to the time). A fa
 ``KAFKA_S3_CHAOS_SEED=<seed> KAFKA_S3_CHAOS_SCHEDULES=1 .venv/bin/python -m pytest tests/chaos/test_fault_schedules.py``
 (the same steps at the same times; what the processes do between them is up to the machine).
 
-The harness starts a broker of its own on a free port (noida-db or Apache Kafka, as the suite's Kafka;
-``KAFKA_S3_CHAOS_KAFKA=noida|apache`` chooses), so that restarting it never disturbs other tests; with an external
-Kafka (``KAFKA_BOOTSTRAP_SERVERS``) it uses that cluster and leaves the broker restart out (the schedule's log says
-so). The S3 server is the suite's (or ``AWS_ENDPOINT_URL_S3``), with buckets of the schedule's own.
+The harness starts a broker of its own on a free port (noida-db or Apache Kafka, as the suite's Kafka), so that
+restarting it never disturbs other tests; with an external Kafka (``KAFKA_BOOTSTRAP_SERVERS``) it uses that cluster
+and leaves the broker restart out (the schedule's log says so). ``KAFKA_S3_CHAOS_KAFKA=noida|apache`` makes it start
+a broker of that kind in any case (e.g. beside shared services named by ``KAFKA_BOOTSTRAP_SERVERS``, which the suite
+then leaves alone). The S3 server is the suite's (or ``AWS_ENDPOINT_URL_S3``), with buckets of the schedule's own.
 ``KAFKA_S3_CHAOS_REPORT=FILE`` appends one JSON line per schedule (seed, violations, seconds) to FILE.
 """
 
@@ -59,9 +60,11 @@ def test_a_seed_always_gives_the_same_schedule_and_seeds_cover_every_step():
 
 
 def _broker_kind(services) -> str:
-    if not services.kafka_kind:
-        return "external"
-    return os.environ.get("KAFKA_S3_CHAOS_KAFKA") or services.kafka_kind
+    chosen = os.environ.get("KAFKA_S3_CHAOS_KAFKA")
+    if chosen:  # a broker of the schedule's own, even beside an external cluster
+        assert chosen in ("noida", "apache"), f"KAFKA_S3_CHAOS_KAFKA={chosen}: noida or apache"
+        return chosen
+    return services.kafka_kind or "external"
 
 
 @pytest.mark.integration

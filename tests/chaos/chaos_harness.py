@@ -1175,8 +1175,9 @@ class ScheduleRun:
                 continue
             if proc.returncode == 0:
                 self.violation(
-                    f"{topic}: deleted and re-created with other records at t={self.recreated_at:.1f}s, yet "
-                    f"{proc.name} backed it up into the old backup and exited 0 (no refusal)"
+                    f"{topic}: deleted and re-created with other records ({r.new_records} per partition, "
+                    f"{r.old_records} before) at t={self.recreated_at:.1f}s, yet {proc.name} exited 0 instead of "
+                    "refusing it"
                 )
             elif not any(topic in line for line in proc.error_lines()):
                 self.violation(

@@ -248,6 +248,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         allow_gaps=args.allow_gaps,
         verify_deep=args.verify_deep,
         restart=args.restart,
+        append=args.append,
         schemas=args.schemas,
     )
     _check_bounds(options)
@@ -595,6 +596,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="restore from the start where the target holds progress of another restore (other bucket, bounds, "
         "or a re-created target topic)",
+    )
+    restore.add_argument(
+        "--append",
+        action="store_true",
+        help="restore into target partitions that already hold records no restore's progress accounts for (they "
+        "stay; the backup's records are added after them)",
     )
     restore.add_argument(
         "--verify-deep", action="store_true", help="decode every object before producing anything (reads it all twice)"

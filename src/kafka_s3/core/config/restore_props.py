@@ -11,6 +11,7 @@ from kafka_s3.core.config.model import Importance, OneOf, Prop, Range, Type
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
 OFFSET_MAP_TOPIC = "kafka-s3-offset-map"  # restore.offset.map.topic's default; backups leave that topic out
+LEASE_TOPIC = "kafka-s3-restore-leases"  # restore.lease.topic's default; backups leave that topic out too
 
 # Both sides read it: the backup saves the subjects, restore --schemas registers them (one file serves both).
 SCHEMAS_REGISTRY_URL = Prop(
@@ -137,6 +138,19 @@ RESTORE_PROPS = (
         "with its progress and in the same transaction, which target offsets its source offsets went to; "
         "restore --consumer-groups translates the groups' offsets with it. Empty: not recorded. A backup whose "
         "topics.regex matches it leaves it out.",
+        M,
+        "kafka-s3",
+        origin="kafka-s3",
+    ),
+    Prop(
+        "restore.lease.topic",
+        Type.STRING,
+        LEASE_TOPIC,
+        "Topic of the target cluster (created when missing: 1 partition, records kept a day) where each running "
+        "restore holds its target topics: it claims them before creating or writing anything, renews the claim while "
+        "it runs and releases it at its end, so a second restore into a target being restored (of this "
+        "configuration or another) is refused, naming the first. Empty: no claim (exactly-once restores of one "
+        "configuration are still fenced by their transactions).",
         M,
         "kafka-s3",
         origin="kafka-s3",

@@ -328,6 +328,11 @@ class Admin:
         ends = self.end_offsets([tp for tp in tps if found.get(tp, -1) < 0], read_committed=False)
         return {tp: (found[tp] if found.get(tp, -1) >= 0 else ends[tp]) for tp in tps}
 
+    def holding_records(self, tps: Iterable[TP]) -> set[TP]:
+        """The partitions of ``tps`` a reader sees at least one record in (:func:`holding_records`)."""
+        self._contact()
+        return holding_records(self.settings, tps, self.timeout)
+
     # ------------------------------------------------------------------------------------------------- groups
     def _group_consumer(self, group: str) -> Consumer:
         from confluent_kafka import Consumer
@@ -563,3 +568,47 @@ class Admin:
             self.client.delete_consumer_groups([group], request_timeout=timeout)[group].result(timeout)
 
         retry.call(f"delete consumer group {group!r}", attempt, self.timeout)
+
+
+def holding_records(settings: Mapping[str, str], tps: Iterable[TP], timeout: float = DEFAULT_TIMEOUT) -> set[TP]:
+    """The partitions of ``tps`` in which a ``read_committed`` reader sees at least one record. A high watermark
+    above 0 does not say it: aborted transactions (a restore killed before its first commit) leave offsets behind
+    and no record. One consumer reads from each partition's start until its first record or its end."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+    from confluent_kafka import KafkaError as RdKafkaError
+
+    pending = set(tps)
+    if not pending:
+        return set()
+    consumer = Consumer(
+        _quiet(
+            {
+                **settings,
+                "group.id": "kafka-s3-probe",
+                "enable.auto.commit": "false",
+                "enable.partition.eof": "true",
+                "isolation.level": "read_committed",
+            }
+        )
+    )
+    found: set[TP] = set()
+    try:
+        consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in sorted(pending)])
+        deadline = time.monotonic() + timeout
+        while pending:
+            if time.monotonic() > deadline:
+                where = ", ".join(f"{t}[{p}]" for t, p in sorted(pending))
+                raise KafkaError(f"Kafka read of the first record of {where} timed out after {timeout:g} s")
+            for message in consumer.consume(num_messages=len(pending), timeout=_SLICE):
+                tp: TP = (str(message.topic()), int(message.partition() or 0))
+                error = message.error()
+                if error is not None and error.code() != RdKafkaError._PARTITION_EOF:
+                    raise KafkaError(f"Kafka read of {tp[0]}[{tp[1]}] failed: {error.str()}")
+                if error is None:
+                    found.add(tp)
+                pending.discard(tp)
+    except KafkaException as exc:
+        raise _error("read of the first records", exc) from None
+    finally:
+        consumer.close()
+    return found

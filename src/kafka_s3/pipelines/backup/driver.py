@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.config.restore_props import OFFSET_MAP_TOPIC
+from kafka_s3.core.config.restore_props import LEASE_TOPIC, OFFSET_MAP_TOPIC
 from kafka_s3.core.errors import (
     BackupFailed,
     BucketNotFoundError,
@@ -129,13 +129,16 @@ class PartsNotSaved(KafkaS3Error):
 
 def backup_topics(admin: Admin, config: Config) -> tuple[dict[str, int], list[str]]:
     """The topics a backup takes (``topics`` or ``topics.regex``; Kafka's internal topics never), and the
-    ``topics.regex`` matches it leaves out: the restores' offset-map topic (``restore.offset.map.topic``, default
-    kafka-s3-offset-map), kafka-s3's own bookkeeping of a restore's target cluster, as Kafka's internal topics."""
+    ``topics.regex`` matches it leaves out: the restores' offset-map and lease topics (``restore.offset.map.topic``,
+    ``restore.lease.topic``), kafka-s3's own bookkeeping of a restore's target cluster, as Kafka's internal topics."""
     topics = admin.select_topics(config["topics"], config["topics.regex"])
     if not config["topics.regex"]:
         return topics, []
-    offset_map = str(config.originals.get("restore.offset.map.topic", OFFSET_MAP_TOPIC) or "").strip()
-    left_out = [t for t in topics if t == offset_map]
+    own = {
+        str(config.originals.get(key, default) or "").strip()
+        for key, default in (("restore.offset.map.topic", OFFSET_MAP_TOPIC), ("restore.lease.topic", LEASE_TOPIC))
+    }
+    left_out = [t for t in topics if t in own]
     return {t: n for t, n in topics.items() if t not in left_out}, left_out
 
 
@@ -190,7 +193,8 @@ class Backup:
             if topic not in self._left_out:
                 self._left_out.add(topic)
                 log.info(
-                    "topics.regex matches %s, the restores' offset-map topic (restore.offset.map.topic): not backed up",
+                    "topics.regex matches %s, a topic of the restores' own (restore.offset.map.topic, "
+                    "restore.lease.topic): not backed up",
                     topic,
                 )
         if not topics and not self.config["topics.regex"]:

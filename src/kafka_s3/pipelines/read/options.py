@@ -100,6 +100,7 @@ class RestoreOptions:
     allow_gaps: bool = False  # restore what the bucket holds when objects are missing (each skip is listed)
     verify_deep: bool = False  # decode every object before producing anything
     restart: bool = False  # restore from the start even where progress of another restore exists
+    append: bool = False  # restore into a target holding records that no restore's progress accounts for
     schemas: bool = False  # register the saved Schema Registry subjects in the target registry first
 
     def bounds(self, tp: TP) -> Bounds:

@@ -12,6 +12,7 @@ import logging
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ from kafka_s3.core.transforms import topic_router
 from kafka_s3.io.kafka import retry
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.denied import denial, lacks
+from kafka_s3.io.kafka.leases import Lease, refusal
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
@@ -43,7 +45,7 @@ from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import Gap, order_warning, unprovable_bound
 from kafka_s3.pipelines.restore.groups import GroupsPlan, MapKey, read_offset_maps
-from kafka_s3.pipelines.restore.progress import ProgressIdentity, Start, decide
+from kafka_s3.pipelines.restore.progress import ProgressIdentity, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
 from kafka_s3.pipelines.verify import deep_check
@@ -130,6 +132,8 @@ class Restore:
         self.live: LiveCounts | None = None
         self.following = False  # follow(): topics without objects yet are waited for, not an error
         self.restored_records = 0  # by every finished job (the CLI's summary after a signal)
+        self.run_id = uuid.uuid4().hex  # this run: stamped in its progress (its own --restart progress is resumed)
+        self._lease: Lease | None = None  # this run's claim on its target topics (restore.lease.topic)
 
     # ------------------------------------------------------------------------------------------------ planning
     def exactly_once(self) -> bool:
@@ -325,6 +329,11 @@ class Restore:
                 )
         self._check_policies(plan_set, [t for t in sorted(needed) if t in existing])
         self._check_feedback_loop(plan_set, existing, fail)
+        lease = self.lease()
+        if not create and lease is not None:  # a dry run claims nothing: it says who holds a target now
+            holders = lease.holders(needed)
+            if holders:
+                fail(refusal(holders, int(time.time() * 1000)))
 
     def _recorded_config(self, plan_set: RestorePlanSet, target: str) -> tuple[str, TopicConfig] | None:
         """The configuration the backup recorded for the source topic routed to ``target`` (the newest at or before
@@ -419,10 +428,47 @@ class Restore:
             )
 
     # ------------------------------------------------------------------------------------------------ running
+    def lease(self) -> Lease | None:
+        """This run's claim on its target topics (``None`` when ``restore.lease.topic`` is empty)."""
+        topic = self.config["restore.lease.topic"]
+        if topic and self._lease is None:
+            source = f"{self.store.url}/{self.plugins.layout.topics_dir}"
+            self._lease = Lease(
+                self.admin,
+                self.producer_settings,
+                self.consumer_settings,
+                topic,
+                self.config["name"],
+                source,
+                self.run_id,
+            )
+        return self._lease
+
+    def hold_targets(self, plan_set: RestorePlanSet) -> None:
+        """Claim the plan's target topics before anything is created or produced: a restore (of this configuration
+        or another) already restoring into one of them is live, and this one is refused, naming it."""
+        lease = self.lease()
+        if lease is not None:
+            lease.acquire({p.target_topic for p in plan_set.plans})
+
+    def release_targets(self) -> None:
+        if self._lease is not None:
+            self._lease.release()
+
     def run(self, plan_set: RestorePlanSet | None = None) -> RestoreSummary:
+        """Restore what ``plan_set`` (by default a new plan) holds: one Spark job. Outside :meth:`follow`, the target
+        topics are claimed for the run and released at its end."""
+        try:
+            return self._run(plan_set)
+        finally:
+            if not self.following:
+                self.release_targets()
+
+    def _run(self, plan_set: RestorePlanSet | None = None) -> RestoreSummary:
         started = time.monotonic()
         plan_set = plan_set or self.plan()
         self.check_whole(plan_set)
+        self.hold_targets(plan_set)
         self.check_targets(plan_set)
         plan_set.plans = self._decide_starts(plan_set.plans)
         self.current_plan = plan_set
@@ -476,9 +522,11 @@ class Restore:
         return summary
 
     def _decide_starts(self, plans: list[RestorePlan]) -> list[RestorePlan]:
-        """Stamp each plan with the restore's identity and decide, before anything is produced, whether its committed
-        progress is its own (resume), not its own on an empty target (fresh), or not its own on a target holding
-        records (refused, unless ``--restart``)."""
+        """Stamp each plan with the restore's identity and this run, and say before anything is produced whether its
+        committed progress is its own (resume), not its own on an empty target (fresh), or not its own on a target
+        holding records (refused, unless ``--restart``); a target holding records no progress accounts for is refused
+        unless ``--append``. Each task decides again once its producer has fenced any other (:mod:`.task`): what is
+        decided here may be stale by the time the task runs."""
         if not plans:
             return plans
         identities = self._identities(plans)
@@ -490,17 +538,43 @@ class Restore:
             tps = [(p.target_topic, p.target_partition) for p in plans if p.progress_group == group]
             for tp, value in self.admin.group_offsets_with_metadata(group, tps).items():
                 committed[(group, tp)] = value
+        unaccounted = [
+            (p.target_topic, p.target_partition)
+            for p in plans
+            if committed.get((p.progress_group, (p.target_topic, p.target_partition)), (None, ""))[0] is None
+            and ends.get((p.target_topic, p.target_partition), 0) > 0
+        ]
+        holding = self.admin.holding_records(unaccounted)
         decided, refusals = [], []
         for plan, identity in zip(plans, identities, strict=True):
             tp = (plan.target_topic, plan.target_partition)
             offset, metadata = committed.get((plan.progress_group, tp), (None, ""))
-            decision = decide(identity, offset, metadata, ends.get(tp, 0), self.options.restart)
+            # restore.allow.same.topic=true restores into a non-empty source topic: adding to its records, as asked
+            append = self.options.append or (
+                plan.target_topic == plan.source_topic and self.config["restore.allow.same.topic"]
+            )
+            decision = decide(
+                identity,
+                offset,
+                metadata,
+                ends.get(tp, 0),
+                self.options.restart,
+                run=self.run_id,
+                append=append,
+                target_has_records=tp in holding if tp in unaccounted else None,
+            )
             if decision.refused:
                 refusals.append(decision.reason)
             elif decision.reason:
                 log.warning("%s", decision.reason)
             decided.append(
-                dataclasses.replace(plan, identity=identity.to_metadata(), fresh=decision.start is Start.FRESH)
+                dataclasses.replace(
+                    plan,
+                    identity=identity.to_metadata(),
+                    run=self.run_id,
+                    restart=self.options.restart,
+                    append=append,
+                )
             )
         if refusals:
             raise PlanError("nothing was produced: " + "; ".join(refusals))
@@ -819,6 +893,19 @@ class Restore:
         seen: dict[TP, set[str]] = {}
         progress: dict[TP, int] = {}
         waiting: dict[TP, int | None] = {}
+        try:
+            self._follow(stop, interval, seen, progress, waiting)
+        finally:
+            self.release_targets()
+
+    def _follow(
+        self,
+        stop: threading.Event,
+        interval: float,
+        seen: dict[TP, set[str]],
+        progress: dict[TP, int],
+        waiting: dict[TP, int | None],
+    ) -> None:
         while not stop.is_set():
             plan_set = self.plan()
             for tp, check in plan_set.checks.items():

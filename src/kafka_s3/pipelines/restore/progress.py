@@ -6,6 +6,11 @@ the restore's identity in the offset's metadata: the source (store, bucket, topi
 re-created, another bucket, other bounds — is never trusted: an empty target partition starts fresh, a non-empty one
 is refused (``--restart`` starts over). So a re-created target is restored again instead of being told "nothing to
 do", and a finished restore run again with the same identity writes nothing.
+
+Each task decides again, with the progress it reads once its transactional producer has fenced any other producer of
+the same partition: a decision taken when the restore planned may be stale by then (another run committed since, or
+Spark runs the task a second time). The metadata also names the run (``run``), so that a run's own ``--restart``
+progress is resumed by that run, not restarted again.
 """
 
 from __future__ import annotations
@@ -26,8 +31,11 @@ class ProgressIdentity:
     target_partition: int
     bounds: str
 
-    def to_metadata(self) -> str:
-        return json.dumps({"kafka-s3-restore": asdict(self)}, sort_keys=True, separators=(",", ":"))
+    def to_metadata(self, run: str = "") -> str:
+        doc: dict[str, object] = {"kafka-s3-restore": asdict(self)}
+        if run:
+            doc["run"] = run
+        return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_metadata(cls, text: str) -> ProgressIdentity | None:
@@ -50,6 +58,15 @@ class ProgressIdentity:
         return out
 
 
+def run_of(metadata: str) -> str:
+    """The run that committed progress with ``metadata`` ("" when it does not say)."""
+    try:
+        run = json.loads(metadata).get("run", "")
+    except (ValueError, TypeError, AttributeError):
+        return ""
+    return run if isinstance(run, str) else ""
+
+
 class Start(StrEnum):
     FRESH = "fresh"  # no progress, or progress not ours on an empty target
     RESUME = "resume"  # our own progress (or progress from before identities)
@@ -67,14 +84,33 @@ def decide(
     committed: int | None,
     metadata: str,
     target_end: int,
-    restart: bool,
+    restart: bool = False,
+    *,
+    run: str = "",
+    append: bool = False,
+    target_has_records: bool | None = None,
 ) -> Decision:
     """Resume from ``committed`` only when it is this restore's own progress and the target still holds what it
-    produced. ``target_end``: the target partition's high watermark (0: empty, never written since it was created)."""
+    produced. ``target_end``: the target partition's high watermark (0: empty, never written since it was created);
+    ``target_has_records``: whether it holds records a reader sees (``None``: not known, taken as ``target_end > 0``)
+    — a target holding records no restore's progress accounts for is refused unless ``append``. ``run``: this run,
+    whose own ``--restart`` progress is resumed."""
     where = f"{identity.target_topic}[{identity.target_partition}]"
     if committed is None:
-        return Decision(Start.FRESH)
+        holds = target_end > 0 if target_has_records is None else target_has_records
+        if not holds:
+            return Decision(Start.FRESH)
+        if append:
+            return Decision(Start.FRESH, f"{where}: --append: adding the backup's records after those already there")
+        return Decision(
+            Start.FRESH,
+            f"{where} already holds records that no restore's progress accounts for: restoring would add the "
+            "backup's records after them. Restore into an empty topic, or run again with --append to add them",
+            refused=True,
+        )
     if restart:
+        if run and run_of(metadata) == run:
+            return Decision(Start.RESUME)  # this run's own --restart progress (its task ran again)
         return Decision(Start.FRESH, f"{where}: --restart: restoring from the start, ignoring progress {committed}")
     stamped = ProgressIdentity.from_metadata(metadata)
     changed = stamped.differences(identity) if stamped is not None else []

@@ -25,6 +25,7 @@ from kafka_s3.core.groups import OffsetMap
 from kafka_s3.io.kafka import retry
 from kafka_s3.io.kafka.denied import TOPIC_AUTHORIZATION_FAILED, principal
 from kafka_s3.pipelines.engine import Task
+from kafka_s3.pipelines.restore.progress import Decision, ProgressIdentity, Start
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.worker_cache import cached
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from confluent_kafka import KafkaError as RdKafkaError
     from confluent_kafka import KafkaException, Producer
 
-    from kafka_s3.core.errors import KafkaS3Error
+    from kafka_s3.core.errors import KafkaS3Error, PlanError
     from kafka_s3.io.stores.spec import StoreSpec
     from kafka_s3.pipelines.read.discovery import BackupObject
     from kafka_s3.pipelines.read.options import Bounds
@@ -59,8 +60,10 @@ class RestorePlan:
     exactly_once: bool
     transactional_id: str
     progress_group: str
-    identity: str = ""  # stamped in the progress's metadata (see pipelines/restore/progress.py)
-    fresh: bool = False  # ignore committed progress: it is not this restore's (the driver decided why)
+    identity: str = ""  # stamped in the progress's metadata with the run, and in the offset map (restore/progress.py)
+    run: str = ""  # this run of the restore: its own --restart progress is resumed, not restarted
+    restart: bool = False  # --restart: start over where progress is another run's
+    append: bool = False  # --append: a target holding records no restore accounts for is written to anyway
     offset_map_topic: str = ""  # where the source -> target offset map goes, in each transaction ("": nowhere)
     schema_ids: tuple[tuple[int, int], ...] = ()  # source -> target schema ids to rewrite in wire-format payloads
 
@@ -163,9 +166,56 @@ def _produce_batch(producer: Producer, plan: RestorePlan, batch: pa.RecordBatch,
                 if _unknown_partition(exc) and time.monotonic() < outcome.metadata_deadline():
                     poll(0.1)  # a topic created a moment ago: the producer's metadata catches up
                     continue
-                raise _produce_error(exc, plan, batch, i, keys[i], values[i], headers) from None
+                raise _fenced(exc, plan) or _produce_error(exc, plan, batch, i, keys[i], values[i], headers) from None
         if i % 1000 == 0:
             poll(0)
+
+
+FENCED_CODES = (47, 90, -144)  # INVALID_PRODUCER_EPOCH, PRODUCER_FENCED, librdkafka's _FENCED
+
+
+def _fenced(exc: Exception, plan: RestorePlan) -> PlanError | None:
+    """A transactional producer fenced by another one of the same id: another run of this restore took over the
+    partition. This run stops (its open transaction is aborted by the fence); the other one goes on from the
+    progress committed so far."""
+    from kafka_s3.core.errors import PlanError
+
+    error = retry.error_of(exc)
+    if error is None or error.code() not in FENCED_CODES:
+        return None
+    return PlanError(
+        f"{plan.target_topic}[{plan.target_partition}]: another run of this restore took over this partition (its "
+        f"producer with transactional.id {plan.transactional_id!r} fenced this run's): this run stopped, and "
+        f"nothing of its open transaction was committed ({error.str()})"
+    )
+
+
+def _start_decision(
+    plan: RestorePlan, committed: int | None, metadata: str, consumer: Any, consumer_settings: dict[str, str]
+) -> Decision:
+    """Whether to resume from ``committed`` or start over (:func:`~kafka_s3.pipelines.restore.progress.decide`),
+    with the target partition's end and, when no progress accounts for it, whether it holds records at all."""
+    from confluent_kafka import TopicPartition
+
+    from kafka_s3.io.kafka.admin import holding_records
+    from kafka_s3.pipelines.restore.progress import decide
+
+    identity = ProgressIdentity.from_metadata(plan.identity)
+    if identity is None:  # a plan without an identity: its progress is taken as it is
+        return Decision(Start.RESUME if committed is not None else Start.FRESH)
+    where = TopicPartition(plan.target_topic, plan.target_partition)
+    _, end = retry.call(
+        f"read the end offset of {plan.target_topic}[{plan.target_partition}]",
+        lambda remaining: consumer.get_watermark_offsets(where, timeout=min(30.0, remaining), cached=False),
+        60.0,
+    )
+    holds = None
+    if committed is None and end > 0:
+        target = (plan.target_topic, plan.target_partition)
+        holds = target in holding_records(consumer_settings, [target])
+    return decide(
+        identity, committed, metadata, end, plan.restart, run=plan.run, append=plan.append, target_has_records=holds
+    )
 
 
 def _txn_cause(producer: Producer, exc: KafkaException) -> KafkaException:
@@ -254,7 +304,7 @@ def run_restore_partition(
     from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
     from kafka_s3.core.config.source import SOURCE
-    from kafka_s3.core.errors import FormatError, KafkaError
+    from kafka_s3.core.errors import FormatError, KafkaError, PlanError
     from kafka_s3.core.records import payload_bytes
     from kafka_s3.pipelines.live import LiveReporter
     from kafka_s3.pipelines.read.discovery import Problem, SourcePartition
@@ -288,11 +338,11 @@ def run_restore_partition(
     target = TopicPartition(plan.target_topic, plan.target_partition)
     where = f"{plan.target_topic}[{plan.target_partition}]"
 
-    def committed_offset(remaining: float) -> int | None:
+    def committed_offset(remaining: float) -> tuple[int | None, str]:
         found = consumer.committed([target], timeout=min(30.0, remaining))[0]
         if found.error is not None:
             raise KafkaException(found.error)
-        return found.offset
+        return (found.offset if found.offset >= 0 else None), found.metadata or ""
 
     def refused_as_acl(call: Callable[[float], None]) -> Callable[[float], None]:
         """A transaction step whose failure is not retriable: the ACL it needs when the cluster refused it (the
@@ -302,6 +352,9 @@ def run_restore_partition(
             try:
                 call(remaining)
             except KafkaException as exc:
+                fenced = _fenced(exc, plan)
+                if fenced is not None:
+                    raise fenced from None
                 if retry.retriable(exc):
                     raise
                 raise _progress_refused(_txn_cause(producer, exc), plan, producer_settings) from None
@@ -330,10 +383,17 @@ def run_restore_partition(
                 lambda remaining: producer.init_transactions(min(60.0, remaining)),
                 60.0,
             )
-        committed = retry.call(
+        committed, metadata = retry.call(
             f"read restore progress of {where} from group {plan.progress_group!r}", committed_offset, 30.0
         )
-        resume = committed if committed is not None and committed >= 0 and not plan.fresh else None
+        # Decided now, not when the restore planned: any other producer of this partition is fenced by now, so the
+        # progress read is final (another run may have committed since the plan, or this task may be a re-run).
+        decision = _start_decision(plan, committed, metadata, consumer, consumer_settings)
+        if decision.refused:
+            raise PlanError(f"nothing was produced to {where}: {decision.reason}")
+        resume = committed if decision.start is Start.RESUME else None
+        identity = ProgressIdentity.from_metadata(plan.identity)
+        stamp = identity.to_metadata(plan.run) if identity is not None else plan.identity  # committed with progress
         part = SourcePartition(plan.source_topic, plan.source_partition, list(plan.objects))
         in_txn = False
         pending = 0
@@ -378,7 +438,7 @@ def run_restore_partition(
             nonlocal in_txn, pending, progress
             if next_offset is None or (pending == 0 and not in_txn and not force):
                 return
-            offsets = [TopicPartition(plan.target_topic, plan.target_partition, next_offset, metadata=plan.identity)]
+            offsets = [TopicPartition(plan.target_topic, plan.target_partition, next_offset, metadata=stamp)]
             if plan.exactly_once:
                 if not in_txn:
                     producer.begin_transaction()
@@ -417,9 +477,10 @@ def run_restore_partition(
             pending = 0
             progress = next_offset
 
-        if plan.fresh and committed is not None and committed >= 0 and plan.objects:
-            # Progress of another restore is replaced before anything is produced: a crash from here on resumes
-            # this restore, not that one.
+        if resume is None and plan.objects and (committed is not None or not plan.exactly_once):
+            # This run's progress is committed before anything is produced: another restore's progress is replaced,
+            # so a crash from here on resumes this restore, not that one; and an at-least-once run killed before its
+            # first commit finds its own progress, not records it cannot account for.
             next_offset = min(o.start for o in plan.objects)
             commit_progress(force=True)
             resume = None

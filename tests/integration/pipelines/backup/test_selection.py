@@ -78,5 +78,6 @@ def test_item17_backup_leaves_out_the_restores_offset_map_topic(
     assert data_keys(s3_client, fresh_bucket, offset_map) == []
     said = [r.getMessage() for r in caplog.records if offset_map in r.getMessage()]
     assert said == [
-        f"topics.regex matches {offset_map}, the restores' offset-map topic (restore.offset.map.topic): not backed up"
+        f"topics.regex matches {offset_map}, a topic of the restores' own (restore.offset.map.topic, "
+        "restore.lease.topic): not backed up"
     ], said

@@ -82,6 +82,9 @@ def target(fresh_topic, produce):
     return name
 
 
+APPEND = RestoreOptions(append=True)  # the target holds records of its own (the target fixture)
+
+
 def restore_properties(source: str, target: str, **more) -> dict:
     return {**ENVELOPE, "topic.rename": f"{source}:{target}", "restore.transaction.records": "90", **more}
 
@@ -100,7 +103,7 @@ def test_item17_group_resumes_at_source_record_500_after_an_exactly_once_restore
     snapshot = GroupSnapshot.from_bytes(s3_client.get_object(Bucket=fresh_bucket, Key=keys[0])["Body"].read())
     assert snapshot.groups[group] == dict.fromkeys(range(PARTITIONS), AT)
 
-    restore = restorer(fresh_bucket, source, restore_properties(source, target))
+    restore = restorer(fresh_bucket, source, restore_properties(source, target), APPEND)
     assert restore.exactly_once()
     assert restore.run().records == PARTITIONS * PER_PARTITION
     plan = restore.translate_groups()
@@ -136,7 +139,7 @@ def test_item17_point_in_time_bound_before_the_group_offset_puts_the_group_at_th
     source, target, group, backup, restorer, fresh_bucket, kafka_bootstrap
 ):
     backup(fresh_bucket, source, ENVELOPE)
-    until = RestoreOptions(until_offsets=parse_offsets("0:300,1:300,2:300", "--until-offset"))
+    until = RestoreOptions(until_offsets=parse_offsets("0:300,1:300,2:300", "--until-offset"), append=True)
     restore = restorer(fresh_bucket, source, restore_properties(source, target), until)
     assert restore.run().records == PARTITIONS * 300
     plan = restore.translate_groups(group)
@@ -156,7 +159,7 @@ def test_item17_a_group_with_active_members_on_the_target_is_refused(
     from confluent_kafka import Consumer
 
     backup(fresh_bucket, source, ENVELOPE)
-    restore = restorer(fresh_bucket, source, restore_properties(source, target))
+    restore = restorer(fresh_bucket, source, restore_properties(source, target), APPEND)
     restore.run()
     member = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": group, "auto.offset.reset": "latest"})
     try:
@@ -203,7 +206,7 @@ def test_item17_source_with_gaps_group_in_an_aborted_range_resumes_at_the_next_r
     admin.commit_group_offsets(f"{group}-b", {(source, p): 300 for p in range(PARTITIONS)})
     admin.commit_group_offsets(f"{group}-c", {(source, p): 450 for p in range(PARTITIONS)})
     backup(fresh_bucket, source, ENVELOPE)
-    restore = restorer(fresh_bucket, source, restore_properties(source, target))
+    restore = restorer(fresh_bucket, source, restore_properties(source, target), APPEND)
     assert restore.run().records == PARTITIONS * 600
     restore.translate_groups(f"{group}.*")
     # source offset 402 holds the 301st committed record (n = p*1000 + 300); 450 holds n = p*1000 + 348
@@ -247,7 +250,7 @@ def test_item17_a_transaction_open_on_the_offset_map_topic_is_waited_for_not_rea
     backup(fresh_bucket, source, ENVELOPE)
     foreign = open_transaction_on(kafka_bootstrap, map_topic)
     restore = restorer(
-        fresh_bucket, source, restore_properties(source, target, **{"restore.offset.map.topic": map_topic})
+        fresh_bucket, source, restore_properties(source, target, **{"restore.offset.map.topic": map_topic}), APPEND
     )
     assert restore.run().records == PARTITIONS * PER_PARTITION
     ended = threading.Timer(3.0, foreign.abort_transaction, args=(30,))
@@ -270,7 +273,7 @@ def test_item17_an_offset_map_held_back_past_the_wait_is_an_error_naming_topic_a
     foreign = open_transaction_on(kafka_bootstrap, map_topic)
     try:
         restore = restorer(
-            fresh_bucket, source, restore_properties(source, target, **{"restore.offset.map.topic": map_topic})
+            fresh_bucket, source, restore_properties(source, target, **{"restore.offset.map.topic": map_topic}), APPEND
         )
         restore.run()
         end = Admin({"bootstrap.servers": kafka_bootstrap}).end_offsets([(map_topic, 0)], read_committed=False)
@@ -327,7 +330,7 @@ def test_item17_kill_9_mid_restore_then_resume_and_consumer_groups_from_the_cli(
     )
     props = str(write_properties(tmp_path / "restore.properties", raw))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kafka_s3.cli", "restore", "--no-progress", "-c", props],
+        [sys.executable, "-m", "kafka_s3.cli", "restore", "--no-progress", "--append", "-c", props],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "PYSPARK_PYTHON": sys.executable},
@@ -347,7 +350,9 @@ def test_item17_kill_9_mid_restore_then_resume_and_consumer_groups_from_the_cli(
     at_kill = restore_progress(kafka_bootstrap, config, source, target)
     assert any(v is None or v < per_partition for v in at_kill.values()), at_kill  # killed mid-restore
 
-    resumed = run_cli(["restore", "--no-progress", "-c", props, "--consumer-groups", f"{group}.*"], timeout=600)
+    resumed = run_cli(
+        ["restore", "--no-progress", "--append", "-c", props, "--consumer-groups", f"{group}.*"], timeout=600
+    )
     assert resumed.returncode == 0, resumed.stderr[-4000:]
     for p in range(PARTITIONS):
         assert f"group {group}: {source}[{p}] {AT} -> {target}[{p}] " in resumed.stdout, resumed.stdout
@@ -371,7 +376,7 @@ def test_item17_groups_command_lists_snapshots_groups_and_translations(
 
     backup(fresh_bucket, source, ENVELOPE)
     properties = restore_properties(source, target)
-    restorer(fresh_bucket, source, properties).run()
+    restorer(fresh_bucket, source, properties, APPEND).run()
     raw, _ = make_config(fresh_bucket, source, source=True, **{k.replace(".", "__"): v for k, v in properties.items()})
     props = str(write_properties(tmp_path / "restore.properties", raw))
     listed = run_cli(["groups", "-c", props, "--regex", group])
@@ -400,7 +405,7 @@ def test_item17_compacted_source_groups_resume_at_the_first_surviving_record(
     from restore_helpers import read_topic
 
     assert read_topic(kafka_bootstrap, source) == surviving  # compaction did not move on while backing up
-    restore = restorer(fresh_bucket, source, restore_properties(source, target))
+    restore = restorer(fresh_bucket, source, restore_properties(source, target), APPEND)
     assert restore.run().records == sum(len(rows) for rows in surviving.values())
     restore.translate_groups(f"{group}.*")
     for suffix, offset in at.items():
@@ -467,7 +472,7 @@ def test_item17_point_in_time_restore_uses_the_snapshot_of_its_time(
     assert len(keys) == 2, keys
     second = int(keys[1].rsplit("/", 1)[-1].split(".")[0])
 
-    until = RestoreOptions(until_timestamp=second - 1)  # every record is older: all restored
+    until = RestoreOptions(until_timestamp=second - 1, append=True)  # every record is older: all restored
     restore = restorer(fresh_bucket, source, restore_properties(source, target), until)
     assert restore.run().records == PARTITIONS * PER_PARTITION
     plan = restore.translate_groups(group)

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from kafka_s3.pipelines.restore.progress import ProgressIdentity, Start, decide
+from kafka_s3.pipelines.restore.progress import ProgressIdentity, Start, decide, run_of
 
 ME = ProgressIdentity("s3://b/topics", "orders", 0, "cluster-1", "orders-copy", "id-1", 0, "Bounds()")
 
@@ -46,3 +46,24 @@ def test_another_restores_progress(change, word):
 def test_ids_the_broker_does_not_give_are_not_compared():
     theirs = dataclasses.replace(ME, cluster="", target_topic_id="").to_metadata()
     assert decide(ME, 5, theirs, 5, False).start is Start.RESUME
+
+
+def test_the_run_rides_along_in_the_metadata_without_changing_the_identity():
+    metadata = ME.to_metadata("run-1")
+    assert ProgressIdentity.from_metadata(metadata) == ME and run_of(metadata) == "run-1"
+    assert run_of(ME.to_metadata()) == "" and run_of("not json") == ""
+
+
+def test_restart_resumes_its_own_runs_progress_and_restarts_anyone_elses():
+    """A task of a --restart run that runs again (Spark re-running it) must not start over a second time."""
+    assert decide(ME, 5, ME.to_metadata("run-1"), 5, True, run="run-1").start is Start.RESUME
+    assert decide(ME, 5, ME.to_metadata("run-0"), 5, True, run="run-1").start is Start.FRESH
+
+
+def test_a_target_holding_records_no_progress_accounts_for_is_refused_unless_appending():
+    refused = decide(ME, None, "", 50, False, target_has_records=True)
+    assert refused.refused and "already holds records" in refused.reason and "--append" in refused.reason
+    appending = decide(ME, None, "", 50, False, append=True, target_has_records=True)
+    assert appending.start is Start.FRESH and not appending.refused
+    # offsets left by aborted transactions only (a killed exactly-once run): nothing a reader sees, nothing refused
+    assert decide(ME, None, "", 50, False, target_has_records=False) == decide(ME, None, "", 0, False)

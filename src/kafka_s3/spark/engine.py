@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from kafka_s3.core.errors import Interrupted, KafkaS3Error
 from kafka_s3.core.lean import keep_pandas_unloaded
+from kafka_s3.core.stall import logged_wait
 from kafka_s3.pipelines.engine import Task
 
 if TYPE_CHECKING:
@@ -237,7 +238,8 @@ class SparkEngine:
         try:
             if self.cancelled:  # stopped while the job was being set up
                 raise Interrupted(f"interrupted before {description!r} started")
-            rows = session.range(0, count, 1, count).mapInArrow(_task_per_row(task), RESULT_SCHEMA).collect()
+            with logged_wait(f"Spark job {description!r}", log, progress=self._tasks_done):
+                rows = session.range(0, count, 1, count).mapInArrow(_task_per_row(task), RESULT_SCHEMA).collect()
         except Exception:
             if self.cancelled:
                 raise Interrupted(f"{description!r} was cancelled") from None
@@ -252,6 +254,11 @@ class SparkEngine:
             if result.startswith(ERROR_MARK):
                 raise task_error(result)
         return results
+
+    def _tasks_done(self) -> str | None:
+        """What a stalled job's log line says of its tasks ("0 of 3 tasks done")."""
+        progress = self.task_progress()
+        return None if progress is None else f"{progress[0]} of {progress[1]} tasks done"
 
     @property
     def driver_host(self) -> str:

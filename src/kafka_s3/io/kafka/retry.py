@@ -6,7 +6,8 @@ A Kafka cluster answers some requests with errors that mean "not now" — a coor
 broker yet. Apache Kafka gives them routinely right after start-up, after a topic's creation and during a leader
 change. :func:`call` repeats such a call with exponential backoff until it succeeds or its deadline passes, then
 raises a :class:`~kafka_s3.core.errors.KafkaError` naming the operation, the last error and how long it was retried.
-Any other error is raised at once, as a :class:`KafkaError` naming the operation.
+Any other error is raised at once, as a :class:`KafkaError` naming the operation. A call still running after 30 s
+logs what it waits for (:mod:`kafka_s3.core.stall`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from kafka_s3.core.errors import KafkaError
+from kafka_s3.core.stall import logged_wait
 
 T = TypeVar("T")
 
@@ -102,6 +104,18 @@ def call(
     ``unknown_topic_grace`` seconds (0 where it means the topic is gone). ``what`` names the operation and what it
     concerns (topic/partition/group) in the :class:`KafkaError` raised when it fails. A :class:`KafkaError` raised
     by ``attempt`` passes through."""
+    with logged_wait(f"Kafka {what}", log):
+        return _call(what, attempt, timeout, unknown_topic_grace, sleep, clock)
+
+
+def _call(
+    what: str,
+    attempt: Callable[[float], T],
+    timeout: float,
+    unknown_topic_grace: float,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+) -> T:
     started = clock()
     deadline = started + timeout
     backoff = INITIAL_BACKOFF

@@ -12,6 +12,7 @@ switching modes takes rights a restore principal need not have.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from urllib.parse import quote
 
 from kafka_s3.core.errors import KafkaS3Error
 from kafka_s3.core.schemas import SavedSchemas, SubjectVersion
+from kafka_s3.core.stall import logged_wait
 from kafka_s3.io.schema_registry.client import (
     DEFAULT_TIMEOUT_S,
     client_config,
@@ -30,6 +32,9 @@ from kafka_s3.io.schema_registry.client import (
 
 if TYPE_CHECKING:
     from confluent_kafka.schema_registry import SchemaRegistryClient
+
+
+log = logging.getLogger(__name__)
 
 
 class SchemaRegistryError(KafkaS3Error):
@@ -71,6 +76,11 @@ def _compatibility(client: SchemaRegistryClient, subject: str | None) -> str | N
 
 def save_subjects(client: SchemaRegistryClient, topic: str, at: int) -> SavedSchemas:
     """``<topic>-key`` and ``<topic>-value`` (those that exist) and every subject they reference, every version."""
+    with logged_wait(f"the Schema Registry at {registry_url(client)} (saving the subjects of topic {topic})", log):
+        return _save_subjects(client, topic, at)
+
+
+def _save_subjects(client: SchemaRegistryClient, topic: str, at: int) -> SavedSchemas:
     try:
         existing = set(client.get_subjects())
         pending = [s for s in (f"{topic}-key", f"{topic}-value") if s in existing]
@@ -177,6 +187,11 @@ def import_subjects(client: SchemaRegistryClient, saved: SavedSchemas) -> Schema
     """Write every saved version into the target registry, referenced subjects first and versions in order: under
     its source id and version where the subject's target mode is IMPORT, else registered (the subject's
     compatibility set to NONE meanwhile). Then each subject gets its saved compatibility level."""
+    with logged_wait(f"the Schema Registry at {registry_url(client)} (restoring the subjects of {saved.topic})", log):
+        return _import_subjects(client, saved)
+
+
+def _import_subjects(client: SchemaRegistryClient, saved: SavedSchemas) -> SchemaImport:
     from confluent_kafka.schema_registry import Schema, SchemaReference
 
     result = SchemaImport()
@@ -228,6 +243,11 @@ def predict_ids(client: SchemaRegistryClient, saved: SavedSchemas) -> SchemaImpo
     """Dry run: each subject's target mode, and source id -> the id the version will have in the target registry:
     the one it already holds it under, the source's own in IMPORT mode (unless another schema holds that id there:
     a conflict), else ``None`` (registered, the target assigns one)."""
+    with logged_wait(f"the Schema Registry at {registry_url(client)} (looking up the subjects of {saved.topic})", log):
+        return _predict_ids(client, saved)
+
+
+def _predict_ids(client: SchemaRegistryClient, saved: SavedSchemas) -> SchemaImport:
     from confluent_kafka.schema_registry import Schema, SchemaReference
 
     out = SchemaImport()

@@ -135,3 +135,18 @@ def test_item2_other_exceptions_become_a_kafka_error_naming_the_operation():
 
     with pytest.raises(KafkaError, match=r"^Kafka delete topic 't' failed: boom$"):
         retry.call("delete topic 't'", attempt, 30)
+
+
+def test_a_call_still_running_after_the_stall_period_logs_what_it_waits_for(caplog, monkeypatch):
+    """(The "No silent loss II" issue, item 5: a restore's transaction call stalled ten silent minutes.)"""
+    import logging
+    import time
+
+    from kafka_s3.core import stall
+    from kafka_s3.io.kafka import retry
+
+    monkeypatch.setattr(stall, "STALL_LOG_S", 0.2)
+    with caplog.at_level(logging.WARNING, logger="kafka_s3.io.kafka.retry"):
+        retry.call("commit the transaction of orders[0]", lambda remaining: time.sleep(0.7), 5.0)
+    seen = [r.getMessage() for r in caplog.records if "still waiting for" in r.getMessage()]
+    assert seen and all("Kafka commit the transaction of orders[0]" in m for m in seen), caplog.text

@@ -24,9 +24,11 @@ from kafka_s3.core.errors import (
     ConfigError,
     Interrupted,
     KafkaAuthorizationError,
+    KafkaError,
     KafkaS3Error,
     PlanError,
     StoreAccessDeniedError,
+    StoreError,
 )
 from kafka_s3.core.groups import GroupSnapshot
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
@@ -421,11 +423,29 @@ class Backup:
 
     def _run_once_cycle(self, plans: list[PartitionPlan]) -> CycleReport:
         """A cycle of ``run_once``: a partition failing ``ONCE_ATTEMPTS`` times in a row ends it (what the other
-        partitions committed is durable and committed)."""
+        partitions committed is durable and committed). A failed partition is retried only while the services
+        answer: a store or cluster that stopped answering ends the run at once with its error, instead of
+        ``ONCE_ATTEMPTS`` more rounds of timeouts. The exit code is the failing service's."""
         report = self.run_cycle(plans)
+        if report.retrying:
+            self._check_services(report.retrying)
         if any(s.failures >= ONCE_ATTEMPTS for s in self.states.values()):
-            raise BackupFailed(f"gave up after {ONCE_ATTEMPTS} attempts: " + "; ".join(report.retrying))
+            raise _gave_up(f"gave up after {ONCE_ATTEMPTS} attempts: " + "; ".join(report.retrying), report.retrying)
         return report
+
+    def _check_services(self, failures: list[str]) -> None:
+        """Before partitions that failed are tried again: the object store (its bucket) and Kafka (a metadata
+        request) still answer, each asked within ``service.timeout.ms``, else the run ends with the partitions'
+        errors and the service's (endpoint or bootstrap servers named; exit code 3 or 4)."""
+        failed = "; ".join(failures)
+        try:
+            self.store.check()
+        except StoreError as exc:
+            raise _gave_up(f"{failed}; and the object store does not answer now either: {exc}", [], exc) from None
+        try:
+            self.admin.cluster_id()
+        except KafkaError as exc:
+            raise _gave_up(f"{failed}; and Kafka does not answer now either: {exc}", [], exc) from None
 
     def _apply(self, results: list[PartitionResult], plans: list[PartitionPlan], report: CycleReport) -> None:
         plans_by_tp = {(p.topic, p.partition): p for p in plans}
@@ -510,6 +530,8 @@ class Backup:
         at its end)."""
         if not self.config["backup.consumer.groups.enable"]:
             return
+        if self._once and any(s.failures for s in self.states.values()):
+            return  # run_once: taken when no partition is failing (else the run fails), not against a failing store
         topics = sorted({tp[0] for tp in self.states})
         if not topics:
             return
@@ -685,6 +707,33 @@ class Backup:
                 stop.wait(wait)
                 continue
             stop.wait(max(0.0, interval - (time.monotonic() - started)))
+
+
+def _gave_up(message: str, failures: list[str], cause: KafkaS3Error | None = None) -> BackupFailed:
+    """``run_once``'s failure for partitions it could not back up, with the exit code of the service they failed on
+    (``cause``'s, else the first failure's kind named in ``failures``; 5 when none is the project's own)."""
+    error = BackupFailed(message)
+    if cause is not None:
+        error.exit_code = cause.exit_code
+        return error
+    for line in failures:
+        kind = re.match(r"\S+\[\d+\]: (\w+): ", line)
+        known = _FAILURE_KINDS.get(kind.group(1)) if kind else None
+        if known is not None:
+            error.exit_code = known
+            break
+    return error
+
+
+# The error kinds a backup task reports by name, and their exit codes (3 object store, 4 Kafka or Schema Registry)
+_FAILURE_KINDS = {
+    **{
+        kind.__name__: kind.exit_code
+        for kind in (StoreError, BucketNotFoundError, StoreAccessDeniedError, KafkaError, KafkaAuthorizationError)
+    },
+    "SchemaRegistryUnavailable": 4,
+    "SchemaRegistryError": 4,
+}
 
 
 def _backoff(interval: float, failures: int) -> float:

@@ -65,7 +65,11 @@ def run_partition(
     try:
         return _run_partition(plan, config_raw, store_spec, kafka_settings, live)
     except Exception as exc:
-        log.warning("%s[%d]: backup task failed: %s", plan.topic, plan.partition, exc, exc_info=True)
+        from kafka_s3.core.errors import KafkaS3Error
+
+        # The project's own errors say all there is (the object, the endpoint); the trace only of a surprise
+        own = isinstance(exc, KafkaS3Error)
+        log.warning("%s[%d]: backup task failed: %s", plan.topic, plan.partition, exc, exc_info=not own)
         return PartitionResult(
             topic=plan.topic,
             partition=plan.partition,

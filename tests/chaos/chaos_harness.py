@@ -57,7 +57,9 @@ ONE_SHOT_LIMIT = 420.0  # seconds a final one-shot run may take before it is rep
 CATCH_UP = 60.0  # seconds the restore follower gets to catch up with the final backup
 READY_LIMIT = 180.0  # seconds both followers get to start
 LEASE_MEMORY = 300.0  # a restore refused as "another restore holds the target" up to this long after another ran
-FOLLOWERS = ("backup", "restore", "backup2", "restore2")
+# the harness's own Kafka clients log only what is critical: a broker restart would print a connection error
+# every second (the clients' errors reach the harness through exceptions and delivery reports anyway)
+QUIET = {"log_level": 2}
 
 
 # ------------------------------------------------------------------------------------------------------ records
@@ -82,13 +84,15 @@ class Rec(NamedTuple):
         return (self.key, self.value, self.headers, self.timestamp)
 
 
-def committed_ends(bootstrap: str, topic: str, partitions: int, stable_for: float = 10.0) -> dict[int, int]:
+def committed_ends(
+    bootstrap: str, topic: str, partitions: int, stable_for: float = 10.0, say: Callable[[str], None] | None = None
+) -> dict[int, int]:
     """Last stable offsets (read_committed), once they reach the high watermarks or after ``stable_for`` seconds
     (Apache Kafka writes a committed transaction's markers a moment after the commit returns)."""
     from confluent_kafka import IsolationLevel, TopicPartition
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, **QUIET})
 
     def ends(level) -> dict[int, int]:
         specs = {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)}
@@ -97,17 +101,23 @@ def committed_ends(bootstrap: str, topic: str, partitions: int, stable_for: floa
 
     deadline = time.monotonic() + stable_for
     while True:
-        stable = ends(IsolationLevel.READ_COMMITTED)
-        if stable == ends(IsolationLevel.READ_UNCOMMITTED) or time.monotonic() > deadline:
+        stable, high = ends(IsolationLevel.READ_COMMITTED), ends(IsolationLevel.READ_UNCOMMITTED)
+        if stable == high:
+            return stable
+        if time.monotonic() > deadline:
+            if say is not None:
+                say(f"{topic}: last stable offsets {stable} below the high watermarks {high}: a transaction is open")
             return stable
         time.sleep(0.2)
 
 
-def read_topic(bootstrap: str, topic: str, partitions: int, stable_for: float = 10.0) -> dict[int, list[Rec]]:
+def read_topic(
+    bootstrap: str, topic: str, partitions: int, stable_for: float = 10.0, say: Callable[[str], None] | None = None
+) -> dict[int, list[Rec]]:
     """Every committed record of ``topic`` (read_committed), per partition, in offset order."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-    ends = committed_ends(bootstrap, topic, partitions, stable_for)
+    ends = committed_ends(bootstrap, topic, partitions, stable_for, say)
     out: dict[int, list[Rec]] = {p: [] for p in range(partitions)}
     todo = {p for p in range(partitions) if ends[p] > 0}
     if not todo:
@@ -115,6 +125,7 @@ def read_topic(bootstrap: str, topic: str, partitions: int, stable_for: float = 
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
+            **QUIET,
             "group.id": f"chaos-check-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,
             "isolation.level": "read_committed",
@@ -183,6 +194,7 @@ class Workload(threading.Thread):
         return Producer(
             {
                 "bootstrap.servers": self.bootstrap,
+                **QUIET,
                 "linger.ms": 5,
                 "queue.buffering.max.messages": 100_000,
                 "message.timeout.ms": 120_000,
@@ -259,6 +271,7 @@ class Workload(threading.Thread):
         if self.txn is None:
             self._new_txn()
         abort = self.rng.random() < self.abort
+        started = time.monotonic()
         try:
             self.txn.begin_transaction()
             for r in records:
@@ -270,6 +283,8 @@ class Workload(threading.Thread):
             else:
                 self.txn.commit_transaction(30)
                 self.transactions["committed"] += 1
+            if time.monotonic() - started > 5:
+                self.say(f"producer: a transaction took {time.monotonic() - started:.1f}s")
         except KafkaException as exc:
             error = exc.args[0]
             self.transactions["failed"] += 1
@@ -298,15 +313,19 @@ class Workload(threading.Thread):
                 done += len(records)
                 due = started + self.window * done / remaining
                 self.stop.wait(max(0.0, due - time.monotonic()))
-            self.plain.flush(120)
+            left = self.plain.flush(120)
+            self.say(f"producer: done ({done} records){f', {left} not delivered after 120 s' if left else ''}")
         except BaseException as exc:  # surfaced by the harness
             self.error = exc
             self.say(f"producer: stopped by {type(exc).__name__}: {exc}")
 
     def close(self) -> None:
         self.stop.set()
+        started = time.monotonic()
         if self.ident is not None:
             self.join(180)
+        if time.monotonic() - started > 5:
+            self.say(f"producer: took {time.monotonic() - started:.1f}s to stop")
         if self.plain is None:
             return
         left = self.plain.flush(60)
@@ -938,22 +957,24 @@ class ScheduleRun:
             from confluent_kafka.admin import AdminClient, NewTopic
 
             topic, r = self.recreate_topic, self.schedule.recreate
-            admin = AdminClient({"bootstrap.servers": self.broker.bootstrap})
-            for future in admin.delete_topics([topic], operation_timeout=30).values():
-                future.result()
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    new = NewTopic(topic, r.partitions, 1, config={"retention.ms": "-1"})
-                    for future in admin.create_topics([new], operation_timeout=30).values():
+            admin = AdminClient({"bootstrap.servers": self.broker.bootstrap, **QUIET})
+
+            def delete() -> None:
+                if topic in admin.list_topics(timeout=30).topics:
+                    for future in admin.delete_topics([topic], operation_timeout=30).values():
                         future.result()
-                    break
-                except Exception as exc:  # deletion still in progress: TOPIC_ALREADY_EXISTS for a while
-                    if time.monotonic() > deadline:
-                        raise RuntimeError(f"could not re-create {topic}: {exc}") from exc
-                    time.sleep(1)
-            self.new_incarnation_ids = produce_incarnation(
-                self.broker.bootstrap, topic, r.partitions, r.new_records, "new"
+
+            def create() -> None:  # TOPIC_ALREADY_EXISTS while the deletion is still going on
+                new = NewTopic(topic, r.partitions, 1, config={"retention.ms": "-1"})
+                for future in admin.create_topics([new], operation_timeout=30).values():
+                    future.result()
+
+            # (a broker restart may be going on: each call is tried again for a while)
+            retry(delete, f"delete {topic}")
+            retry(create, f"re-create {topic}")
+            self.new_incarnation_ids = retry(
+                lambda: produce_incarnation(self.broker.bootstrap, topic, r.partitions, r.new_records, "new"),
+                f"produce into the re-created {topic}",
             )
             self.recreated_at = self.now()
             self.say(f"recreate: {topic} deleted and re-created with {r.new_records} other records per partition")
@@ -1002,7 +1023,7 @@ class ScheduleRun:
     def _create_topics(self) -> None:
         from confluent_kafka.admin import AdminClient, NewTopic
 
-        admin = AdminClient({"bootstrap.servers": self.broker.bootstrap})
+        admin = AdminClient({"bootstrap.servers": self.broker.bootstrap, **QUIET})
         new = [NewTopic(t, n, 1, config={"retention.ms": "-1"}) for t, n in self.topics.items()]
         if self.schedule.precreate_targets:
             new += [NewTopic(self.targets[t], n, 1, config={"retention.ms": "-1"}) for t, n in self.topics.items()]
@@ -1062,7 +1083,7 @@ class ScheduleRun:
         for proc in self.running():
             if proc.role in ("backup2", "restore2"):
                 self.stop(proc)
-        self.source = {t: read_topic(self.broker.bootstrap, t, n, stable_for=30) for t, n in self.topics.items()}
+        self.source = {t: read_topic(self.broker.bootstrap, t, n, 30, self.say) for t, n in self.topics.items()}
         self.say("source: " + ", ".join(f"{t}: {sum(map(len, r.values()))} committed" for t, r in self.source.items()))
         for proc in self.running("backup"):
             self.stop(proc)
@@ -1118,7 +1139,7 @@ class ScheduleRun:
     def _exists(self, topic: str) -> bool:
         from confluent_kafka.admin import AdminClient
 
-        metadata = AdminClient({"bootstrap.servers": self.broker.bootstrap}).list_topics(timeout=30)
+        metadata = AdminClient({"bootstrap.servers": self.broker.bootstrap, **QUIET}).list_topics(timeout=30)
         return topic in metadata.topics
 
     def _finish_recreate(self) -> None:
@@ -1155,7 +1176,7 @@ class ScheduleRun:
         aborted = self.workload.aborted if self.workload else set()
         for topic, n in self.topics.items():
             target = self.targets[topic]
-            got = read_topic(self.broker.bootstrap, target, n, stable_for=30) if self._exists(target) else {}
+            got = read_topic(self.broker.bootstrap, target, n, 30, self.say) if self._exists(target) else {}
             for p in range(n):
                 for problem in compare(self.source[topic][p], got.get(p, []), aborted, set()):
                     self.violation(f"{topic}[{p}] -> {target}[{p}]: {problem}")
@@ -1184,7 +1205,7 @@ class ScheduleRun:
                     f"{topic}: {proc.name} exited {proc.returncode} after the re-creation without a "
                     f"`kafka-s3: error:` line naming the topic: {proc.error_lines()[-1:] or 'no error line'}"
                 )
-        got = read_topic(self.broker.bootstrap, target, r.partitions, stable_for=30) if self._exists(target) else {}
+        got = read_topic(self.broker.bootstrap, target, r.partitions, 30, self.say) if self._exists(target) else {}
         for p in range(r.partitions):
             old = self.old_incarnation.get(p, [])
             problems = compare(old, got.get(p, []), set(), self.new_incarnation_ids, prefix_ok=not whole)
@@ -1289,7 +1310,7 @@ class ScheduleRun:
     def _delete_topics(self) -> None:
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({"bootstrap.servers": self.broker.bootstrap})
+        admin = AdminClient({"bootstrap.servers": self.broker.bootstrap, **QUIET})
         names = [*self.topics, *self.targets.values(), f"{self.id}-offset-map"]
         if self.recreate_topic:
             names += [self.recreate_topic, f"{self.recreate_topic}-restored"]
@@ -1322,6 +1343,18 @@ def _code_version() -> str:
     return head.stdout.strip() + (f" with {changed} uncommitted file(s) in src/" if changed else "")
 
 
+def retry(call: Callable, what: str, limit: float = 180.0):
+    """``call()`` until it succeeds, for up to ``limit`` seconds (a harness step meeting a broker restart)."""
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what}: {exc}") from exc
+            time.sleep(1)
+
+
 def _last_log_line(proc: CliProcess) -> str:
     """The newest line the process logged itself (not librdkafka's), with its time."""
     lines = [line for line in proc.output().splitlines() if re.match(r"\d\d:\d\d:\d\d ", line)]
@@ -1332,7 +1365,7 @@ def produce_incarnation(bootstrap: str, topic: str, partitions: int, per_partiti
     """``per_partition`` plain records into each partition of ``topic``, marked with ``tag``; returns their ids."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5, **QUIET})
     ids = set()
     base = int(time.time() * 1000)
     for p in range(partitions):

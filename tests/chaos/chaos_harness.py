@@ -855,7 +855,18 @@ class ScheduleRun:
     # ------------------------------------------------------------------------------------------------ steps
     def schedule_step(self, step: Step) -> None:
         handler = getattr(self, "step_" + step.kind.replace("-", "_"))
-        self.at(step.at, step.describe(), lambda: handler(step))
+        after_stall = step.params.get("after_stall")
+        if after_stall is None:
+            self.at(step.at, step.describe(), lambda: handler(step))
+            return
+
+        def when_stalled() -> bool | None:  # a moment after a stall began, else at the step's own time
+            held = [st.held[0] - self._t0 for st in self.stalls if st.held]
+            if (held and self.now() >= held[0] + after_stall) or self.now() >= step.at:
+                return handler(step)
+            return True
+
+        self.at(0.0, step.describe(), when_stalled)
 
     def _pick(self, step: Step) -> CliProcess | None:
         target = step.params["target"]
@@ -930,7 +941,29 @@ class ScheduleRun:
         self._second(step, "backup2", "backup")
 
     def step_restore2(self, step: Step) -> None:
-        self._second(step, "restore2", "restore")
+        if not step.params.get("alone"):
+            self._second(step, "restore2", "restore")
+            return
+        # a one-shot restore while the follower is stopped (an operator's run): the follower comes back after it
+        for proc in self.running("restore"):
+            self.send(proc, "SIGTERM", group=True)
+
+        def run_alone() -> bool | None:
+            if any(p.popen.poll() is None for p in self.running("restore")):
+                return True  # the follower is still stopping
+            self.supervise()
+            proc = self.start("restore2", ["restore", "--no-progress", "-c", str(self.config)], one_shot=True)
+
+            def follower_back() -> bool | None:
+                if proc.popen.poll() is None:
+                    return True
+                self.supervise()
+                return self.ensure("restore")
+
+            self.at(self.now() + 1, f"restart restore after {proc.name}", follower_back)
+            return None
+
+        self.at(self.now(), "restore2 alone", run_alone)
 
     def step_broker_restart(self, step: Step) -> None:
         def restart() -> None:

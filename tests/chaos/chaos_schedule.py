@@ -19,7 +19,9 @@ What a schedule holds, and how likely each part is (per schedule):
 - ``stall`` (6 in 10): the PUT of one chunk's object held 20–45 s (the n-th object of a partition, chosen to be
   written mid-schedule: offsets skip transaction markers, so its name cannot be known in advance);
 - ``backup2`` / ``restore2`` (6 in 10 each): a second backup / restore of the same configuration, ``--once`` or
-  ``--follow`` (then stopped by SIGTERM 10–40 s later, or at the end);
+  ``--follow`` (then stopped by SIGTERM 10–40 s later, or at the end); in half the schedules with a stall, the
+  second restore is instead a one-shot run 2–10 s after the stall began (``after_stall``; at ``t`` if no stall
+  happened by then), ``alone``: the restore follower stopped first and started again after it;
 - ``broker-restart`` (4 in 10, only on a broker the harness started): graceful stop, 0–6 s down, start;
 - ``recreate`` (4 in 10): a dedicated topic (own configuration and bucket) backed up once, deleted, re-created with
   other records (fewer, as many or more), and backed up again: that backup must refuse it.
@@ -197,6 +199,12 @@ def build_schedule(seed: int, broker_controlled: bool = True) -> Schedule:
         second = at(first + 5, max(first + 6, duration * 0.6))
         steps.append(Step(second, "recreate", {}))
         steps.append(Step(at(second + 3, max(second + 4, duration - 5)), "recreate-backup", {"incarnation": "new"}))
+    # drawn apart, so that the schedules of the seeds above keep their steps
+    extra = random.Random(seed * 1_000_003 + 11)
+    if any(s.kind == "stall" for s in steps) and extra.random() < 0.5:
+        steps = [s for s in steps if s.kind != "restore2"]
+        params = {"mode": "once", "alone": True, "after_stall": round(extra.uniform(2, 10), 1)}
+        steps.append(Step(round(duration - 15, 1), "restore2", params))
     schedule.steps = sorted(steps, key=lambda s: (s.at, s.kind))
     return schedule
 

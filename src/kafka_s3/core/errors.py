@@ -54,6 +54,10 @@ class KafkaError(KafkaS3Error):
     exit_code = 4
 
 
+class OffsetOutOfRange(KafkaError):
+    """The log does not hold the offset asked for: deleted (retention, DeleteRecords) or not written yet."""
+
+
 class KafkaAuthorizationError(KafkaError):
     """The cluster's ACLs refused a request: the message names the principal, the operation and the resource, so
     optional steps (topic configuration history, the restore plan's policy check) can go on without them."""
@@ -105,6 +109,11 @@ class PlanError(KafkaS3Error):
     """A backup or restore cannot start safely (target partitions, missing topics, feedback loop...)."""
 
     exit_code = 6
+
+
+class SourceChanged(PlanError):
+    """The source log is not the one the bucket holds (the topic deleted and re-created, or another cluster's topic
+    of the same name): backing it up there would mix two logs in one backup."""
 
 
 class DataError(KafkaS3Error):

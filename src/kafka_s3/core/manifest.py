@@ -101,6 +101,12 @@ class Manifest:
     # offset gap between two chunks may be compaction or transaction markers, but a chunk whose predecessor's end
     # matches no manifest means a whole chunk, manifest included, was lost.
     follows: int | None = None
+    # Where the records came from, to refuse another log under the same name (the topic deleted and re-created, or
+    # another cluster): the source topic's id (None: the broker gives none, or manifests written before it was
+    # recorded) and digests of the chunk's first and last record (:func:`kafka_s3.core.records.record_checksum`).
+    source_topic_id: str | None = None
+    first_record: str | None = None
+    last_record: str | None = None
 
     @property
     def records(self) -> int:
@@ -110,8 +116,9 @@ class Manifest:
     def to_dict(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["files"] = [_entry_dict(f) for f in self.files]
-        if self.follows is None:
-            del doc["follows"]
+        for name in ("follows", "source_topic_id", "first_record", "last_record"):
+            if doc[name] is None:  # left out: manifests without them keep the bytes earlier versions wrote
+                del doc[name]
         return doc
 
     @classmethod

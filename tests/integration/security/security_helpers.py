@@ -47,6 +47,7 @@ ROUTER = {
     "transforms.Copy.replacement": "$1-copy",
 }
 OFFSET_MAP_TOPIC = "kafka-s3-offset-map"
+LEASE_TOPIC = "kafka-s3-restore-leases"
 
 
 def props(properties: dict) -> dict:
@@ -71,16 +72,21 @@ def grant_backup(secure_kafka, who, topic: str, group: str, topic_ops=("READ", "
 
 
 def ensure_offset_map_topic(secure_kafka) -> None:
-    """The restores' offset maps (restore.offset.map.topic), made once by an administrator."""
+    """The restores' offset maps (restore.offset.map.topic) and claims on their targets (restore.lease.topic), made
+    once by an administrator."""
+    from kafka_s3.io.kafka.leases import TOPIC_CONFIG
+
     admin = Admin(secure_kafka.admin_settings)
     if OFFSET_MAP_TOPIC not in admin.topics():
         admin.create_topic(OFFSET_MAP_TOPIC, 1, config={"retention.ms": "-1"})
+    if LEASE_TOPIC not in admin.topics():
+        admin.create_topic(LEASE_TOPIC, 1, config=TOPIC_CONFIG)
 
 
 def grant_restore(secure_kafka, who, target: str, name: str, transactional=True, target_ops=("WRITE", "READ")):
     """A restore principal's ACLs: ``target_ops`` on the target (READ: the restore's progress is committed as its
     group's offsets of the target partitions), READ on its progress groups, WRITE/DESCRIBE on its transactional ids
-    (``transactional``) and on the offset-map topic."""
+    (``transactional``) and on the offset-map topic; WRITE, READ and DESCRIBE on the lease topic."""
     secure_kafka.allow(who.user, "TOPIC", target, target_ops)
     secure_kafka.allow(who.user, "GROUP", f"kafka-s3-restore-{name}", ["READ"], prefixed=True)
     if transactional:
@@ -89,3 +95,4 @@ def grant_restore(secure_kafka, who, target: str, name: str, transactional=True,
         )
     ensure_offset_map_topic(secure_kafka)
     secure_kafka.allow(who.user, "TOPIC", OFFSET_MAP_TOPIC, ["WRITE", "DESCRIBE"])
+    secure_kafka.allow(who.user, "TOPIC", LEASE_TOPIC, ["WRITE", "READ", "DESCRIBE"])

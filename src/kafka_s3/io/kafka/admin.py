@@ -328,10 +328,13 @@ class Admin:
         ends = self.end_offsets([tp for tp in tps if found.get(tp, -1) < 0], read_committed=False)
         return {tp: (found[tp] if found.get(tp, -1) >= 0 else ends[tp]) for tp in tps}
 
-    def holding_records(self, tps: Iterable[TP]) -> set[TP]:
+    def holding_records(self, tps: Iterable[TP], group: str) -> set[TP]:
         """The partitions of ``tps`` a reader sees at least one record in (:func:`holding_records`)."""
+        tps = list(tps)
+        if not tps:
+            return set()
         self._contact()
-        return holding_records(self.settings, tps, self.timeout)
+        return holding_records(self.settings, tps, group, self.timeout)
 
     # ------------------------------------------------------------------------------------------------- groups
     def _group_consumer(self, group: str) -> Consumer:
@@ -570,10 +573,13 @@ class Admin:
         retry.call(f"delete consumer group {group!r}", attempt, self.timeout)
 
 
-def holding_records(settings: Mapping[str, str], tps: Iterable[TP], timeout: float = DEFAULT_TIMEOUT) -> set[TP]:
+def holding_records(
+    settings: Mapping[str, str], tps: Iterable[TP], group: str, timeout: float = DEFAULT_TIMEOUT
+) -> set[TP]:
     """The partitions of ``tps`` in which a ``read_committed`` reader sees at least one record. A high watermark
     above 0 does not say it: aborted transactions (a restore killed before its first commit) leave offsets behind
-    and no record. One consumer reads from each partition's start until its first record or its end."""
+    and no record. One consumer (of ``group``, which commits nothing) reads from each partition's start until its
+    first record or its end."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
     from confluent_kafka import KafkaError as RdKafkaError
 
@@ -584,7 +590,7 @@ def holding_records(settings: Mapping[str, str], tps: Iterable[TP], timeout: flo
         _quiet(
             {
                 **settings,
-                "group.id": "kafka-s3-probe",
+                "group.id": group,
                 "enable.auto.commit": "false",
                 "enable.partition.eof": "true",
                 "isolation.level": "read_committed",

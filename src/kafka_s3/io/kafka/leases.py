@@ -26,6 +26,12 @@ log = logging.getLogger("kafka_s3.restore")
 
 RETENTION_MS = 24 * 3600 * 1000  # claims are only ever read back TTL_MS * 2 into the past
 WINDOW_MS = 2 * TTL_MS
+# The lease topic as restores create it (an administrator creating it beforehand should use the same settings)
+TOPIC_CONFIG = {
+    "retention.ms": str(RETENTION_MS),
+    "cleanup.policy": "delete",
+    "message.timestamp.type": "LogAppendTime",
+}
 TIMEOUT_S = 30.0
 
 
@@ -69,8 +75,11 @@ class Lease:
         restore: str,
         source: str,
         run: str,
+        group: str,
     ):
+        """``group``: the group id its reads use (they commit nothing; a restore may read as its own groups)."""
         self.admin = admin
+        self.group = group
         self.producer_settings = dict(producer_settings)
         self.consumer_settings = dict(consumer_settings)
         self.topic = topic
@@ -157,13 +166,8 @@ class Lease:
     def _ensure_topic(self) -> None:
         if self.topic in self.admin.topics():
             return
-        config = {
-            "retention.ms": str(RETENTION_MS),
-            "cleanup.policy": "delete",
-            "message.timestamp.type": "LogAppendTime",
-        }
         try:
-            self.admin.create_topic(self.topic, 1, -1, config)
+            self.admin.create_topic(self.topic, 1, -1, TOPIC_CONFIG)
             log.info("created topic %s (the restores' claims on their targets, restore.lease.topic)", self.topic)
         except KafkaError:
             if self.topic not in self.admin.topics():  # created by a concurrent restore meanwhile: fine
@@ -204,7 +208,7 @@ class Lease:
         consumer = Consumer(
             {
                 **self.consumer_settings,
-                "group.id": "kafka-s3-lease-reader",
+                "group.id": self.group,
                 "enable.auto.commit": "false",
                 "isolation.level": "read_uncommitted",
             }

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 from confluent_kafka import Message
 
-from kafka_s3.core.errors import KafkaError
+from kafka_s3.core.errors import KafkaError, OffsetOutOfRange
 from kafka_s3.core.records import HEADER_TYPE, HEADERS_TYPE, RECORD_SCHEMA, TIMESTAMP_TYPE
 from kafka_s3.io.kafka.denied import TOPIC_AUTHORIZATION_FAILED, denial
 
@@ -169,7 +169,9 @@ def read_range(
                     # Reached the end of the log: everything below the log end was delivered.
                     position = max(position, cast(int, m.offset()))  # an EOF event's offset is the log end
                 elif err.code() == RdKafkaError._AUTO_OFFSET_RESET or err.code() == RdKafkaError.OFFSET_OUT_OF_RANGE:
-                    raise KafkaError(_out_of_range(consumer, TopicPartition(topic, partition), position, err.str()))
+                    raise OffsetOutOfRange(
+                        _out_of_range(consumer, TopicPartition(topic, partition), position, err.str())
+                    )
                 elif err.code() == TOPIC_AUTHORIZATION_FAILED:  # retrying cannot help: name the ACL to grant
                     raise KafkaError(f"{where}: {denial(err.code(), settings, topic=topic)} ({err.str()})")
                 elif not err.retriable() and err.fatal():

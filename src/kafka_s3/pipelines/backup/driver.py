@@ -27,6 +27,7 @@ from kafka_s3.core.errors import (
     KafkaError,
     KafkaS3Error,
     PlanError,
+    SourceChanged,
     StoreAccessDeniedError,
     StoreError,
 )
@@ -71,6 +72,7 @@ class PartitionState:
     # the task looks it up in the bucket.
     previous_end: int | None = None
     previous_known: bool = False
+    previous_record: str | None = None  # digest of the record at previous_end (the log must still hold it)
     failures: int = 0  # retryable task failures in a row
     retry_at: float = 0.0  # monotonic time before which a failing partition is not planned again
 
@@ -289,6 +291,26 @@ class Backup:
             return
         self._saved(TOPIC_CONFIGS)
 
+    def _check_sources(self, topics: dict[str, int]) -> None:
+        """Each cycle: the topics already backed up by this run still have the ids they had (a topic deleted and
+        re-created between two cycles is another log: :class:`SourceChanged`). Brokers without ids give ""."""
+        known = {t: self.topic_ids[t] for t in topics if self.topic_ids.get(t)}
+        if not known:
+            return
+        for topic, now in sorted(self.admin.topic_ids(known).items()):
+            if now and now != known[topic]:
+                reached = ", ".join(
+                    f"{topic}[{p}] offset {state.next_offset}"
+                    for (t, p), state in sorted(self.states.items())
+                    if t == topic
+                )
+                raise SourceChanged(
+                    f"{reached}: the topic's id is {now} now, and this backup has been backing up topic id "
+                    f"{known[topic]}: this is not the log the bucket holds (the topic was deleted and re-created). "
+                    "Nothing of it was written; back this log up under another topics.dir (or bucket), or remove the "
+                    "old backup first"
+                )
+
     def _resume(self, tps: list[TP]) -> None:
         """Initial positions for partitions seen for the first time (:mod:`.resume`)."""
         new = [tp for tp in tps if tp not in self.states]
@@ -307,7 +329,9 @@ class Backup:
                 check_topic_id(tp, self.group, metadata, self.topic_ids.get(tp[0], ""))
                 resume = from_group(self.manifests, tp, self.group, offset, committed_by_us(metadata), log_range)
             else:
-                resume = from_bucket(self.manifests, tp, self.group, self.store.url, log_range)
+                resume = from_bucket(
+                    self.manifests, tp, self.group, self.store.url, log_range, self.topic_ids.get(tp[0], "")
+                )
             if resume is None:
                 resume = Resume(log_end[tp] if reset_latest else log_start[tp])
             state = PartitionState(
@@ -357,6 +381,8 @@ class Backup:
                     open_until=state.last_scanned if reopened else None,
                     previous_end=state.previous_end,
                     previous_known=state.previous_known,
+                    previous_record=state.previous_record,
+                    topic_id=self.topic_ids.get(tp[0], ""),
                 )
             )
         return plans
@@ -502,6 +528,7 @@ class Backup:
             state.next_offset = max(state.next_offset, committed)
             if result.chunks:
                 state.previous_end, state.previous_known = result.chunks[-1].end, True
+                state.previous_record = result.chunks[-1].last_record
             if state.forced_end is not None and (result.chunks or committed > plan.start):
                 state.forced_end = None
             state.last_scanned = result.read_until
@@ -653,6 +680,7 @@ class Backup:
         self._once = True
         self.check_store()
         topics = self.topics()
+        self._check_sources(topics)
         tps = [(t, p) for t, n in topics.items() for p in range(n)]
         self._resume(tps)
         targets = self.admin.end_offsets(tps, read_committed=self.config["isolation.level"] == "read_committed")
@@ -688,6 +716,7 @@ class Backup:
                 if not self._conditional_checked:
                     self.check_store()
                 topics = self.topics()
+                self._check_sources(topics)
                 tps = [(t, p) for t, n in topics.items() for p in range(n)]
                 self._resume(tps)
                 ends = self.admin.end_offsets(tps, read_committed=read_committed)

@@ -27,11 +27,11 @@ import pyarrow.compute as pc
 
 from kafka_s3.core.converters.base import Converted, Converter, Logical, ValueSchema
 from kafka_s3.core.converters.json import NULL_VALUES
-from kafka_s3.core.errors import ConversionError, DataError, KafkaS3Error, ObjectExistsError, StoreError
+from kafka_s3.core.errors import ConversionError, DataError, KafkaS3Error, ObjectExistsError, SourceChanged
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter
 from kafka_s3.core.layout import Kind
 from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
-from kafka_s3.core.records import timestamps_ms
+from kafka_s3.core.records import record_checksum, timestamps_ms
 from kafka_s3.core.rotation import Rotator
 from kafka_s3.core.schema_evolution import Compatibility, SchemaJudge
 from kafka_s3.core.store import Store, Upload
@@ -134,6 +134,8 @@ class PartitionBackup:
     wall time and holding the records below ``open_until`` (for ``rotate.schedule.interval.ms``).
     ``previous``: ``(end,)`` of the chunk committed before the first one (``(None,)``: none), when the caller knows
     it; else it is looked up in the bucket at the first new chunk.
+    ``topic_id``: the source topic's id ("" where the broker gives none), recorded in each manifest; a replayed
+    chunk's first and last records must be those its manifest recorded (:class:`SourceChanged` otherwise).
     """
 
     def __init__(
@@ -149,8 +151,10 @@ class PartitionBackup:
         open_since_ms: int | None = None,
         open_until: int | None = None,
         previous: tuple[int | None] | None = None,
+        topic_id: str = "",
     ):
         self.plugins = plugins
+        self.topic_id = topic_id
         self.store = store
         self.topic = topic
         self.partition = partition
@@ -170,6 +174,9 @@ class PartitionBackup:
         self.open: dict[str, OpenFile] = {}
         self.chunk_start: int | None = None
         self.chunk_first_timestamp: int | None = None
+        # digests of the open chunk's first and last record (record_checksum): what the manifest records
+        self.chunk_first_record: str | None = None
+        self.chunk_last_record: str | None = None
         self.committed: list[Manifest] = []
         # End offset of the chunk before the next one (its manifest's ``follows``): looked up in the bucket at this
         # writer's first chunk, then the chunk it committed last.
@@ -242,9 +249,32 @@ class PartitionBackup:
                 self.chunk_start = segment.opened
                 self.replaying = self._replays.pop(segment.opened, None)
             if segment.end > segment.start:
+                self._note_records(batch, offsets, segment.start, segment.end)
                 self._write_rows(batch, values, keys, offsets, codes, dictionary, segment.start, segment.end)
             if segment.close:
                 self._commit_chunk()
+
+    def _note_records(self, batch: pa.RecordBatch, offsets: np.ndarray, start: int, stop: int) -> None:
+        """Keep the digests of the open chunk's first and last record. A replayed chunk's first record must be the
+        one its manifest recorded, checked before anything of it is written: another log under the same name (the
+        topic re-created, another cluster) is refused, never mixed into the backup."""
+        if self.chunk_first_record is None:
+            self.chunk_first_record = record_checksum(batch, start)
+            replaying = self.replaying
+            if replaying is not None and int(offsets[start]) == replaying.start:
+                self._same_record(replaying, replaying.start, replaying.first_record, self.chunk_first_record)
+        self.chunk_last_record = record_checksum(batch, stop - 1)
+
+    def _same_record(self, manifest: Manifest, offset: int, recorded: str | None, found: str | None) -> None:
+        if recorded is None or found is None or recorded == found:
+            return
+        raise SourceChanged(
+            f"{self.where}: the record at offset {offset} is not the one backed up in chunk "
+            f"{manifest.start}..{manifest.end} ({self.manifests.key(self.topic, self.partition, manifest.start)}): "
+            f"this is not the log the bucket holds (the topic was deleted and re-created, or this is another "
+            f"cluster's topic of the same name). Nothing of it was written; back this log up under another "
+            f"topics.dir (or bucket), or remove the old backup first"
+        )
 
     def _encode(self, batch: pa.RecordBatch, values: Values, now_ms: int) -> pa.Array:
         """Encoded partitions; null values go to the tombstone directory (Confluent's ``tombstone.encoded.partition``):
@@ -521,9 +551,11 @@ class PartitionBackup:
     def _commit_chunk(self) -> None:
         files = list(self.open.values())
         replaying, self.replaying = self.replaying, None
+        first_record, last_record = self.chunk_first_record, self.chunk_last_record
         self.open = {}
         self.chunk_start = None
         self.chunk_first_timestamp = None
+        self.chunk_first_record = self.chunk_last_record = None
         if not files:
             return
         entries = []
@@ -576,9 +608,14 @@ class PartitionBackup:
             end=max(f.last_offset for f in files),
             files=tuple(entries),
             follows=self._follows(start) if replaying is None else replaying.follows,
+            source_topic_id=self.topic_id or None,
+            first_record=first_record,
+            last_record=last_record,
         )
         if replaying is not None:
             stored = replaying
+            if replaying.end == manifest.end:
+                self._same_record(replaying, replaying.end, replaying.last_record, last_record)
             if not stored.same_cut(manifest):
                 log.warning(
                     "%s: re-created chunk %d..%d ends at %d now (records removed from Kafka since?); keeping the "
@@ -633,17 +670,27 @@ class PartitionBackup:
         return existing
 
     def _stored_whole(self, key: str) -> bool:
-        """Whether a replayed chunk's object is in the bucket as its manifest recorded it. One of another size (a PUT
-        cut short when a run was killed can leave a stub) is removed, and the chunk's records write it again."""
+        """Whether a replayed chunk's object is in the bucket as its manifest recorded it. One smaller than that is a
+        write of this chunk cut short (a PUT interrupted when a run was killed can leave a stub) when the chunk's
+        first record is the one the manifest recorded (checked before this): it is removed, and the chunk's records
+        write it again. Anything else under the key is not provably this chunk's: refused, never deleted."""
         info = self.store.head(key)
         if info is None:
             return False
-        recorded = next((e.bytes for e in cast(Manifest, self.replaying).files if e.key == key), None)
+        replaying = cast(Manifest, self.replaying)
+        recorded = next((e.bytes for e in replaying.files if e.key == key), None)
         if recorded is None or info.size == recorded:
             return True
+        if info.size > recorded or replaying.first_record is None:
+            raise SourceChanged(
+                f"{self.store.url}/{key}: holds {info.size} bytes where the chunk's manifest "
+                f"({self.manifests.key(self.topic, self.partition, replaying.start)}) recorded {recorded}: not an "
+                "object this backup can prove it wrote; left as it is. Move it away (or back up under another "
+                "topics.dir) and run again"
+            )
         log.warning(
-            "%s/%s: held %d bytes where the chunk's manifest recorded %d (a partial object of an interrupted run): "
-            "written again",
+            "%s/%s: held %d bytes where the chunk's manifest recorded %d (a write of this chunk cut short when a run "
+            "was stopped): written again",
             self.store.url,
             key,
             info.size,
@@ -653,16 +700,16 @@ class PartitionBackup:
         return False
 
     def _check_existing(self, upload: Upload) -> None:
-        """An object already under a replayed chunk's key must have the size this chunk's object has; one that does
-        not is removed and the chunk fails (the task's retry writes it whole), so no manifest vouches for a stub."""
+        """An object already under a chunk's key must have the size this chunk's object has (deterministic writers:
+        then it is the same object). One that does not is not this backup's: the chunk fails, naming it, and the
+        object is left as it is (never deleted: nothing proves it is a write of these records)."""
         stored = self.store.head(upload.key)
         if stored is None or stored.size == upload.bytes_written:
             return
-        self.store.delete([upload.key])
-        raise StoreError(
-            f"{self.store.url}/{upload.key}: held {stored.size} bytes where this chunk's object has "
-            f"{upload.bytes_written} bytes (a partial object of an interrupted run?): removed; the chunk is written "
-            "again"
+        raise SourceChanged(
+            f"{self.store.url}/{upload.key}: holds {stored.size} bytes where this chunk's object has "
+            f"{upload.bytes_written} bytes: not an object of this chunk; left as it is. Move it away (or back up "
+            "under another topics.dir) and run again"
         )
 
     def _move_cursor(self, files: list[OpenFile]) -> None:

@@ -15,7 +15,7 @@ import json
 import logging
 from dataclasses import dataclass
 
-from kafka_s3.core.errors import PlanError
+from kafka_s3.core.errors import PlanError, SourceChanged
 from kafka_s3.core.manifest import Manifest, ManifestStore
 
 log = logging.getLogger("kafka_s3.backup")
@@ -95,16 +95,31 @@ def from_group(
 
 
 def from_bucket(
-    manifests: ManifestStore, where: tuple[str, int], group: str, bucket: str, log_range: LogRange
+    manifests: ManifestStore,
+    where: tuple[str, int],
+    group: str,
+    bucket: str,
+    log_range: LogRange,
+    topic_id: str = "",
 ) -> Resume | None:
     """Resume from the bucket's manifests (the group has no offset): at the first chunk whose files are incomplete,
-    else at the last chunk, which is replayed. Refused when the bucket holds offsets beyond the log's end."""
+    else at the last chunk, which is replayed. Refused when the bucket holds offsets beyond the log's end, or chunks
+    of a topic of another id (``topic_id``: the topic's now, "" where the broker gives none)."""
     topic, partition = where
     point = manifests.resume_point(topic, partition)
     if point is None:
         return None
     manifest, missing = point
     last = manifest if not missing else manifests.get(topic, partition, manifests.starts(topic, partition)[-1])
+    recorded = last.source_topic_id if last is not None else None
+    if last is not None and recorded and topic_id and recorded != topic_id:
+        raise SourceChanged(
+            f"{topic}[{partition}]: the topic's id is {topic_id}, and the bucket {bucket} holds chunks up to offset "
+            f"{last.end} backed up from topic id {recorded} ({manifests.key(topic, partition, last.start)}): this "
+            "is not the log the bucket holds (the topic was deleted and re-created, or this is another cluster's "
+            "topic of the same name). Nothing of it was written; back this log up under another topics.dir (or "
+            "bucket), or remove the old backup first"
+        )
     if last is not None and last.end >= log_range.end:
         raise PlanError(
             f"{topic}[{partition}]: the bucket {bucket} holds chunk {last.start}..{last.end} "

@@ -23,8 +23,10 @@ from kafka_s3.pipelines.engine import Task
 from kafka_s3.pipelines.worker_cache import cached
 
 if TYPE_CHECKING:
+    from kafka_s3.core.store import Store
     from kafka_s3.io.stores.spec import StoreSpec
     from kafka_s3.pipelines.backup.partition import PartitionBackup
+    from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
 # Past the cycle's planned end with no record-count rule to say where the open chunk ends (time rules): records fed
 # to the writer at a time, which bounds how far the read goes beyond that chunk's last record.
@@ -47,9 +49,25 @@ class PartitionPlan:
     # offset its records reached (scheduled rotation counts from then, and keeps those records together).
     open_since_ms: int | None = None
     open_until: int | None = None
-    # End of the chunk before ``start`` (the next manifest's ``follows``), when the driver knows it (``previous_known``)
+    # End of the chunk before ``start`` (the next manifest's ``follows``) and the digest of its last record, when the
+    # driver knows them (``previous_known``); else they are looked up in the bucket
     previous_end: int | None = None
     previous_known: bool = False
+    previous_record: str | None = None
+    topic_id: str = ""  # the source topic's id now ("" where the broker gives none)
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """The end of the chunk the bucket holds before a task's start: where the log must still be the backed-up one."""
+
+    end: int
+    record: str | None  # digest of the record at ``end`` (None: not recorded)
+
+
+# How far before a task's start the record at the previous chunk's end may lie for it to be read and compared (offsets
+# in between are read and dropped: transaction markers usually, a few)
+BOUNDARY_REACH = 1000
 
 
 def run_partition(
@@ -62,8 +80,12 @@ def run_partition(
     """Back up ``plan``. A failure another attempt may cure (the store or Kafka failing for this partition) is
     returned as a retryable error with nothing committed, rather than failing the whole job: the driver retries
     this partition with backoff while the others go on."""
+    from kafka_s3.core.errors import PlanError
+
     try:
         return _run_partition(plan, config_raw, store_spec, kafka_settings, live)
+    except PlanError:
+        raise  # the log is not the one backed up (SourceChanged): another attempt would be refused again
     except Exception as exc:
         from kafka_s3.core.errors import KafkaS3Error
 
@@ -91,7 +113,6 @@ def _run_partition(
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.core.errors import ConfigError, ConversionError, DataError, FormatError, PartitionerError
     from kafka_s3.core.records import payload_bytes
-    from kafka_s3.io.kafka.reader import read_range
     from kafka_s3.pipelines.backup.partition import ChunkConflict, PartitionBackup
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
     from kafka_s3.pipelines.live import LiveReporter
@@ -105,7 +126,8 @@ def _run_partition(
     isolation = plugins.config["isolation.level"]
     start, forced_end = plan.start, plan.forced_end
     open_since_ms, open_until = plan.open_since_ms, plan.open_until
-    previous = (plan.previous_end,) if plan.previous_known else None
+    boundary = _boundary(plan, plugins, store)
+    previous: tuple[int | None] | None = (boundary.end if boundary else None,)
     reporter = LiveReporter(live, plan.topic, plan.partition)
     read_bytes = 0
     releaser = Releaser()
@@ -119,6 +141,7 @@ def _run_partition(
             open_since_ms=open_since_ms,
             open_until=open_until,
             previous=previous,
+            topic_id=plan.topic_id,
         )
         position = start
         soft_end_commits: int | None = None  # chunks committed when the read reached plan.end
@@ -141,12 +164,11 @@ def _run_partition(
             return not writer.open or len(writer.committed) > soft_end_commits
 
         try:
-            for batch in read_range(
+            for batch in _checked_range(
                 kafka_settings,
-                plan.topic,
-                plan.partition,
+                plan,
                 start,
-                plan.hard_end,
+                boundary,
                 isolation_level=isolation,
                 headers=plugins.needs_headers,
                 timestamps=plugins.needs_timestamps,
@@ -174,6 +196,7 @@ def _run_partition(
             start, forced_end = conflict.existing.start, conflict.existing.end
             open_since_ms = open_until = None
             previous = None  # restarting at the bucket's chunk: the chunk before it is looked up
+            boundary = None
             continue
         except RECORD_ERRORS as exc:
             # Deterministic: retrying the task cannot help. Report it; keep what is durable.
@@ -192,6 +215,74 @@ def _run_partition(
         reporter.update(position - plan.start, read_bytes, final=True)
         reporter.close()
         return result
+
+
+def _boundary(plan: PartitionPlan, plugins: BackupPlugins, store: Store) -> Boundary | None:
+    """The end of the chunk before ``plan.start`` and its last record's digest: from the driver, else from the
+    bucket's manifest (whose source topic id must be the topic's now: :class:`SourceChanged` otherwise)."""
+    from kafka_s3.core.errors import SourceChanged
+    from kafka_s3.core.manifest import ManifestStore
+
+    if plan.previous_known:
+        return None if plan.previous_end is None else Boundary(plan.previous_end, plan.previous_record)
+    manifests = ManifestStore(store, plugins.manifest_root, plugins.layout.directory_delim)
+    earlier = [s for s in manifests.starts(plan.topic, plan.partition) if s < plan.start]
+    previous = manifests.get(plan.topic, plan.partition, earlier[-1]) if earlier else None
+    if previous is None:
+        return None
+    if previous.source_topic_id and plan.topic_id and previous.source_topic_id != plan.topic_id:
+        raise SourceChanged(
+            f"{plan.topic}[{plan.partition}]: the topic's id is {plan.topic_id}, and the bucket's chunks up to offset "
+            f"{previous.end} were backed up from topic id {previous.source_topic_id} "
+            f"({manifests.key(plan.topic, plan.partition, previous.start)}): this is not the log the bucket holds (the "
+            "topic was deleted and re-created, or this is another cluster's topic of the same name). Nothing of it was "
+            "written; back this log up under another topics.dir (or bucket), or remove the old backup first"
+        )
+    return Boundary(previous.end, previous.last_record)
+
+
+def _checked_range(
+    settings: dict[str, str],
+    plan: PartitionPlan,
+    start: int,
+    boundary: Boundary | None,
+    **read: object,
+) -> Iterator[pa.RecordBatch]:
+    """The records of ``plan`` from ``start`` on. First, when the log still has it near ``start``, the record at the
+    end of the chunk before is read and compared with the digest its manifest recorded: a log re-created with more
+    records than the bucket holds would otherwise be backed up as the continuation of the old one."""
+    from itertools import chain
+
+    from kafka_s3.core.errors import OffsetOutOfRange, SourceChanged
+    from kafka_s3.core.records import record_checksum
+    from kafka_s3.io.kafka.reader import read_range
+
+    def plain() -> Iterator[pa.RecordBatch]:
+        return read_range(settings, plan.topic, plan.partition, start, plan.hard_end, **read)  # type: ignore[arg-type]
+
+    if boundary is None or boundary.record is None or not 0 < start - boundary.end <= BOUNDARY_REACH:
+        yield from plain()
+        return
+    batches = read_range(settings, plan.topic, plan.partition, boundary.end, plan.hard_end, **read)  # type: ignore[arg-type]
+    try:
+        first = next(batches, None)
+    except OffsetOutOfRange:  # that record was deleted (retention): nothing to compare with
+        yield from plain()
+        return
+    if first is None:
+        return
+    if first.column("offset")[0].as_py() == boundary.end and record_checksum(first, 0) != boundary.record:
+        raise SourceChanged(
+            f"{plan.topic}[{plan.partition}]: the record at offset {boundary.end} is not the one backed up there (the "
+            "last record of the bucket's chunk before offset "
+            f"{start}): this is not the log the bucket holds (the topic was deleted and re-created, or this is another "
+            "cluster's topic of the same name). Nothing of it was written; back this log up under another topics.dir "
+            "(or bucket), or remove the old backup first"
+        )
+    for batch in chain([first], batches):
+        below = int(np.searchsorted(batch.column("offset").to_numpy(), start))
+        if below < batch.num_rows:
+            yield batch.slice(below)
 
 
 def backup_task(

@@ -441,6 +441,7 @@ class Restore:
                 self.config["name"],
                 source,
                 self.run_id,
+                f"{self.progress_base}-lease",
             )
         return self._lease
 
@@ -544,7 +545,7 @@ class Restore:
             if committed.get((p.progress_group, (p.target_topic, p.target_partition)), (None, ""))[0] is None
             and ends.get((p.target_topic, p.target_partition), 0) > 0
         ]
-        holding = self.admin.holding_records(unaccounted)
+        holding = self.admin.holding_records(unaccounted, f"{self.progress_base}-probe")
         decided, refusals = [], []
         for plan, identity in zip(plans, identities, strict=True):
             tp = (plan.target_topic, plan.target_partition)

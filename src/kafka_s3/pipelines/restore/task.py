@@ -212,7 +212,7 @@ def _start_decision(
     holds = None
     if committed is None and end > 0:
         target = (plan.target_topic, plan.target_partition)
-        holds = target in holding_records(consumer_settings, [target])
+        holds = target in holding_records(consumer_settings, [target], f"{plan.progress_group}-probe")
     return decide(
         identity, committed, metadata, end, plan.restart, run=plan.run, append=plan.append, target_has_records=holds
     )

@@ -78,3 +78,16 @@ def cli(*args: str, timeout: float = 300, env: dict | None = None) -> subprocess
     return subprocess.run(
         [sys.executable, "-m", "kafka_s3.cli", *args], capture_output=True, text=True, timeout=timeout, env=environ
     )
+
+
+def recreate_topic(kafka_bootstrap: str, topic: str, partitions: int = 1) -> None:
+    """Delete ``topic`` and create it again, empty: a new log whose offsets start at 0 again."""
+    admin = Admin({"bootstrap.servers": kafka_bootstrap})
+    admin.delete_topic(topic)
+    for _ in range(100):  # deletion completes asynchronously on some brokers
+        try:
+            admin.create_topic(topic, partitions, config={"retention.ms": "-1"})
+            return
+        except Exception:
+            time.sleep(0.2)
+    raise AssertionError(f"could not re-create {topic}")

@@ -3,11 +3,10 @@ offset that is not a chunk start, and onto a log that is not the one the bucket 
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
-from bk_helpers import cli, data_keys, get, group_offsets, write_properties
+from bk_helpers import cli, data_keys, get, group_offsets, recreate_topic, write_properties
 
 from kafka_s3.core.errors import PlanError
 from kafka_s3.io.kafka.admin import Admin
@@ -76,18 +75,6 @@ def test_item13_resume_inside_a_chunk_writes_no_overlapping_object(
     assert group_offsets(kafka_bootstrap, group_id(other), topic, 1) == {0: 12}
 
 
-def _recreate(kafka_bootstrap, topic: str, partitions: int = 1) -> None:
-    admin = Admin({"bootstrap.servers": kafka_bootstrap})
-    admin.delete_topic(topic)
-    for _ in range(100):  # deletion completes asynchronously on some brokers
-        try:
-            admin.create_topic(topic, partitions, config={"retention.ms": "-1"})
-            return
-        except Exception:
-            time.sleep(0.2)
-    raise AssertionError(f"could not re-create {topic}")
-
-
 def test_item9_group_offset_beyond_a_recreated_log_is_an_error(
     engine, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, tmp_path
 ):
@@ -97,7 +84,7 @@ def test_item9_group_offset_beyond_a_recreated_log_is_an_error(
     Backup(config, engine=engine).run_once()
     assert group_offsets(kafka_bootstrap, group_id(config), topic, 1) == {0: 6}
 
-    _recreate(kafka_bootstrap, topic)  # the topic is deleted and re-created: a new log, offsets from 0 again
+    recreate_topic(kafka_bootstrap, topic)  # the topic is deleted and re-created: a new log, offsets from 0 again
     produce(topic, _values(2, start=100))
     # Apache Kafka deletes a deleted topic's committed offsets with it (noida-db keeps them): the bucket then tells.
     kept = group_offsets(kafka_bootstrap, group_id(config), topic, 1)
@@ -130,7 +117,7 @@ def test_item9_bucket_beyond_the_log_end_is_an_error(
     Backup(_config(make_config, fresh_bucket, topic), engine=engine).run_once()
 
     # A DR cluster (or a re-created topic) whose log is shorter than what the bucket holds; no group offsets.
-    _recreate(kafka_bootstrap, topic)
+    recreate_topic(kafka_bootstrap, topic)
     produce(topic, _values(2, start=100))
     other = _config(make_config, fresh_bucket, topic, **{"group.id": f"other-{uuid.uuid4().hex[:8]}"})
 

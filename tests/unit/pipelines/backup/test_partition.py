@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 
+import pyarrow as pa
 import pytest
 
 from kafka_s3.core.config.sink import SINK
-from kafka_s3.core.errors import StoreError
+from kafka_s3.core.errors import SourceChanged
 from kafka_s3.core.records import make_batch
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.backup.partition import ChunkConflict, PartitionBackup
@@ -149,17 +150,65 @@ def test_a_partial_object_of_an_interrupted_run_is_replaced_not_taken_as_stored(
     assert "t+0+0000000003.bin: held 0 bytes where the chunk's manifest recorded 9" in caplog.text
 
 
-def test_an_object_of_another_size_under_a_new_chunks_key_fails_the_chunk(setup):
+def test_an_object_of_another_size_under_a_new_chunks_key_fails_the_chunk_and_is_left_alone(setup):
     """Without a manifest to replay (forgotten manifests), an object already under a key is taken as this chunk's
-    only when its size is; another is removed and the chunk fails, so the retry writes it whole."""
+    only when its size is; another is not provably this backup's: the chunk fails naming it, the object stays."""
     plugins, store = setup
     stub = "topics/t/partition=0/t+0+0000000003.bin"
     store.put(stub, b"")
     writer = PartitionBackup(plugins, store, "t", 0)
     writer.write(_records(0, 9))
-    with pytest.raises(StoreError, match=r"t\+0\+0000000003\.bin: held 0 bytes where this chunk's object has 9"):
+    with pytest.raises(SourceChanged, match=r"t\+0\+0000000003\.bin: holds 0 bytes where this chunk's object has 9"):
         writer.finish(9, flush_open=False)
-    assert stub not in _objects(store)
+    assert store.get(stub) == b""
+
+
+def test_a_replayed_chunks_object_larger_than_its_manifest_says_is_refused_not_replaced(setup):
+    """A write cut short can only be shorter than the chunk's object: a larger one is not this backup's."""
+    plugins, store = setup
+    first = PartitionBackup(plugins, store, "t", 0)
+    first.write(_records(0, 9))
+    first.finish(9, flush_open=False)
+    key = "topics/t/partition=0/t+0+0000000003.bin"
+    store.delete([key])
+    store.put(key, b"x" * 100)
+    again = PartitionBackup(plugins, store, "t", 0)
+    with pytest.raises(SourceChanged, match=r"t\+0\+0000000003\.bin: holds 100 bytes where the chunk's manifest"):
+        again.write(_records(0, 9))
+    assert store.get(key) == b"x" * 100
+
+
+def test_a_replayed_chunk_whose_first_record_differs_is_another_log_refused_before_anything_is_written(setup):
+    plugins, store = setup
+    first = PartitionBackup(plugins, store, "t", 0)
+    first.write(_records(0, 9))
+    first.finish(9, flush_open=False)
+    before = {key: store.get(key) for key in _objects(store)}
+    records = _records(0, 9)
+    column = records.schema.get_field_index("value")
+    other = records.set_column(column, "value", pa.array([b"other"] * 9, pa.binary()))
+    again = PartitionBackup(plugins, store, "t", 0)
+    with pytest.raises(SourceChanged, match=r"t\[0\]: the record at offset 0 is not the one backed up"):
+        again.write(other)
+    assert {key: store.get(key) for key in _objects(store)} == before
+
+
+def test_each_manifest_records_the_source_topic_id_and_its_first_and_last_records(setup):
+    from kafka_s3.core.manifest import Manifest
+    from kafka_s3.core.records import record_checksum
+
+    plugins, store = setup
+    writer = PartitionBackup(plugins, store, "t", 0, topic_id="id-1")
+    records = _records(0, 3)
+    writer.write(records)
+    writer.finish(3, flush_open=False)
+    [key] = [i.key for i in store.list("") if i.key.endswith(".chunk")]
+    manifest = Manifest.from_bytes(store.get(key))
+    assert (manifest.source_topic_id, manifest.first_record, manifest.last_record) == (
+        "id-1",
+        record_checksum(records, 0),
+        record_checksum(records, 2),
+    )
 
 
 def _manifest_bytes(store):

@@ -1252,9 +1252,9 @@ class ScheduleRun:
             self.say(f"exit {proc.describe_end()}" + (f" -> VIOLATION: {problem}" if problem else " -> ok"))
             if problem:
                 self.violation(f"{proc.describe_end()}: {problem} (log {proc.log.name})")
-            output = proc.output()
-            if "Exception ignored" in output or "Traceback (most recent call last)" in output:
-                self.notes.append(f"{proc.name}: a Python traceback in its output (README: errors speak in one line)")
+            summary = traceback_summary(proc.output())
+            if summary:
+                self.notes.append(f"{proc.name}: a Python traceback in its output ({summary})")
             terms = [sig for sig in proc.signals if sig.name == "SIGTERM"]
             if terms and proc.ended is not None and proc.ended - terms[0].at > 30:
                 self.notes.append(f"{proc.name}: stopped {proc.ended - terms[0].at:.0f}s after SIGTERM")
@@ -1374,6 +1374,22 @@ def _code_version() -> str:
         return "unknown (no git)"
     changed = len(dirty.stdout.splitlines())
     return head.stdout.strip() + (f" with {changed} uncommitted file(s) in src/" if changed else "")
+
+
+def traceback_summary(output: str) -> str | None:
+    """The first traceback's exception lines (``Kind: message``), or None when the output has none."""
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Exception ignored"):
+            return line[:200]
+        if line.startswith("Traceback (most recent call last)"):
+            raised = [
+                x
+                for x in lines[i + 1 : i + 80]
+                if x and not x[0].isspace() and not x.startswith(("Traceback", "During handling"))
+            ]
+            return " / ".join(x[:160] for x in raised[:2])
+    return None
 
 
 def retry(call: Callable, what: str, limit: float = 180.0):

@@ -1316,6 +1316,8 @@ class ScheduleRun:
         if code == 8 and role == "restore2":
             return None  # a one-shot restore stopped at a chunk still uploading
         if code == 4 and self._overlaps(proc, self.broker_restarts, slack=150):
+            if role in ("backup", "backup2") and not proc.one_shot:
+                return "exit 4 after a broker restart (README: a following backup retries Kafka outages)"
             return None  # Kafka unreachable while the broker restarted
         if code == 3 and proc.one_shot and self._overlaps(proc, self.s3_fault_windows, slack=60):
             return None  # the object store failed it past its retries

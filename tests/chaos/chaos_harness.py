@@ -976,8 +976,8 @@ class ScheduleRun:
         self.in_thread("broker-restart", restart)
 
     def step_recreate_backup(self, step: Step) -> bool | None:
-        if step.params["incarnation"] == "new" and self.recreated_at is None:
-            return True  # the re-creation has not happened yet
+        if step.params["incarnation"] == "new" and (self.recreated_at is None or self.recreated_at < 0):
+            return True  # the re-creation has not happened (or ended) yet
         self.start("backup-r", ["backup", "--once", "--no-progress", "-c", str(self.recreate_config)], one_shot=True)
         return None
 

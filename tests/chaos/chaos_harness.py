@@ -1261,6 +1261,8 @@ class ScheduleRun:
             summary = traceback_summary(proc.output())
             if summary:
                 self.notes.append(f"{proc.name}: a Python traceback in its output ({summary})")
+            if proc.leftovers:
+                self.notes.append(f"{proc.name}: its Spark JVM or Python workers outlived it by 20 s (killed)")
             terms = [sig for sig in proc.signals if sig.name == "SIGTERM"]
             if terms and proc.ended is not None and proc.ended - terms[0].at > 30:
                 self.notes.append(f"{proc.name}: stopped {proc.ended - terms[0].at:.0f}s after SIGTERM")

@@ -7,17 +7,21 @@ broker yet. Apache Kafka gives them routinely right after start-up, after a topi
 change. :func:`call` repeats such a call with exponential backoff until it succeeds or its deadline passes, then
 raises a :class:`~kafka_s3.core.errors.KafkaError` naming the operation, the last error and how long it was retried.
 Any other error is raised at once, as a :class:`KafkaError` naming the operation. A call still running after 30 s
-logs what it waits for (:mod:`kafka_s3.core.stall`).
+logs what it waits for (:mod:`kafka_s3.core.stall`), and one that outlives its own timeout by ``HANG_GRACE_S`` is
+abandoned with an error: librdkafka's transactional calls can block far past the timeout they are given while a
+coordinator comes back from a restart (``send_offsets_to_transaction``: librdkafka issues #5456, #5511), and a
+restore sat ten minutes in one.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from kafka_s3.core.errors import KafkaError
+from kafka_s3.core.errors import Interrupted, KafkaError
 from kafka_s3.core.stall import logged_wait
 
 T = TypeVar("T")
@@ -60,6 +64,8 @@ UNKNOWN_TOPIC_GRACE = 5.0
 
 INITIAL_BACKOFF = 0.1
 MAX_BACKOFF = 2.0
+HANG_GRACE_S = 15.0
+"""How long past the timeout it was given an attempt may run before it is abandoned (its thread left blocked)."""
 
 
 def error_of(exc: BaseException) -> Any:
@@ -108,6 +114,34 @@ def call(
         return _call(what, attempt, timeout, unknown_topic_grace, sleep, clock)
 
 
+def _bounded(what: str, attempt: Callable[[float], T], remaining: float) -> T:
+    """``attempt(remaining)`` in a thread of its own, waited for ``remaining + HANG_GRACE_S`` seconds at most: a
+    library call that ignores its timeout is abandoned (left blocked, a daemon thread) with a :class:`KafkaError`,
+    instead of holding the caller. Its result or error otherwise comes back as if called here."""
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append((True, attempt(remaining)))
+        except BaseException as exc:  # handed to the caller below
+            outcome.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="kafka-s3-kafka-call", daemon=True).start()
+    bound = remaining + HANG_GRACE_S
+    if not done.wait(bound):
+        raise KafkaError(
+            f"Kafka {what} did not return within {bound:.0f} s although given {remaining:.0f} s (librdkafka waits "
+            "for a coordinator that did not come back, e.g. after a broker restart): abandoned"
+        )
+    ok, value = outcome[0]
+    if ok:
+        return cast(T, value)
+    raise value
+
+
 def _call(
     what: str,
     attempt: Callable[[float], T],
@@ -123,8 +157,8 @@ def _call(
     while True:
         attempts += 1
         try:
-            return attempt(max(deadline - clock(), 0.001))
-        except KafkaError:
+            return _bounded(what, attempt, max(deadline - clock(), 0.001))
+        except (KafkaError, Interrupted):  # the project's verdict, or a signal ending the wait: as they are
             raise
         except Exception as exc:
             error = error_of(exc)

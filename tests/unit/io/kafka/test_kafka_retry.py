@@ -150,3 +150,28 @@ def test_a_call_still_running_after_the_stall_period_logs_what_it_waits_for(capl
         retry.call("commit the transaction of orders[0]", lambda remaining: time.sleep(0.7), 5.0)
     seen = [r.getMessage() for r in caplog.records if "still waiting for" in r.getMessage()]
     assert seen and all("Kafka commit the transaction of orders[0]" in m for m in seen), caplog.text
+
+
+def test_a_call_that_ignores_its_own_timeout_is_abandoned_naming_it(monkeypatch):
+    """librdkafka's send_offsets_to_transaction can block past its timeout while the coordinator it waits for came
+    back from a restart (librdkafka #5456): a restore then sat ten minutes in one call. The call is given its timeout
+    plus HANG_GRACE_S, then abandoned with an error."""
+    import threading
+
+    monkeypatch.setattr(retry, "HANG_GRACE_S", 0.3, raising=False)
+    release = threading.Event()
+
+    def stuck(remaining: float) -> None:
+        release.wait(20)  # far past the 0.5 s it was given
+
+    try:
+        with pytest.raises(KafkaError, match=r"send restore progress of t\[0\] to the transaction did not return"):
+            retry.call("send restore progress of t[0] to the transaction", stuck, 0.5)
+    finally:
+        release.set()
+
+
+def test_an_attempts_error_and_result_come_back_through_the_bound():
+    assert retry.call("list offsets", lambda remaining: 42, 5.0) == 42
+    with pytest.raises(KafkaError, match="Kafka list offsets failed: Broker: Configuration is invalid"):
+        retry.call("list offsets", failing([RdKafkaError.INVALID_CONFIG], "x"), 5.0)

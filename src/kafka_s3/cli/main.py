@@ -416,20 +416,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from kafka_s3.pipelines.verify import verify
 
     topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None
-    problems = 0
     reports = []
     for config in load_configs(args.config, SOURCE, args.set):
         engine = _engine(args, config, "kafka-s3 verify") if args.deep else None
-        report = verify(config, engine, topics, deep=args.deep)
-        problems += len(report.problems)
-        reports.append(report)
+        reports.append(verify(config, engine, topics, deep=args.deep))
     if args.json:
         docs = [r.to_dict() for r in reports]
         print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
     else:
         for report in reports:
             print(render_verify_report(report))
-    return BackupIncomplete.exit_code if problems else 0
+    return 0 if all(report.whole for report in reports) else BackupIncomplete.exit_code
 
 
 def cmd_read(args: argparse.Namespace) -> int:

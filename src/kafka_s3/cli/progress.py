@@ -352,8 +352,9 @@ def render_verify_report(report: VerifyReport) -> str:
     for check in report.checks.values():
         for finding in check.findings:
             console.print(f"{'PROBLEM' if finding.blocking else 'note'}: {escape(str(finding))}", soft_wrap=True)
+    for note in report.notes:
+        console.print(f"note: {escape(note)}", soft_wrap=True)
     if report.layout:
         console.print(report.layout, markup=False, soft_wrap=True)
-    problems = len(report.problems)
-    console.print(f"{problems} problem{'' if problems == 1 else 's'}" if problems else "the backup is whole")
+    console.print(report.verdict, markup=False, soft_wrap=True)
     return out.getvalue().rstrip("\n")

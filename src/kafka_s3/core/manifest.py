@@ -40,6 +40,8 @@ from kafka_s3.core.store import Store
 from kafka_s3.core.topic_config import CONFIG_DIR, TopicConfig, config_name, config_time
 
 EXTENSION = ".chunk"
+# The object metadata key (S3 user metadata) under which each file of a chunk names its manifest's key
+OBJECT_METADATA = "kafka-s3-manifest"
 TAIL = ".tail"
 PAD = 20
 MANIFEST_DIR = "_kafka-s3"

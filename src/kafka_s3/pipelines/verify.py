@@ -17,6 +17,7 @@ from kafka_s3.core.layouts.detection import Detection
 from kafka_s3.io.kafka.admin import TP
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.engine import Engine, Task
+from kafka_s3.pipelines.read.committed import cross_check, read_marks
 from kafka_s3.pipelines.read.discovery import BackupObject
 from kafka_s3.pipelines.read.integrity import Finding, Kind, PartitionCheck, survey, without_excluded
 from kafka_s3.pipelines.read.layouts import detected
@@ -29,29 +30,67 @@ class VerifyReport:
     checks: dict[TP, PartitionCheck] = field(default_factory=dict)
     deep: bool = False
     layout: str = ""  # whose layout the prefix holds (read/layouts.py)
+    empty: list[str] = field(default_factory=list)  # topics asked for of which the bucket holds nothing
+    notes: list[str] = field(default_factory=list)  # what was not checked, and why
 
     @property
     def problems(self) -> list[Finding]:
         return [f for check in self.checks.values() for f in check.blocking]
 
+    @property
+    def whole(self) -> bool:
+        """No problem, and something backed up: what exit code 0 means."""
+        return not self.problems and not self.empty and bool(self.checks)
+
+    @property
+    def verdict(self) -> str:
+        """The report's last line: what was found, and what could not be checked."""
+        if self.problems:
+            return f"{len(self.problems)} problem{'' if len(self.problems) == 1 else 's'}"
+        if self.empty or not self.checks:
+            what = ", ".join(self.empty) if self.empty else "any topic"
+            return f"nothing backed up: no object and no manifest of {what} in the bucket"
+        said = []
+        unverified = [c for c in self.checks.values() if not c.verified]
+        if unverified:
+            said.append(
+                f"{len(unverified)} partition(s) hold objects without kafka-s3 manifests (another tool's): their names "
+                "and order were checked, but a missing newest object, or a missing object between two others, cannot "
+                "be told without manifests"
+            )
+        unfinished = [c.unfinished for c in self.checks.values() if c.unfinished is not None]
+        if unfinished:
+            said.append(f"{len(unfinished)} partition(s) have chunks a running backup has not finished uploading")
+        if not said:
+            return "the backup is whole"
+        return "no problem found; " + "; ".join(said)
+
     def to_dict(self) -> dict[str, object]:
         return {
             "deep": self.deep,
             "layout": self.layout,
-            "clean": not self.problems,
+            "clean": self.whole,
+            "verdict": self.verdict,
+            "notes": self.notes,
             "partitions": [check.to_dict() for check in self.checks.values()],
         }
 
 
 def check_store(
-    config: Config, topics: list[str] | None = None
+    config: Config, topics: list[str] | None = None, notes: list[str] | None = None
 ) -> tuple[dict[TP, PartitionCheck], dict[TP, list[BackupObject]]]:
-    """The listing-and-manifest checks of every source partition, and the objects each partition would restore.
+    """The listing-and-manifest checks of every source partition, and the objects each partition would restore; with
+    the backup's consumer group compared with the bucket where the cluster has it (``notes`` receives why not).
     ``config`` holds the layout already (:func:`detected_config`)."""
     store = StoreSpec.from_config(config).open()
     store.check()
     plugins = ReadPlugins.from_config(config)
-    found = survey(store, plugins, topics or config["topics"] or None)
+    asked = topics or config["topics"] or None
+    marks, note = read_marks(config, store.url, asked or plugins.manifests(store).topics())
+    if note and notes is not None:
+        notes.append(f"the backup's consumer group was not compared with the bucket: {note}")
+    found = survey(store, plugins, asked)
+    cross_check(found.checks, found.manifests, marks, set(found.sizes))
     objects = {tp: without_excluded(part, found.checks[tp], hold=False) for tp, part in found.partitions.items()}
     return found.checks, objects
 
@@ -65,8 +104,11 @@ def detected_config(config: Config) -> tuple[Config, Detection]:
 
 def verify(config: Config, engine: Engine | None, topics: list[str] | None = None, deep: bool = False) -> VerifyReport:
     config, detection = detected_config(config)
-    checks, objects = check_store(config, topics)
-    report = VerifyReport(checks, deep, detection.describe())
+    notes: list[str] = []
+    checks, objects = check_store(config, topics, notes)
+    asked = topics or config["topics"] or []
+    empty = [t for t in asked if not any(tp[0] == t for tp in checks)]
+    report = VerifyReport(checks, deep, detection.describe(), empty, notes)
     if deep:
         if engine is None:
             raise ValueError("a deep verify decodes objects in Spark tasks: it needs an engine")

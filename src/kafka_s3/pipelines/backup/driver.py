@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.config.restore_props import LEASE_TOPIC, OFFSET_MAP_TOPIC
@@ -68,6 +69,7 @@ class PartitionState:
     open_since: float | None = None  # wall time the open chunk was first seen (start of that cycle)
     open_start: int | None = None  # first offset of the open chunk
     last_object: str = ""
+    last_chunk: int | None = None  # start of the newest chunk committed (recorded with the group's offsets)
     # End of the newest chunk this run committed (the next chunk's manifest ``follows`` it); unknown until then, when
     # the task looks it up in the bucket.
     previous_end: int | None = None
@@ -335,7 +337,10 @@ class Backup:
             if resume is None:
                 resume = Resume(log_end[tp] if reset_latest else log_start[tp])
             state = PartitionState(
-                resume.next_offset, forced_end=resume.forced_end, last_object=_metadata_object(metadata)
+                resume.next_offset,
+                forced_end=resume.forced_end,
+                last_object=_metadata_field(metadata, "object", ""),
+                last_chunk=_metadata_field(metadata, "chunk", None),
             )
             if state.next_offset < log_start[tp]:
                 log.warning(
@@ -516,11 +521,16 @@ class Backup:
             else:
                 state.failures, state.retry_at = 0, 0.0
             committed = result.committed_offset
+            if result.chunks:
+                state.last_chunk = result.chunks[-1].start
             if committed > state.next_offset or (committed == state.next_offset and result.chunks):
                 commits[tp] = committed
+                # what verify and restore compare the bucket with: the newest chunk the group's offset covers
                 metadata[tp] = json.dumps(
                     {
                         "object": state.last_object,
+                        "chunk": state.last_chunk,
+                        "store": self.store.url,
                         "at": int(time.time() * 1000),
                         "topic_id": self.topic_ids.get(tp[0], ""),
                     }
@@ -780,8 +790,10 @@ def ambiguous_warning(topic: str, partition: int, records: int) -> str:
     )
 
 
-def _metadata_object(metadata: str) -> str:
+def _metadata_field(metadata: str, name: str, default: Any) -> Any:
+    """A field of the metadata the driver commits group offsets with (``default``: absent, or not ours)."""
     try:
-        return json.loads(metadata).get("object", "") if metadata else ""
-    except (ValueError, AttributeError):
-        return ""
+        doc = json.loads(metadata) if metadata else {}
+    except ValueError:
+        return default
+    return doc.get(name, default) if isinstance(doc, dict) else default

@@ -30,7 +30,7 @@ from kafka_s3.core.converters.json import NULL_VALUES
 from kafka_s3.core.errors import ConversionError, DataError, KafkaS3Error, ObjectExistsError, SourceChanged
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter
 from kafka_s3.core.layout import Kind
-from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
+from kafka_s3.core.manifest import OBJECT_METADATA, FileEntry, Manifest, ManifestStore
 from kafka_s3.core.records import record_checksum, timestamps_ms
 from kafka_s3.core.rotation import Rotator
 from kafka_s3.core.schema_evolution import Compatibility, SchemaJudge
@@ -472,7 +472,7 @@ class PartitionBackup:
             return file
         if not tombstones:
             ctx = FileContext(self.topic, self.partition, first_offset, key)
-            file.upload = self.store.create(key)
+            file.upload = self.store.create(key, self._object_metadata())
             # an Upload is the binary file format writers write to (typed BinaryIO in the Format contract)
             file.writer = plugins.value_format.writer(cast(BinaryIO, file.upload), ctx)
         sidecar_formats: tuple[tuple[Kind, Format | None], ...] = (
@@ -483,7 +483,7 @@ class PartitionBackup:
             if fmt is None:
                 continue
             side_key = self._sidecar_key(key, kind)
-            upload = self.store.create(side_key)
+            upload = self.store.create(side_key, self._object_metadata())
             file.sidecars.append(
                 Sidecar(
                     kind,
@@ -493,6 +493,13 @@ class PartitionBackup:
                 )
             )
         return file
+
+    def _object_metadata(self) -> dict[str, str]:
+        """The object metadata every file of a chunk carries: its chunk manifest's key, so a kafka-s3 backup is
+        recognisable from its data objects alone (a copy of the bucket without its manifests is then "missing",
+        never taken for another tool's bucket). Not in the bytes: objects stay byte-identical to the peers'."""
+        start = self.chunk_start if self.chunk_start is not None else 0
+        return {OBJECT_METADATA: self.manifests.key(self.topic, self.partition, start)}
 
     def _open_staged(self, encoded: str, first_offset: int) -> OpenFile:
         """An object named when it closes (Lenses' layout): its bytes are staged (:mod:`.staging`). A replayed chunk's
@@ -539,7 +546,7 @@ class PartitionBackup:
             )
             key = f.key
         f.key = key
-        f.upload = staged.upload_as(self.store, key)
+        f.upload = staged.upload_as(self.store, key, self._object_metadata())
 
     def _sidecar_key(self, key: str, kind: Kind) -> str:
         plugins = self.plugins
@@ -761,7 +768,7 @@ class PartitionBackup:
             return
         fmt = self.plugins.value_format
         key = self.plugins.layout.sidecar_key(f.key, fmt.extension, "index", fmt.index_extension or "")
-        upload = self.store.create(key)
+        upload = self.store.create(key, self._object_metadata())
         f.sidecars.append(Sidecar("index", key, upload, None))
         upload.write(index)
 

@@ -111,6 +111,13 @@ def from_bucket(
         return None
     manifest, missing = point
     last = manifest if not missing else manifests.get(topic, partition, manifests.starts(topic, partition)[-1])
+    if last is not None and last.end >= log_range.end:
+        raise SourceChanged(
+            f"{topic}[{partition}]: the bucket {bucket} holds chunk {last.start}..{last.end} "
+            f"({manifests.key(topic, partition, last.start)}), but the {log_range} (the topic was deleted and "
+            "re-created, or this is another cluster): this log is not the one backed up there. Back it up to "
+            "another bucket or topics.dir"
+        )
     recorded = last.source_topic_id if last is not None else None
     if last is not None and recorded and topic_id and recorded != topic_id:
         raise SourceChanged(
@@ -119,13 +126,6 @@ def from_bucket(
             "is not the log the bucket holds (the topic was deleted and re-created, or this is another cluster's "
             "topic of the same name). Nothing of it was written; back this log up under another topics.dir (or "
             "bucket), or remove the old backup first"
-        )
-    if last is not None and last.end >= log_range.end:
-        raise PlanError(
-            f"{topic}[{partition}]: the bucket {bucket} holds chunk {last.start}..{last.end} "
-            f"({manifests.key(topic, partition, last.start)}), but the {log_range} (the topic was deleted and "
-            "re-created, or this is another cluster): this log is not the one backed up there. Back it up to "
-            "another bucket or topics.dir"
         )
     if missing:
         log.warning(

@@ -9,6 +9,7 @@ closes. Lenses' sink does the same (LS ``sink/writer/Writer``: a local staging f
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 
 from kafka_s3.core.store import ObjectInfo, Store, Upload
 
@@ -39,9 +40,10 @@ class StagedUpload(Upload):
     def abort(self) -> None:
         self._file.close()
 
-    def upload_as(self, store: Store, key: str) -> Upload:
-        """A conditional upload of ``key`` holding the staged bytes, to commit with the chunk's other files."""
-        upload = store.create(key)
+    def upload_as(self, store: Store, key: str, metadata: Mapping[str, str] | None = None) -> Upload:
+        """A conditional upload of ``key`` holding the staged bytes (with object ``metadata``), to commit with the
+        chunk's other files."""
+        upload = store.create(key, metadata)
         try:
             self._file.seek(0)
             while chunk := self._file.read(COPY_BYTES):

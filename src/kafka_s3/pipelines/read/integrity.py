@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from kafka_s3.core.errors import BackupIncomplete, BackupUnfinished
-from kafka_s3.core.manifest import Manifest, PartitionManifests
+from kafka_s3.core.manifest import OBJECT_METADATA, Manifest, PartitionManifests
 from kafka_s3.pipelines.read.discovery import BackupObject, Problem, SourcePartition, discover
 from kafka_s3.pipelines.read.planning import HIGH, Ranges
 
@@ -427,12 +428,62 @@ def survey(
     loaded = [pm for by_partition in manifests.values() for pm in by_partition.values()]
     with_records(partitions, loaded)
     checks = check_backup(partitions, manifests, sizes)
+    _find_lost_manifests(store, checks, partitions, manifests)
     late = {tp for tp, check in checks.items() if any(f.kind is Kind.UNLISTED for f in check.findings)}
     for topic in sorted({t for t, _ in late}):
         fresh = manifest_store.load_topic(topic, cache)
         for tp in (tp for tp in late if tp[0] == topic):
             _forgive_newer_chunks(checks[tp], manifests[topic].get(tp[1]), fresh.get(tp[1]))
     return Survey(partitions, manifests, checks, sizes)
+
+
+def _find_lost_manifests(
+    store: Store,
+    checks: dict[tuple[str, int], PartitionCheck],
+    partitions: dict[tuple[str, int], SourcePartition],
+    manifests: dict[str, dict[int, PartitionManifests]],
+) -> None:
+    """Partitions with objects and no manifests are another tool's — unless they are a kafka-s3 backup's whose
+    manifests are gone: the topic's other partitions have manifests, or the objects' metadata names their chunk
+    manifest (first and last object asked). Those are missing, not unverifiable."""
+    bare = [tp for tp, check in checks.items() if not check.verified and tp in partitions]
+    if not bare:
+        return
+    probed = {
+        tp: [o.key for o in (partitions[tp].objects[0], partitions[tp].objects[-1])]
+        for tp in bare
+        if not manifests.get(tp[0])
+    }
+    keys = sorted({key for listed in probed.values() for key in listed})
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(keys)))) as pool:
+        heads = dict(zip(keys, pool.map(store.head, keys), strict=True))
+    for tp in bare:
+        if manifests.get(tp[0]):
+            why = f"the topic's other partitions have chunk manifests, and none of partition {tp[1]}'s is there"
+        else:
+            named = [
+                info.metadata.get(OBJECT_METADATA)
+                for key in probed.get(tp, [])
+                if (info := heads.get(key)) is not None and info.metadata.get(OBJECT_METADATA)
+            ]
+            if not named:
+                continue
+            why = f"their metadata names their chunk manifest (e.g. {named[0]}), and none of them is there"
+        check = checks[tp]
+        check.findings = [f for f in check.findings if f.kind is not Kind.UNVERIFIABLE]
+        check.findings.append(
+            Finding(
+                Kind.MISSING,
+                tp[0],
+                tp[1],
+                None,
+                None,
+                (),
+                f"objects of a kafka-s3 backup ({why}): the backup's manifests are missing (an interrupted copy of "
+                "the bucket?), so neither a missing object nor its contents can be told; --allow-gaps restores the "
+                "objects as they are",
+            )
+        )
 
 
 def _forgive_newer_chunks(

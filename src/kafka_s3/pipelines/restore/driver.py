@@ -31,6 +31,8 @@ from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
 from kafka_s3.pipelines.read.ambiguity import refuse_ambiguous
+from kafka_s3.pipelines.read.bounds import refuse_empty_bounds
+from kafka_s3.pipelines.read.committed import cross_check, read_marks
 from kafka_s3.pipelines.read.discovery import Problem, SourcePartition
 from kafka_s3.pipelines.read.integrity import (
     Finding,
@@ -215,9 +217,15 @@ class Restore:
             self.raw_config = {k: str(v) for k, v in self.config.originals.items()}
         problems: list[Problem] = []
         topics = self.options.topics or self.config["topics"] or None
+        # The backup's own group (where this cluster has it) says what the bucket must hold: read before the listing
+        marks, note = read_marks(self.config, self.store.url, topics or self.plugins.manifests(self.store).topics())
+        if note:
+            log.debug("the backup's consumer group was not compared with the bucket: %s", note)
         found = survey(self.store, self.plugins, topics, self.config["behavior.on.error"], problems)
+        cross_check(found.checks, found.manifests, marks, set(found.sizes))
         partitions, checks = found.partitions, found.checks
         refuse_ambiguous(partitions, found.loaded)  # ByteArray records that cannot be told apart
+        refuse_empty_bounds(self.options, partitions, self.following)  # before Spark starts or a topic is created
         hold = self.following or not self.options.allow_gaps  # --allow-gaps skips unfinished chunks instead
         if self.options.verify_deep:
             readable = {tp: without_excluded(part, checks.get(tp), hold) for tp, part in partitions.items()}

@@ -23,7 +23,11 @@ pytestmark = pytest.mark.integration
 
 def numbered(start: int, count: int, tag: str) -> list[dict]:
     return [
-        {"key": f"k{i}".encode(), "value": json.dumps({"n": i, "log": tag}).encode(), "timestamp": 1_700_000_000_000 + i}
+        {
+            "key": f"k{i}".encode(),
+            "value": json.dumps({"n": i, "log": tag}).encode(),
+            "timestamp": 1_700_000_000_000 + i,
+        }
         for i in range(start, start + count)
     ]
 

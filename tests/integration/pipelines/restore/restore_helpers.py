@@ -148,12 +148,27 @@ def same_size_garbage(good: bytes) -> bytes:
     return (b"garbage" * (len(good) // 7 + 1))[: len(good)]
 
 
-def forget_manifests(s3_client, bucket: str) -> None:
-    """Delete the bucket's chunk manifests and marks: it then reads as another tool's bucket, checked only as far as
-    object names allow (so a damaged object is met while restoring, not refused up front)."""
-    pages = s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="topics/_kafka-s3/")
+def as_another_tools_bucket(s3_client, bucket: str) -> None:
+    """Make a kafka-s3 bucket look as another tool (Confluent's sink) leaves it: no chunk manifests or marks, no
+    kafka-s3 metadata on its objects, and no backup consumer group (``make_config``'s name) saying what it committed.
+    It is then checked only as far as object names allow (so a damaged object is met while restoring, not refused
+    up front)."""
+    import os
+
+    from kafka_s3.core.errors import KafkaError
+
+    try:
+        Admin({"bootstrap.servers": os.environ["KAFKA_BOOTSTRAP_SERVERS"]}).delete_group(f"connect-it-{bucket}")
+    except KafkaError as exc:
+        assert "does not exist" in str(exc) or "not found" in str(exc).lower(), exc
+    pages = s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
     for key in [item["Key"] for page in pages for item in page.get("Contents", [])]:
-        s3_client.delete_object(Bucket=bucket, Key=key)
+        if key.startswith("topics/_kafka-s3/"):
+            s3_client.delete_object(Bucket=bucket, Key=key)
+        else:
+            body = s3_client.get_object(Bucket=bucket, Key=key)["Body"].read()
+            s3_client.delete_object(Bucket=bucket, Key=key)
+            s3_client.put_object(Bucket=bucket, Key=key, Body=body)
 
 
 def recreate_empty(bootstrap: str, topic: str, partitions: int) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from restore_helpers import forget_manifests, records, run_cli, write_properties
+from restore_helpers import as_another_tools_bucket, records, run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +24,7 @@ def backup_with_a_hole(make_config, fresh_bucket, fresh_topic, produce, backup, 
     topic = fresh_topic(1)
     produce(topic, records(1, 9))
     backup(fresh_bucket, topic, ENVELOPE)
-    forget_manifests(s3_client, fresh_bucket)
+    as_another_tools_bucket(s3_client, fresh_bucket)
     s3_client.delete_object(Bucket=fresh_bucket, Key=object_key(topic, 0, 3))
     raw, _ = make_config(fresh_bucket, topic, source=True, format__class="json", store__envelope="true")
     return topic, str(write_properties(tmp_path / "read.properties", raw))

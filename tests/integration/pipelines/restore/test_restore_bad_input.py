@@ -11,9 +11,9 @@ import logging
 import pytest
 from integration_helpers import list_keys
 from restore_helpers import (
+    as_another_tools_bucket,
     end_offsets,
     fidelity,
-    forget_manifests,
     get_object,
     read_topic,
     records,
@@ -93,7 +93,7 @@ def test_corrupt_avro_object_fails_naming_it_and_produces_nothing_past_it(
     good_bytes = get_object(s3_client, fresh_bucket, bad)
     body = same_size_garbage(good_bytes) if damage == "garbage" else good_bytes[:-20]
     if damage == "truncated":
-        forget_manifests(s3_client, fresh_bucket)  # the manifest's sizes would refuse it before producing
+        as_another_tools_bucket(s3_client, fresh_bucket)  # the manifest's sizes would refuse it before producing
     replace_object(s3_client, fresh_bucket, bad, body)
 
     restore = restorer(fresh_bucket, source, {**AVRO_ENVELOPE, "topic.rename": f"{source}:{target}"})
@@ -126,7 +126,7 @@ def test_truncated_gzip_object_fails_naming_it_and_produces_nothing_past_it(
     target = fresh_topic(1)
     bad = object_key(source, 0, 3, ".json.gz")
     body = get_object(s3_client, fresh_bucket, bad)
-    forget_manifests(s3_client, fresh_bucket)  # as another tool's bucket: the damage is met while restoring
+    as_another_tools_bucket(s3_client, fresh_bucket)  # as another tool's bucket: the damage is met while restoring
     replace_object(s3_client, fresh_bucket, bad, body[: len(body) // 2])
 
     restore = restorer(fresh_bucket, source, {**JSON_GZIP, "topic.rename": f"{source}:{target}"})
@@ -144,7 +144,7 @@ def test_invalid_json_line_fails_naming_object_and_line(
     bad = object_key(source, 0, 3, ".json")
     lines = get_object(s3_client, fresh_bucket, bad).split(b"\n")
     lines[1] = b'{"n": 1001, "s": '  # the second record of the object is cut short
-    forget_manifests(s3_client, fresh_bucket)
+    as_another_tools_bucket(s3_client, fresh_bucket)
     replace_object(s3_client, fresh_bucket, bad, b"\n".join(lines))
 
     restore = restorer(fresh_bucket, source, {**JSON_PLAIN, "topic.rename": f"{source}:{target}"})
@@ -166,7 +166,9 @@ def test_item4_ignore_and_log_skip_only_the_bad_record_and_count_it(
     bad = object_key(source, 0, 3, ".json")
     lines = get_object(s3_client, fresh_bucket, bad).split(b"\n")
     lines[1] = b"not json at all"  # the record at offset 4
-    forget_manifests(s3_client, fresh_bucket)  # as another tool's bucket: the manifest's size would refuse it first
+    as_another_tools_bucket(
+        s3_client, fresh_bucket
+    )  # as another tool's bucket: the manifest's size would refuse it first
     replace_object(s3_client, fresh_bucket, bad, b"\n".join(lines))
 
     caplog.set_level(logging.WARNING, logger="kafka_s3")
@@ -349,7 +351,9 @@ def test_offsets_missing_from_the_backup_are_reported(
     target = fresh_topic(2)
     extension = ".json" if properties is JSON_PLAIN else ".avro"
     lost = object_key(source, 1, 3, extension)
-    forget_manifests(s3_client, fresh_bucket)  # another tool's bucket: a gap is reported (test_restore_integrity)
+    as_another_tools_bucket(
+        s3_client, fresh_bucket
+    )  # another tool's bucket: a gap is reported (test_restore_integrity)
     s3_client.delete_object(Bucket=fresh_bucket, Key=lost)
     assert lost not in list_keys(s3_client, fresh_bucket, f"topics/{source}/")
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import get_object, read_topic, records, run_cli, write_properties
+from restore_helpers import as_another_tools_bucket, get_object, read_topic, records, run_cli, write_properties
 
 from kafka_s3.core.errors import BackupIncomplete
 
@@ -191,8 +190,7 @@ def test_a_chunk_still_uploading_ends_its_partition_there_and_is_said(
 def test_item2_a_bucket_without_manifests_restores_with_a_continuity_note(
     backed_up, restore_cli, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap
 ):
-    for key in list_keys(s3_client, fresh_bucket, "topics/_kafka-s3/"):
-        s3_client.delete_object(Bucket=fresh_bucket, Key=key)
+    as_another_tools_bucket(s3_client, fresh_bucket)
     target = fresh_topic(PARTITIONS)
     result = restore_cli(backed_up, target, "--dry-run")
     assert result.returncode == 0, result.stderr[-2000:]

@@ -12,7 +12,7 @@ import json
 
 import pytest
 from confluent_kafka import Producer
-from restore_helpers import forget_manifests, read_topic, restore_progress
+from restore_helpers import as_another_tools_bucket, read_topic, restore_progress
 
 from kafka_s3.core.errors import PlanError, RestoreFailed
 from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
@@ -79,7 +79,7 @@ def test_item6_bounds_at_object_starts_are_exact(gapped, restorer, fresh_bucket,
 def test_item6_another_tools_objects_are_counted_before_a_bound_inside_them_is_trusted(
     gapped, restorer, fresh_bucket, fresh_topic, kafka_bootstrap, s3_client
 ):
-    forget_manifests(s3_client, fresh_bucket)  # no manifest: the object's 6 records against its 8 offsets (0..7)
+    as_another_tools_bucket(s3_client, fresh_bucket)  # no manifest: the object's 6 records against its 8 offsets (0..7)
     target = fresh_topic(1)
     restore = restore_with(restorer, fresh_bucket, gapped, target, "from", "0:5")
     with pytest.raises(RestoreFailed, match=rf"--from-offset {gapped}:0:5 cannot be honoured"):

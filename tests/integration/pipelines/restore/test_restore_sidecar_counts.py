@@ -4,7 +4,7 @@ object is produced — not after producing them (and committing them with the re
 from __future__ import annotations
 
 import pytest
-from restore_helpers import forget_manifests, get_object, read_topic, records, restore_progress
+from restore_helpers import as_another_tools_bucket, get_object, read_topic, records, restore_progress
 
 from kafka_s3.core.errors import RestoreFailed
 
@@ -26,7 +26,7 @@ def test_item7_a_sidecar_with_an_extra_record_stops_before_its_object_is_produce
     source, target = fresh_topic(1), fresh_topic(1)
     produce(source, records(1, 9))
     backup(fresh_bucket, source, SIDECARS)
-    forget_manifests(s3_client, fresh_bucket)  # as another tool's bucket: no counts from manifests
+    as_another_tools_bucket(s3_client, fresh_bucket)  # as another tool's bucket: no counts from manifests
     keys = f"topics/{source}/partition=0/{source}+0+0000000003.keys.json"
     body = get_object(s3_client, fresh_bucket, keys)
     s3_client.put_object(Bucket=fresh_bucket, Key=keys, Body=body + body.split(b"\n")[0] + b"\n")

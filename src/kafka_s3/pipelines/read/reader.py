@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.errors import FormatError
+from kafka_s3.core.errors import BackupIncomplete, FormatError
 from kafka_s3.core.formats.base import FileContext, Format, IndexedFormat, Skipped, bare_message
 from kafka_s3.core.records import RECORD_SCHEMA
 from kafka_s3.core.store import Store
@@ -480,9 +480,11 @@ def _guarded(
     first = last = None
     next_offset = None if plugins.stored_offsets else obj.start  # of the record after the last one read
     skipped: list[Problem] | None = None if on_error == "fail" else []
+    rows = 0
     try:
         try:
             for batch in read_object(store, plugins, obj, bounds, skipped):
+                rows += batch.num_rows
                 if next_offset is not None:
                     next_offset = batch.column("offset")[-1].as_py() + 1
                 if on_span is not None:
@@ -502,6 +504,12 @@ def _guarded(
         if on_span is not None:
             on_span(obj, None, None)
         return
+    if obj.records is not None and not skipped and _read_whole(obj, bounds) and rows != obj.records:
+        raise BackupIncomplete(
+            f"{obj.name.topic}[{obj.name.partition}] offsets {obj.start}..{obj.last_offset}: counts: {obj.key} holds "
+            f"{rows} records, its chunk manifest says {obj.records}: the manifest disagrees with its object (edited, "
+            "or the object replaced); nothing of it was committed"
+        )
     if on_span is not None:
         # Skipped records are reported as skipped, not also as offsets missing from the backup.
         for problem in skipped or ():
@@ -513,6 +521,17 @@ def _guarded(
             on_span(obj, first, None)  # the rest of the object was skipped: its extent is unknown
         elif first is not None:
             on_span(obj, first, last)
+
+
+def _read_whole(obj: BackupObject, bounds: Bounds | None) -> bool:
+    """Whether ``bounds`` let the object be read whole (a bounded read of an indexed format fetches some blocks)."""
+    if bounds is None:
+        return True
+    if bounds.by_time:
+        return False
+    below = bounds.from_offset is None or bounds.from_offset <= obj.start
+    above = bounds.until_offset is None or (obj.last_offset is not None and bounds.until_offset > obj.last_offset)
+    return below and above
 
 
 def order_warning(part: SourcePartition, envelope: bool) -> str | None:

@@ -38,3 +38,28 @@ def test_item7_a_sidecar_with_an_extra_record_stops_before_its_object_is_produce
     assert len(restored) == 3  # the object before it, and nothing of the mismatched one
     assert restore_progress(kafka_bootstrap, restore.config, source, target)[0] == 3
     assert "sidecar has 4 records but its data object" in str(failure.value) and keys in str(failure.value)
+
+
+def test_an_object_holding_other_than_its_manifests_record_count_stops_the_restore_naming_it(
+    backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
+):
+    """A manifest edited to a wrong record count (fewer than its offsets hold: no listing check can tell) disagrees
+    with its object once that is read: the restore stops there, naming both counts, instead of trusting either."""
+    import json
+
+    from kafka_s3.core.errors import BackupIncomplete
+
+    source, target = fresh_topic(1), fresh_topic(1)
+    produce(source, records(1, 9))
+    backup(fresh_bucket, source, {"store.envelope": "true", "flush.size": 3})
+    key = f"topics/_kafka-s3/json/{source}/0/{3:020d}.chunk"
+    manifest = json.loads(get_object(s3_client, fresh_bucket, key))
+    manifest["files"][0]["records"] = 2  # offsets 3..5 hold 3
+    s3_client.delete_object(Bucket=fresh_bucket, Key=key)
+    s3_client.put_object(Bucket=fresh_bucket, Key=key, Body=json.dumps(manifest).encode())
+
+    restore = restorer(fresh_bucket, source, {"store.envelope": "true", "topic.rename": f"{source}:{target}"})
+    with pytest.raises(BackupIncomplete, match=r"holds 3 records, its chunk manifest says 2") as failure:
+        restore.run()
+    assert f"{source}+0+0000000003.json" in str(failure.value)
+    assert len(read_topic(kafka_bootstrap, target)[0]) <= 3  # nothing of that object or after it committed

@@ -62,7 +62,8 @@ KAFKA = ConfigDef("connection").define(
         "How long a command waits for the first answer of the Kafka cluster and of the object store before it stops "
         "with an error naming the bootstrap servers or the endpoint and the first underlying error (connection "
         "refused, unknown host, refused credentials...): with the default, an unreachable service is reported within "
-        "15 s of the start. Later requests keep their own timeouts and retries.",
+        "15 s of the start. Later requests keep their own timeouts and retries. Each request to a Schema Registry "
+        "(saving and restoring subjects) waits this long for an answer (the registry client tries 4 times).",
         M,
         "Kafka",
         Range(1),

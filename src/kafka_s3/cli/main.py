@@ -390,6 +390,7 @@ def _dry_run(restore: Restore, consumer_groups: str | None = None) -> int:
         plan_set.blockers.extend(str(f) for f in plan_set.blocking)
     unfinished = [] if restore.options.allow_gaps else plan_set.unfinished
     restore.check_targets(plan_set, create=False)
+    plan_set.blockers.extend(restore.start_refusals(plan_set))
     print(describe_plan(plan_set))
     if restore.options.schemas:
         print(restore.schemas_plan(plan_set))

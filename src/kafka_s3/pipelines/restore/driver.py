@@ -47,7 +47,7 @@ from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import Gap, order_warning, unprovable_bound
 from kafka_s3.pipelines.restore.groups import GroupsPlan, MapKey, read_offset_maps
-from kafka_s3.pipelines.restore.progress import ProgressIdentity, decide
+from kafka_s3.pipelines.restore.progress import Decision, ProgressIdentity, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
 from kafka_s3.pipelines.verify import deep_check
@@ -538,8 +538,33 @@ class Restore:
         decided here may be stale by the time the task runs."""
         if not plans:
             return plans
-        identities = self._identities(plans)
         self._fence_killed_runs(plans)
+        decided, refusals = [], []
+        for plan, identity, decision, append in self._decisions(plans):
+            if decision.refused:
+                refusals.append(decision.reason)
+            elif decision.reason:
+                log.warning("%s", decision.reason)
+            decided.append(
+                dataclasses.replace(
+                    plan, identity=identity.to_metadata(), run=self.run_id, restart=self.options.restart, append=append
+                )
+            )
+        if refusals:
+            raise PlanError("nothing was produced: " + "; ".join(refusals))
+        return decided
+
+    def start_refusals(self, plan_set: RestorePlanSet) -> list[str]:
+        """What would refuse the plan's targets at their start (a dry run: read only, nothing fenced or stamped)."""
+        existing = self.admin.topics()
+        plans = [p for p in plan_set.plans if existing.get(p.target_topic, 0) > p.target_partition]
+        return [decision.reason for _, _, decision, _ in self._decisions(plans) if decision.refused]
+
+    def _decisions(self, plans: list[RestorePlan]) -> list[tuple[RestorePlan, ProgressIdentity, Decision, bool]]:
+        """Each plan with its identity, the decision on its start (:func:`.progress.decide`) and whether it appends."""
+        if not plans:
+            return []
+        identities = self._identities(plans)
         targets = [(p.target_topic, p.target_partition) for p in plans]
         ends = self.admin.end_offsets(targets, read_committed=False)
         committed: dict[tuple[str, TP], tuple[int | None, str]] = {}
@@ -554,7 +579,7 @@ class Restore:
             and ends.get((p.target_topic, p.target_partition), 0) > 0
         ]
         holding = self.admin.holding_records(unaccounted, f"{self.progress_base}-probe")
-        decided, refusals = [], []
+        out = []
         for plan, identity in zip(plans, identities, strict=True):
             tp = (plan.target_topic, plan.target_partition)
             offset, metadata = committed.get((plan.progress_group, tp), (None, ""))
@@ -572,22 +597,8 @@ class Restore:
                 append=append,
                 target_has_records=tp in holding if tp in unaccounted else None,
             )
-            if decision.refused:
-                refusals.append(decision.reason)
-            elif decision.reason:
-                log.warning("%s", decision.reason)
-            decided.append(
-                dataclasses.replace(
-                    plan,
-                    identity=identity.to_metadata(),
-                    run=self.run_id,
-                    restart=self.options.restart,
-                    append=append,
-                )
-            )
-        if refusals:
-            raise PlanError("nothing was produced: " + "; ".join(refusals))
-        return decided
+            out.append((plan, identity, decision, append))
+        return out
 
     def _fence_killed_runs(self, plans: list[RestorePlan]) -> None:
         """A run killed inside a transaction left it open (until its timeout), its progress pending in the group:

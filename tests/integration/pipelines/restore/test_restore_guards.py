@@ -155,3 +155,32 @@ def test_tasks_max_caps_the_restore_tasks(
     tracker = spark.sparkContext.statusTracker()
     job = tracker.getJobInfo(max(tracker.getJobIdsForGroup()))  # the restore's job: the session's latest
     assert sum(tracker.getStageInfo(stage).numTasks for stage in job.stageIds) == tasks
+
+
+def test_a_target_holding_records_no_restore_wrote_is_refused_unless_appending(
+    backup, restorer, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, tmp_path
+):
+    """Issue 26: the dry run said "target: ok" and the restore appended after 50 foreign records without a word."""
+    from restore_helpers import run_cli, write_properties
+
+    from kafka_s3.pipelines.read.options import RestoreOptions
+
+    source, target = fresh_topic(1), fresh_topic(1)
+    produce(source, records(1, 6))
+    backup(fresh_bucket, source, ENVELOPE)
+    produce(target, [{"value": b"foreign"} for _ in range(50)])
+    raw, _ = make_config(fresh_bucket, source, source=True, format__class="avro", store__envelope="true")
+    raw["topic.rename"] = f"{source}:{target}"
+    path = str(write_properties(tmp_path / "restore.properties", raw))
+    for flags in (["--dry-run"], []):
+        result = run_cli(["restore", "-c", path, "--no-progress", *flags])
+        assert result.returncode == PlanError.exit_code, result.stdout + result.stderr[-3000:]
+        said = (result.stdout + result.stderr).replace("\n", " ")
+        assert f"{target}[0] already holds records that no restore's progress accounts for" in said
+        assert "--append" in said
+    assert len(read_topic(kafka_bootstrap, target)[0]) == 50
+    restored = restorer(
+        fresh_bucket, source, {**ENVELOPE, "topic.rename": f"{source}:{target}"}, RestoreOptions(append=True)
+    )
+    assert restored.run().records == 6
+    assert len(read_topic(kafka_bootstrap, target)[0]) == 56

@@ -133,8 +133,9 @@ def _bounded(what: str, attempt: Callable[[float], T], remaining: float) -> T:
     bound = remaining + HANG_GRACE_S
     if not done.wait(bound):
         raise KafkaError(
-            f"Kafka {what} did not return within {bound:.0f} s although given {remaining:.0f} s (librdkafka waits "
-            "for a coordinator that did not come back, e.g. after a broker restart): abandoned"
+            f"Kafka {what} did not return within {bound:.0f} s although given {remaining:.0f} s: abandoned "
+            "(librdkafka did not time it out, as a transactional call waiting for its coordinator after a broker "
+            "restart does)"
         )
     ok, value = outcome[0]
     if ok:

@@ -64,7 +64,8 @@ class _DebugLog:
         self._log.debug(fmt, *args)
 
 
-def _quiet(settings: Mapping[str, str]) -> dict[str, Any]:
+def quiet_settings(settings: Mapping[str, str]) -> dict[str, Any]:
+    """Client settings whose librdkafka log lines go to the debug log (:class:`_DebugLog`)."""
     return {**settings, "logger": _DebugLog()}
 
 
@@ -115,7 +116,7 @@ class Admin:
         self.timeout = timeout
         self.connect_timeout = timeout if connect_timeout is None else connect_timeout
         self._errors = _FirstError()
-        client_conf: dict[str, Any] = {**_quiet(self.settings), "error_cb": self._errors}
+        client_conf: dict[str, Any] = {**quiet_settings(self.settings), "error_cb": self._errors}
         self.client = AdminClient(client_conf)
         self._reached = False
 
@@ -342,7 +343,7 @@ class Admin:
 
         settings = dict(self.settings)
         settings.update({"group.id": group, "enable.auto.commit": "false"})
-        return Consumer(_quiet(settings))
+        return Consumer(quiet_settings(settings))
 
     def group_offsets(self, group: str, tps: Iterable[TP]) -> dict[TP, int | None]:
         """Committed offsets of ``group`` (``None`` where nothing is committed)."""
@@ -587,7 +588,7 @@ def holding_records(
     if not pending:
         return set()
     consumer = Consumer(
-        _quiet(
+        quiet_settings(
             {
                 **settings,
                 "group.id": group,

@@ -20,7 +20,7 @@ from typing import Any
 from kafka_s3.core.errors import KafkaError, PlanError
 from kafka_s3.core.leases import RENEW_MS, TTL_MS, Claim, Heard, Rival, rivals
 from kafka_s3.io.kafka import retry
-from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.io.kafka.admin import Admin, quiet_settings
 
 log = logging.getLogger("kafka_s3.restore")
 
@@ -179,13 +179,15 @@ class Lease:
 
         if self._producer is None:
             self._producer = Producer(
-                {
-                    **self.producer_settings,
-                    "enable.idempotence": "true",
-                    "acks": "all",
-                    "linger.ms": "0",
-                    "message.timeout.ms": str(int(TIMEOUT_S * 1000)),
-                }
+                quiet_settings(
+                    {
+                        **self.producer_settings,
+                        "enable.idempotence": "true",
+                        "acks": "all",
+                        "linger.ms": "0",
+                        "message.timeout.ms": str(int(TIMEOUT_S * 1000)),
+                    }
+                )
             )
         delivered: list[Any] = []
         self._producer.produce(
@@ -206,12 +208,14 @@ class Lease:
             return []
         start = self.admin.offsets_for_times([(self.topic, 0)], max(0, since_ms))[(self.topic, 0)]
         consumer = Consumer(
-            {
-                **self.consumer_settings,
-                "group.id": self.group,
-                "enable.auto.commit": "false",
-                "isolation.level": "read_uncommitted",
-            }
+            quiet_settings(
+                {
+                    **self.consumer_settings,
+                    "group.id": self.group,
+                    "enable.auto.commit": "false",
+                    "isolation.level": "read_uncommitted",
+                }
+            )
         )
         out: list[Heard] = []
         try:

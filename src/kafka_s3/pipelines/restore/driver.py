@@ -478,6 +478,8 @@ class Restore:
         plan_set = plan_set or self.plan()
         self.check_whole(plan_set)
         self.hold_targets(plan_set)
+        if self.options.schemas:  # the registry answers (or fails the restore) before any topic is created
+            plan_set.plans = self._import_schemas(plan_set)
         self.check_targets(plan_set)
         plan_set.plans = self._decide_starts(plan_set.plans)
         self.current_plan = plan_set
@@ -494,8 +496,6 @@ class Restore:
         if not self.following:
             for finding in summary.unfinished:
                 log.warning("stopping at an unfinished chunk: %s", finding)
-        if self.options.schemas:
-            plan_set.plans = self._import_schemas(plan_set)
         plans = plan_set.plans
         if plans:
             self._ensure_offset_map_topic()

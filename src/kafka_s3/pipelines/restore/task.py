@@ -306,6 +306,7 @@ def run_restore_partition(
     from kafka_s3.core.config.source import SOURCE
     from kafka_s3.core.errors import FormatError, KafkaError, PlanError
     from kafka_s3.core.records import payload_bytes
+    from kafka_s3.io.kafka.admin import quiet_settings
     from kafka_s3.pipelines.live import LiveReporter
     from kafka_s3.pipelines.read.discovery import Problem, SourcePartition
     from kafka_s3.pipelines.read.plugins import ReadPlugins
@@ -323,7 +324,10 @@ def run_restore_partition(
     problems: list[Problem] = []
     error: str | None = None
 
-    consumer = Consumer({**consumer_settings, "group.id": plan.progress_group, "enable.auto.commit": "false"})
+    # librdkafka's own log lines (a connection refused every few milliseconds while a broker restarts) go to debug
+    consumer = Consumer(
+        quiet_settings({**consumer_settings, "group.id": plan.progress_group, "enable.auto.commit": "false"})
+    )
     settings = {
         "enable.idempotence": "true",
         "linger.ms": "20",
@@ -334,7 +338,7 @@ def run_restore_partition(
     }
     if plan.exactly_once:
         settings["transactional.id"] = plan.transactional_id
-    producer = Producer(settings)
+    producer = Producer(quiet_settings(settings))
     target = TopicPartition(plan.target_topic, plan.target_partition)
     where = f"{plan.target_topic}[{plan.target_partition}]"
 

@@ -628,6 +628,8 @@ class ScheduleRun:
         self.stalls: list[Stall] = []
         self.recreated_at: float | None = None
         self.old_incarnation: dict[int, list[Rec]] = {}
+        self.new_incarnation: dict[int, list[Rec]] = {}
+        self.old_stored: dict[int, int] = {}  # data objects of the old incarnation in the bucket, per partition
         self.new_incarnation_ids: set[str] = set()
         self._actions: list[Action] = []
         self._seq = itertools.count()
@@ -1002,6 +1004,11 @@ class ScheduleRun:
                 for future in admin.create_topics([new], operation_timeout=30).values():
                     future.result()
 
+            # what the old incarnation's backups stored (none runs now): nothing, or data objects to protect
+            for key in self._keys(self.recreate_bucket, f"topics/{topic}/"):
+                match = re.search(r"/partition=(\d+)/", key)
+                if match:
+                    self.old_stored[int(match.group(1))] = self.old_stored.get(int(match.group(1)), 0) + 1
             # (a broker restart may be going on: each call is tried again for a while)
             retry(delete, f"delete {topic}")
             retry(create, f"re-create {topic}")
@@ -1009,6 +1016,7 @@ class ScheduleRun:
                 lambda: produce_incarnation(self.broker.bootstrap, topic, r.partitions, r.new_records, "new"),
                 f"produce into the re-created {topic}",
             )
+            self.new_incarnation = read_topic(self.broker.bootstrap, topic, r.partitions)
             self.recreated_at = self.now()
             self.say(f"recreate: {topic} deleted and re-created with {r.new_records} other records per partition")
 
@@ -1230,6 +1238,19 @@ class ScheduleRun:
         ]
         before = [p for p in self.processes if p.role == "backup-r" and p not in after]
         whole = any(p.returncode == 0 and not p.signals for p in before)
+        stored = sum(self.old_stored.values())
+        self.say(f"{topic}: the old incarnation's backup stored {self.old_stored or 'no'} data objects per partition")
+        if not stored:
+            # nothing of the old log reached the bucket (its backups were killed first): backing the new log up is
+            # right, refusing it is not wrong; the target holds a prefix of the new log
+            got = read_topic(self.broker.bootstrap, target, r.partitions, 30, self.say) if self._exists(target) else {}
+            old_ids = {rec.rid for recs in self.old_incarnation.values() for rec in recs}
+            for p in range(r.partitions):
+                for problem in compare(self.new_incarnation.get(p, []), got.get(p, []), set(), old_ids, True):
+                    self.violation(
+                        f"{topic}[{p}] (new incarnation, nothing of the old backed up) -> {target}[{p}]: {problem}"
+                    )
+            return
         for proc in after:
             if proc.signals:
                 continue
@@ -1361,6 +1382,12 @@ class ScheduleRun:
         for future in admin.delete_topics([n for n in names if n in existing], operation_timeout=30).values():
             with contextlib.suppress(Exception):
                 future.result()
+
+    def _keys(self, bucket: str, prefix: str) -> list[str]:
+        keys = []
+        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            keys += [item["Key"] for item in page.get("Contents", [])]
+        return keys
 
     def dump_bucket(self) -> None:
         """The buckets' keys and sizes, for a post-mortem of a failed schedule."""

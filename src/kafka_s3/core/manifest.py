@@ -10,7 +10,7 @@ its consumer-group offsets are lost.
 Manifests live under ``<topics.dir>/_kafka-s3/<extension>/<topic>/<partition>/<startOffset>.chunk``; the ``.chunk``
 extension keeps them invisible to format readers (Confluent's source ignores other extensions). Their content is
 deterministic JSON (no wall-clock values), so a re-run writes identical bytes. Next to them,
-``<topic>/partition-count/<n>.count`` (``<n>.json`` before issue 15, still read) records each partition count the
+``<topic>/partition-count/<n>.count`` (``<n>.json`` in earlier versions, still read) records each partition count the
 backup saw, so a restore into a new cluster creates the topic with the source's partition count even when its last
 partitions hold no records.
 
@@ -19,10 +19,11 @@ backup's first chunk). An offset gap between chunks may be compaction or transac
 manifest ends at means a whole chunk was lost with its manifest. A replay writes the same link: the chunks before it
 are the same manifests.
 
-After the backup commits its consumer group past a chunk, it leaves an empty ``<startOffset>.tail`` mark next to the
-chunk's manifest: the partition's committed end, as the bucket knows it. A restore that finds a mark without its
-manifest knows the tail of the partition was deleted, and a manifest beyond the newest mark may belong to a chunk
-still being uploaded (manifest first, files next) rather than to a damaged one.
+Once every file of a chunk is complete, and before the backup commits its consumer group past it, it leaves an
+empty ``<startOffset>.tail`` mark next to the chunk's manifest: the partition's committed end, as the bucket knows
+it. A restore that finds a mark without its manifest knows the tail of the partition was deleted, and a manifest
+beyond the newest mark may belong to a chunk still being uploaded (manifest first, files next) rather than to a
+damaged one.
 """
 
 from __future__ import annotations

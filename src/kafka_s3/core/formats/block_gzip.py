@@ -6,7 +6,7 @@ gives every line), and each member alone is a valid gzip file too. A member clos
 empty and only one record can push it past the threshold). Cuts depend on record sizes only, never on batching, so
 a re-run writes identical bytes.
 
-Beside every object the backup stores ``<name>.index`` (``<name>.index.json`` before issue 15, still read: no
+Beside every object the backup stores ``<name>.index`` (``<name>.index.json`` in earlier versions, still read: no
 metadata object ends in a data format's extension), holding DeviantArt's index fields::
 
     {"chunks": [{"byte_offset": 0, "byte_length": 275, "byte_length_uncompressed": 2890, "num_records": 100,

@@ -585,12 +585,19 @@ class CliProcess:
         return self.log.read_text(errors="replace")
 
     def error_lines(self) -> list[str]:
-        return [line for line in self.output().splitlines() if line.startswith("kafka-s3: error:")]
+        """Each ``kafka-s3: error:`` line, with the indented lines that follow it (the problems it lists)."""
+        out: list[str] = []
+        lines = self.output().splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("kafka-s3: error:"):
+                details = list(itertools.takewhile(lambda x: x[:1].isspace(), lines[i + 1 : i + 4]))
+                out.append(" / ".join([line.rstrip(":"), *(d.strip() for d in details)]))
+        return out
 
     def describe_end(self) -> str:
         how = ", ".join(f"{s.name}{'' if s.group else ' (driver only)'} at {s.at:.1f}s" for s in self.signals)
         errors = self.error_lines()
-        tail = f": {errors[-1][:400]}" if errors else ""
+        tail = f": {errors[-1][:600]}" if errors else ""
         return f"{self.name} exit {self.returncode}" + (f" after {how}" if how else " on its own") + tail
 
 

@@ -6,10 +6,9 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,16 +19,12 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
     from typing import Self
 
-    from kafka_s3.pipelines.backup.driver import Backup, BackupSummary, CycleReport
-    from kafka_s3.pipelines.backup.result import PartitionResult
-    from kafka_s3.pipelines.restore.driver import Restore, RestoreSummary
-    from kafka_s3.pipelines.verify import VerifyReport
+    from kafka_s3.api import Backup, BackupSummary, CycleReport, PartitionResult, Restore
 
 Key = tuple[str, int]
 
@@ -195,6 +190,8 @@ class BackupProgress(_LiveBars):
         self.finish_round({(r.topic, r.partition): (max(0, r.read_until - r.start), r.read_bytes) for r in results})
 
     def print_summary(self, summary: BackupSummary) -> None:
+        from kafka_s3.cli.render import print_backup_summary
+
         print_backup_summary(summary)
 
 
@@ -205,7 +202,7 @@ class RestoreProgress(_LiveBars):
     job: Restore
 
     def totals(self) -> dict[str, int | None]:
-        from kafka_s3.pipelines.restore.report import estimate_records
+        from kafka_s3.api import estimate_records
 
         plan_set = self.job.current_plan
         if plan_set is None:
@@ -216,145 +213,3 @@ class RestoreProgress(_LiveBars):
             known = totals.get(plan.source_topic, 0)
             totals[plan.source_topic] = None if estimate is None or known is None else known + estimate
         return totals
-
-
-def print_backup_summary(summary: BackupSummary) -> None:
-    table = Table(title="backup summary")
-    for column in ("topic", "partition", "committed offset", "target"):
-        table.add_column(column, justify="right" if column != "topic" else "left")
-    for (topic, partition), offset in sorted(summary.committed.items()):
-        table.add_row(topic, str(partition), str(offset), str(summary.targets.get((topic, partition), "")))
-    console = Console()
-    console.print(table)
-    console.print(
-        f"{summary.records} records in {summary.objects} objects ({summary.bytes / 1e6:.1f} MB), "
-        f"{len(summary.cycles)} cycle(s)"
-    )
-
-
-def print_restore_summary(summary: RestoreSummary) -> None:
-    table = Table(title="restore summary")
-    for column in ("source", "target", "objects", "records", "source offsets", "target offsets"):
-        table.add_column(column)
-    for r in summary.results:
-        table.add_row(
-            f"{r.source_topic}[{r.source_partition}]",
-            f"{r.target_topic}[{r.target_partition}]",
-            str(r.objects),
-            str(r.records),
-            f"{r.first_source_offset}..{r.last_source_offset}" if r.records else "-",
-            f"{r.first_target_offset}..{r.last_target_offset}" if r.records else "-",
-        )
-    from kafka_s3.pipelines.restore.report import skipped_total
-
-    console = Console()
-    console.print(table)
-    for problem in summary.problems:
-        console.print(str(problem), style="yellow", markup=False, highlight=False, soft_wrap=True)
-    total = skipped_total(summary.problems)
-    if total:
-        console.print(total, style="yellow", markup=False, highlight=False)
-    for gap in summary.gaps:
-        console.print(f"[yellow]missing[/yellow] {escape(str(gap))}", highlight=False, soft_wrap=True)
-    for finding in summary.skipped:
-        console.print(
-            f"[yellow]skipped (--allow-gaps)[/yellow] {escape(str(finding))}", highlight=False, soft_wrap=True
-        )
-    if summary.layout:
-        console.print(summary.layout, markup=False, highlight=False, soft_wrap=True)
-    if summary.timestamps:
-        console.print(summary.timestamps, markup=False, highlight=False, soft_wrap=True)
-    console.print(f"{summary.records} records restored in {summary.seconds:.1f}s")
-
-
-def age_text(seconds: int | None) -> str:
-    """``42s``, ``5m 3s``, ``2h 4m``, ``3d 2h``: how long ago, to the precision an operator reads."""
-    if seconds is None:
-        return "-"
-    for unit, size, sub, sub_size in (("d", 86400, "h", 3600), ("h", 3600, "m", 60), ("m", 60, "s", 1)):
-        if seconds >= size:
-            return f"{seconds // size}{unit} {seconds % size // sub_size}{sub}"
-    return f"{seconds}s"
-
-
-def render_status(rows: list[dict[str, Any]]) -> str:
-    """Per partition: Kafka's side (committed offset of the group, log end, lag) and the bucket's (its committed end
-    from the chunk manifests); the last object and how long ago it was committed. ``view`` says which side the lag
-    and last object come from: ``group``, or ``bucket`` when the group has no offset."""
-    from io import StringIO
-
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"backup status (group {rows[0]['group']})" if rows else "backup status")
-    for column in (
-        "topic",
-        "partition",
-        "committed",
-        "end",
-        "lag",
-        "last object",
-        "last commit (UTC)",
-        "age",
-        "bucket end",
-        "view",
-    ):
-        table.add_column(column)
-    for r in rows:
-        table.add_row(
-            r["topic"],
-            str(r["partition"]),
-            "-" if r["committed"] is None else str(r["committed"]),
-            str(r["end"]),
-            "-" if r["lag"] is None else str(r["lag"]),
-            r["last_object"] or "-",
-            r["last_commit"] or "-",
-            age_text(r.get("last_commit_age_s")),
-            "-" if r.get("bucket_committed") is None else str(r["bucket_committed"]),
-            r.get("view") or "-",
-        )
-    out = StringIO()
-    console = Console(file=out, width=240)
-    console.print(table)
-    gone = sorted({r["group"] for r in rows if r["committed"] is None})
-    if gone and rows:
-        bucket_rows = sum(1 for r in rows if r.get("view") == "bucket")
-        console.print(
-            f"group {', '.join(gone)} has no committed offset for {sum(1 for r in rows if r['committed'] is None)} "
-            f"partition(s): {bucket_rows} shown from the bucket's chunk manifests (where a backup would resume)",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    return out.getvalue()
-
-
-def render_verify_report(report: VerifyReport) -> str:
-    """Per source partition: objects, records, offsets and problems; then every finding, one per line."""
-    from io import StringIO
-
-    table = Table(title="backup verify" + (" (deep)" if report.deep else ""))
-    for column in ("topic", "partition", "objects", "records", "offsets", "manifests", "problems"):
-        table.add_column(column)
-    for check in report.checks.values():
-        table.add_row(
-            check.topic,
-            str(check.partition),
-            str(check.objects),
-            "?" if check.records is None else str(check.records),
-            f"{'?' if check.first is None else check.first}..{'?' if check.last is None else check.last}",
-            "yes" if check.verified else "no",
-            str(len(check.blocking)) if check.blocking else "-",
-        )
-    out = StringIO()
-    console = Console(file=out, width=160, highlight=False)
-    console.print(table)
-    for check in report.checks.values():
-        for finding in check.findings:
-            console.print(f"{'PROBLEM' if finding.blocking else 'note'}: {escape(str(finding))}", soft_wrap=True)
-    for note in report.notes:
-        console.print(f"note: {escape(note)}", soft_wrap=True)
-    if report.layout:
-        console.print(report.layout, markup=False, soft_wrap=True)
-    console.print(report.verdict, markup=False, soft_wrap=True)
-    return out.getvalue().rstrip("\n")

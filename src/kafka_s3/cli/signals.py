@@ -16,12 +16,21 @@ import signal
 import sys
 import threading
 from types import FrameType, TracebackType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kafka_s3.core.errors import Interrupted
 
-if TYPE_CHECKING:
-    from kafka_s3.spark.engine import SparkEngine
+
+class Cancellable(Protocol):
+    """What a signal stops: an engine that says whether a job runs, and cancels it (a SparkEngine)."""
+
+    cancelled: bool
+
+    @property
+    def job_running(self) -> bool: ...
+
+    def cancel(self) -> None: ...
+
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -30,7 +39,7 @@ class Interrupts:
     """``with Interrupts(engine) as stop:`` — ``stop`` is set by the first SIGINT/SIGTERM, which also cancels
     ``engine``'s running job; ``signum`` tells which signal came (``None``: none)."""
 
-    def __init__(self, engine: SparkEngine):
+    def __init__(self, engine: Cancellable):
         self.engine = engine
         self.stop = threading.Event()
         self.signum: int | None = None

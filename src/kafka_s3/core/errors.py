@@ -167,6 +167,13 @@ class BackupUnfinished(KafkaS3Error):
         self.findings = list(findings)
 
 
+class EngineError(KafkaS3Error):
+    """Spark failed a job (or could not start) for a reason that is not one of the project's own: the message is the
+    root cause Spark wrapped (a Python worker's exception, the JVM's)."""
+
+    exit_code = 1
+
+
 class Interrupted(KafkaS3Error):
     """The run was stopped by a signal (Ctrl-C, SIGTERM): the running Spark job was cancelled, nothing of it was
     committed (the CLI exits 128 + the signal's number: 130 for SIGINT, 143 for SIGTERM)."""

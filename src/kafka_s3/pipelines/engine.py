@@ -2,7 +2,7 @@
 
 The pipelines plan on the driver and do their per-partition work in tasks; something must run those tasks in
 parallel, close to the data. That is Spark (:class:`kafka_s3.spark.engine.SparkEngine`), but the pipelines only
-need the three things below, so they never import Spark and their drivers are testable on their own.
+need the few things below, so they never import Spark and their drivers are testable on their own.
 """
 
 from __future__ import annotations
@@ -31,4 +31,16 @@ class Engine(Protocol):
 
     def task_progress(self) -> tuple[int, int] | None:
         """(finished, total) tasks of the running job, or ``None`` when nothing runs (progress bars)."""
+        ...
+
+    cancelled: bool
+    """Set once :meth:`cancel` was called: no job starts after it."""
+
+    @property
+    def job_running(self) -> bool:
+        """Whether a job runs now (a signal then cancels it; otherwise it ends the wait at hand)."""
+        ...
+
+    def cancel(self) -> None:
+        """Abandon the running job and refuse the next ones (a signal stopping the command)."""
         ...

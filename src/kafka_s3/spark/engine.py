@@ -31,6 +31,7 @@ from kafka_s3.core.errors import Interrupted, KafkaS3Error
 from kafka_s3.core.lean import keep_pandas_unloaded
 from kafka_s3.core.stall import logged_wait
 from kafka_s3.pipelines.engine import Task
+from kafka_s3.spark.errors import engine_error
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -240,10 +241,12 @@ class SparkEngine:
                 raise Interrupted(f"interrupted before {description!r} started")
             with logged_wait(f"Spark job {description!r}", log, progress=self._tasks_done):
                 rows = session.range(0, count, 1, count).mapInArrow(_task_per_row(task), RESULT_SCHEMA).collect()
-        except Exception:
+        except KafkaS3Error:
+            raise
+        except Exception as exc:
             if self.cancelled:
                 raise Interrupted(f"{description!r} was cancelled") from None
-            raise
+            raise engine_error(exc, f"Spark job {description!r}") from exc
         finally:
             with self._jobs_lock:
                 self._jobs -= 1

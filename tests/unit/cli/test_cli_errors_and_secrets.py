@@ -84,7 +84,7 @@ def test_debug_exit_codes_match_those_without_it(raised, code, monkeypatch, tmp_
     """(The No silent loss II issue, item 7: under ``--debug`` every failure exited 1.)"""
     import importlib
 
-    cli = importlib.import_module("kafka_s3.cli.main")  # the package exports ``main`` under the module's name
+    cli = importlib.import_module("kafka_s3.cli.parser")  # where the commands are bound to their parsers
 
     def fail(args):
         raise raised
@@ -99,7 +99,7 @@ def test_debug_exit_codes_match_those_without_it(raised, code, monkeypatch, tmp_
 
 
 def test_item3_a_python_worker_trace_is_shown_by_its_last_exception_line():
-    from kafka_s3.cli.main import _root_message
+    from kafka_s3.spark.errors import root_message as _root_message
 
     text = (
         "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n"

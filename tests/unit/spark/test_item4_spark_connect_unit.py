@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kafka_s3.cli.main import build_parser
+from kafka_s3.cli.parser import build_parser
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.spark import session as spark_session
 from kafka_s3.spark.engine import ConnectProgress, SparkEngine, route_address

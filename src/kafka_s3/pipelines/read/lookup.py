@@ -30,14 +30,6 @@ from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import read_partition
 
 
-def parse_position(text: str) -> tuple[int, int]:
-    """``PARTITION:OFFSET`` → ``(partition, offset)``."""
-    partition, sep, offset = text.strip().partition(":")
-    if not sep or not partition.isdigit() or not offset.isdigit():
-        raise ConfigError(f"--offset: expected PARTITION:OFFSET (e.g. 0:1200), got {text!r}")
-    return int(partition), int(offset)
-
-
 def read_records(
     config: Config, partition: int, offset: int, count: int, topic: str | None = None, store: Store | None = None
 ) -> list[dict[str, Any]]:

@@ -103,6 +103,28 @@ class RestoreOptions:
     append: bool = False  # restore into a target holding records that no restore's progress accounts for
     schemas: bool = False  # register the saved Schema Registry subjects in the target registry first
 
+    def check_bounds(self) -> None:
+        """Bounds that cannot select any record are errors, not empty restores (``until`` is exclusive)."""
+        start, until = self.from_timestamp, self.until_timestamp
+        if start is not None and until is not None and until <= start:
+            raise ConfigError(
+                f"--until-timestamp ({until} ms) is not after --from-timestamp ({start} ms): no record can be selected",
+                key="--until-timestamp",
+            )
+        for (topic, partition), end in sorted(self.until_offsets.items(), key=str):
+            for (from_topic, from_partition), first in self.from_offsets.items():
+                if from_partition != partition or (
+                    topic is not None and from_topic is not None and topic != from_topic
+                ):
+                    continue
+                if end <= first:
+                    where = f"{topic}:{partition}" if topic is not None else f"partition {partition}"
+                    raise ConfigError(
+                        f"--until-offset {end} is not above --from-offset {first} for {where}: no record can be "
+                        "selected",
+                        key="--until-offset",
+                    )
+
     def bounds(self, tp: TP) -> Bounds:
         def pick(table: dict[tuple[str | None, int], int]) -> int | None:
             return table.get(tp, table.get((None, tp[1])))

@@ -101,7 +101,7 @@ def test_item17_without_restore_topic_configs_a_created_target_gets_only_the_cre
 def test_item17_existing_target_with_another_cleanup_policy_is_warned_in_the_plan(
     source, backup, restorer, fresh_bucket, fresh_topic, caplog
 ):
-    from kafka_s3.pipelines.restore.report import describe_plan
+    from kafka_s3.cli.render import describe_plan
 
     backup(fresh_bucket, source, ENVELOPE)
     target = fresh_topic(3)  # cleanup.policy=delete

@@ -159,7 +159,7 @@ def test_invalid_json_line_fails_naming_object_and_line(
 def test_item4_ignore_and_log_skip_only_the_bad_record_and_count_it(
     mode, backed_up, restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap, caplog, capsys
 ):
-    from kafka_s3.cli.progress import print_restore_summary
+    from kafka_s3.cli.render import print_restore_summary
 
     source = backed_up(JSON_PLAIN)
     target = fresh_topic(1)

@@ -74,8 +74,8 @@ def test_dry_run_prints_the_plan_and_target_checks_and_produces_nothing(
 
 
 def test_dry_run_with_topic_creation_and_bounds(backup, restorer, fresh_bucket, fresh_topic, produce, kafka_bootstrap):
+    from kafka_s3.cli.render import describe_plan
     from kafka_s3.pipelines.read.options import RestoreOptions
-    from kafka_s3.pipelines.restore.report import describe_plan
 
     topic = fresh_topic(1)
     produce(topic, records(1, 10))

@@ -14,9 +14,9 @@ import time
 import pytest
 from restore_helpers import end_offsets, read_topic, records
 
+from kafka_s3.cli.render import describe_plan
 from kafka_s3.core.errors import PlanError
 from kafka_s3.core.manifest import Manifest
-from kafka_s3.pipelines.restore.report import describe_plan
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +36,7 @@ AVRO_ENVELOPE = {"format.class": "avro", "store.envelope": "true"}
 def test_item5_plan_and_summary_say_where_timestamps_come_from(
     properties, said, backup, restorer, fresh_bucket, fresh_topic, produce, kafka_bootstrap, capsys
 ):
-    from kafka_s3.cli.progress import print_restore_summary
+    from kafka_s3.cli.render import print_restore_summary
 
     source, target = fresh_topic(1), fresh_topic(1)
     produce(source, records(1, 6))  # timestamps of 2023

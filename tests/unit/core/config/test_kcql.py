@@ -355,8 +355,8 @@ def test_cli_shows_and_validates_every_statement(tmp_path, capsys):
 
 
 def test_cli_backup_runs_every_statement_as_one_group(tmp_path, monkeypatch, capsys):
+    from kafka_s3 import api
     from kafka_s3.cli.main import main
-    from kafka_s3.pipelines.backup import group as backup_group
     from kafka_s3.pipelines.backup.driver import BackupSummary
 
     seen = []
@@ -364,11 +364,12 @@ def test_cli_backup_runs_every_statement_as_one_group(tmp_path, monkeypatch, cap
     class FakeGroup:
         def __init__(self, configs, engine=None, on_cycle=None):
             seen.append([c["topics"] for c in configs])
+            self.engine = engine
 
         def run_once(self):
             return BackupSummary()
 
-    monkeypatch.setattr(backup_group, "BackupGroup", FakeGroup)
+    monkeypatch.setattr(api, "BackupGroup", FakeGroup)
     assert main(["backup", "--config", str(_kcql_file(tmp_path)), "--once"]) == 0
     assert seen == [[["orders"], ["clicks"]]]
 

@@ -1,0 +1,487 @@
+"""kafka-s3's Python API: every command of the CLI as a function a notebook, an Airflow task or a test can call.
+
+A configuration is a ``.properties`` or Kafka Connect REST JSON file (a path), a mapping of properties, or a parsed
+:class:`~kafka_s3.core.config.model.Config`. Functions return typed results and raise the project's errors
+(:class:`~kafka_s3.core.errors.KafkaS3Error` and its kinds, each with the ``exit_code`` the CLI exits with). Jobs run
+on a Spark session built on first use (``master``/``remote``, as the CLI's ``--master``/``--remote``) or on one
+given (``spark``). The CLI parses arguments, calls these functions and renders what they return.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from kafka_s3.core.config.model import Config, ConfigDef
+from kafka_s3.core.errors import ConfigError
+from kafka_s3.pipelines.backup.driver import Backup, BackupSummary, CycleReport
+from kafka_s3.pipelines.backup.group import BackupGroup
+from kafka_s3.pipelines.backup.result import PartitionResult
+from kafka_s3.pipelines.read.discovery import Problem
+from kafka_s3.pipelines.read.integrity import Finding
+from kafka_s3.pipelines.read.options import Bounds, RestoreOptions, parse_offsets, parse_time
+from kafka_s3.pipelines.restore.driver import Restore, RestorePlanSet, RestoreSummary
+from kafka_s3.pipelines.restore.groups import GroupsPlan
+from kafka_s3.pipelines.restore.report import estimate_records
+from kafka_s3.pipelines.verify import VerifyReport
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from kafka_s3.pipelines.engine import Engine
+    from kafka_s3.spark.engine import SparkEngine
+
+log = logging.getLogger("kafka_s3")
+
+ConfigLike = str | os.PathLike[str] | Mapping[str, Any] | Config
+Side = Literal["sink", "source"]
+SOURCE_CLASSES = (
+    "io.confluent.connect.s3.source.S3SourceConnector",
+    "S3SourceConnector",
+    "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector",
+)
+__all__ = [
+    "Backup",
+    "BackupGroup",
+    "BackupSummary",
+    "Bounds",
+    "BucketCreation",
+    "ConfigLike",
+    "CycleReport",
+    "Finding",
+    "GroupsPlan",
+    "GroupsReport",
+    "PartitionResult",
+    "Problem",
+    "Restore",
+    "RestoreDryRun",
+    "RestoreOptions",
+    "RestorePlanSet",
+    "RestoreSummary",
+    "Validation",
+    "VerifyReport",
+    "estimate_records",
+    "backup",
+    "configurations",
+    "create_bucket",
+    "groups",
+    "open_backup",
+    "open_restore",
+    "plan_restore",
+    "read",
+    "restore",
+    "restore_options",
+    "status",
+    "validate",
+    "verify",
+]
+
+
+# ---------------------------------------------------------------------------------------------------- configurations
+def _definition(side: Side) -> ConfigDef:
+    from kafka_s3.core.config.sink import SINK
+    from kafka_s3.core.config.source import SOURCE
+
+    return SINK if side == "sink" else SOURCE
+
+
+def side_of(config: ConfigLike) -> Side:
+    """Whose configuration it is by its ``connector.class``: a source connector's (a restore) or a sink's."""
+    from kafka_s3.core.config.loader import read_raw
+
+    if isinstance(config, Config):
+        raw: Mapping[str, Any] = config.originals
+    elif isinstance(config, Mapping):
+        raw = config
+    else:
+        raw = read_raw(os.fspath(config))
+    return "source" if str(raw.get("connector.class", "")) in SOURCE_CLASSES else "sink"
+
+
+def configurations(
+    config: ConfigLike, side: Side | None = None, overrides: Mapping[str, str] | None = None
+) -> list[Config]:
+    """Every configuration ``config`` holds for ``side`` (default: what its ``connector.class`` says): one per KCQL
+    statement of ``connect.s3.kcql``, else one. Warnings (unknown keys, a key set twice) are logged once each."""
+    from kafka_s3.core import logs
+    from kafka_s3.core.config.loader import load_all
+
+    definition = _definition(side or side_of(config))
+    if isinstance(config, Config):
+        return [config.replace(**{k.replace(".", "__"): v for k, v in (overrides or {}).items()})]
+    if isinstance(config, Mapping):
+        parsed = [definition.parse({**{k: str(v) for k, v in config.items()}, **(overrides or {})})]
+    else:
+        parsed = load_all(definition, os.fspath(config), dict(overrides or {}), register_secrets=logs.register_secrets)
+    said: set[str] = set()
+    for one in parsed:
+        for warning in one.warnings:
+            if warning not in said:
+                said.add(warning)
+                log.warning("%s", warning)
+    return parsed
+
+
+def _one(config: ConfigLike, side: Side, overrides: Mapping[str, str] | None, topic: str | None = None) -> Config:
+    """The one configuration a command works on: of several KCQL statements, the one reading ``topic``."""
+    found = configurations(config, side, overrides)
+    if len(found) == 1:
+        return found[0]
+    whose = "configuration" if isinstance(config, Mapping | Config) else "file"
+    if topic is None:
+        raise ConfigError(f"the {whose} has {len(found)} KCQL statements: choose one (its topic)")
+    chosen = [c for c in found if topic in c["topics"]]
+    if not chosen:
+        raise ConfigError(f"no KCQL statement of the {whose} reads topic {topic!r}")
+    return chosen[0]
+
+
+# ---------------------------------------------------------------------------------------------------- Spark
+def spark_engine(
+    config: Config,
+    app_name: str,
+    master: str | None = None,
+    remote: str | None = None,
+    spark: SparkSession | None = None,
+) -> SparkEngine:
+    """The engine a job runs on: ``spark`` when given, else a session built on first use (``master`` or a Spark
+    Connect ``remote``, and the configuration's ``spark.*`` keys), so a bad configuration or an unreachable service
+    fails before Spark's start-up."""
+    from kafka_s3.spark.engine import SparkEngine
+    from kafka_s3.spark.session import spark_settings
+
+    if spark is not None:
+        return SparkEngine(session=spark)
+    return SparkEngine(master=master, remote=remote, app_name=app_name, conf=spark_settings(config.extras))
+
+
+def _check_clients(config: Config, roles: Sequence[str], warn: bool = False) -> None:
+    """librdkafka judges the client settings of ``roles`` now, without connecting: an unknown or invalid setting is
+    a configuration error naming the key before any task runs."""
+    from kafka_s3.io.kafka.settings import check_client_settings, client_settings
+
+    for role in roles:
+        try:
+            settings = client_settings(config, role, warn=warn and role == "consumer")  # type: ignore[arg-type]
+        except ConfigError as exc:
+            if exc.key == "bootstrap.servers":
+                continue  # checking the settings does not need a cluster
+            raise
+        check_client_settings(settings, role)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------------- backup
+def open_backup(
+    config: ConfigLike,
+    *,
+    overrides: Mapping[str, str] | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    spark: SparkSession | None = None,
+) -> Backup | BackupGroup:
+    """The backup of ``config`` (several KCQL statements: a :class:`BackupGroup` running them side by side), ready
+    to ``run_once()`` or ``follow(stop)``; ``.engine`` is its Spark engine."""
+    configs = configurations(config, "sink", overrides)
+    for one in configs:
+        _check_clients(one, ("consumer", "admin"))
+    engine = spark_engine(configs[0], "kafka-s3 backup", master, remote, spark)
+    return BackupGroup(configs, engine) if len(configs) > 1 else Backup(configs[0], engine)
+
+
+def backup(
+    config: ConfigLike,
+    *,
+    once: bool = False,
+    stop: threading.Event | None = None,
+    overrides: Mapping[str, str] | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    spark: SparkSession | None = None,
+) -> BackupSummary:
+    """Back ``config``'s topics up: to their current ends (``once``), or cycle after cycle until ``stop`` is set,
+    returning what the finished cycles committed."""
+    job = open_backup(config, overrides=overrides, master=master, remote=remote, spark=spark)
+    if once:
+        return job.run_once()
+    job.follow(stop)
+    backups = job.backups if isinstance(job, BackupGroup) else [job]
+    return BackupSummary(cycles=[c for b in backups for c in b.finished])
+
+
+# ---------------------------------------------------------------------------------------------------- restore
+def restore_options(
+    *,
+    topics: Sequence[str] | None = None,
+    from_timestamp: str | int | None = None,
+    until_timestamp: str | int | None = None,
+    from_offset: str | None = None,
+    until_offset: str | None = None,
+    allow_gaps: bool = False,
+    verify_deep: bool = False,
+    restart: bool = False,
+    append: bool = False,
+    schemas: bool = False,
+) -> RestoreOptions:
+    """A restore's options as the CLI's flags give them: times as epoch ms or ISO-8601, offsets as
+    ``PARTITION:OFFSET[,...]`` or ``TOPIC:PARTITION:OFFSET``. Bounds that cannot select anything are errors."""
+
+    def time_of(value: str | int | None, flag: str) -> int | None:
+        return None if value is None else parse_time(str(value), flag)
+
+    options = RestoreOptions(
+        topics=list(topics) if topics else None,
+        from_timestamp=time_of(from_timestamp, "--from-timestamp"),
+        until_timestamp=time_of(until_timestamp, "--until-timestamp"),
+        from_offsets=parse_offsets(from_offset, "--from-offset"),
+        until_offsets=parse_offsets(until_offset, "--until-offset"),
+        allow_gaps=allow_gaps,
+        verify_deep=verify_deep,
+        restart=restart,
+        append=append,
+        schemas=schemas,
+    )
+    options.check_bounds()
+    return options
+
+
+def open_restore(
+    config: ConfigLike,
+    options: RestoreOptions | None = None,
+    *,
+    overrides: Mapping[str, str] | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    spark: SparkSession | None = None,
+    engine: Engine | None = None,
+) -> Restore:
+    """The restore of one configuration (one KCQL statement), ready to ``plan()``, ``run()`` or ``follow(stop)``;
+    ``.engine`` is its Spark engine (``engine``: share one between restores)."""
+    chosen = _one(config, "source", overrides, options.topics[0] if options and options.topics else None)
+    _check_clients(chosen, ("consumer", "producer", "admin"))
+    return Restore(chosen, engine or spark_engine(chosen, "kafka-s3 restore", master, remote, spark), options)
+
+
+def restore(
+    config: ConfigLike,
+    options: RestoreOptions | None = None,
+    *,
+    consumer_groups: str | None = None,
+    follow: bool = False,
+    stop: threading.Event | None = None,
+    overrides: Mapping[str, str] | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    spark: SparkSession | None = None,
+) -> RestoreSummary:
+    """Restore one configuration's backup: once (the summary says what it restored, and ``unfinished`` what a chunk
+    not uploaded yet held back), or, with ``follow``, until ``stop`` is set. ``consumer_groups``: then commit the
+    recorded groups fully matching it at their translated offsets (``summary.groups``)."""
+    job = open_restore(config, options, overrides=overrides, master=master, remote=remote, spark=spark)
+    if follow:
+        if consumer_groups is not None:
+            raise ConfigError("restore --consumer-groups translates groups after a restore ends: not with --follow")
+        job.follow(stop)
+        return RestoreSummary()
+    summary = job.run()
+    if consumer_groups is not None and not summary.unfinished:
+        summary.groups = job.translate_groups(consumer_groups)
+    return summary
+
+
+@dataclass
+class RestoreDryRun:
+    """What ``restore --dry-run`` reports: the plan, the target checks and what would stop the restore."""
+
+    plan: RestorePlanSet
+    allow_gaps: bool = False
+    schemas: str = ""  # --schemas: what would happen to each subject's ids
+    groups: GroupsPlan | None = None  # --consumer-groups: where each group would be committed
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def unfinished(self) -> list[Finding]:
+        """What a chunk not uploaded yet would hold back (``--allow-gaps``: skipped instead)."""
+        return [] if self.allow_gaps else self.plan.unfinished
+
+    @property
+    def exit_code(self) -> int:
+        """The code the restore would exit with: 7 not whole, 6 a target or a claim refuses it, 8 it would stop at
+        an unfinished chunk, else 0."""
+        from kafka_s3.core.errors import BackupIncomplete, BackupUnfinished, PlanError
+
+        if self.plan.blocking and not self.allow_gaps:
+            return BackupIncomplete.exit_code
+        if self.plan.blockers:
+            return PlanError.exit_code
+        return BackupUnfinished.exit_code if self.unfinished else 0
+
+
+def plan_restore(restore_job: Restore, consumer_groups: str | None = None) -> RestoreDryRun:
+    """The dry run of ``restore_job``: its plan and every check a run would make, with nothing created, claimed,
+    fenced or produced."""
+    from kafka_s3.pipelines.restore.report import oversized
+
+    plan_set = restore_job.plan()
+    if plan_set.blocking and not restore_job.options.allow_gaps:
+        plan_set.blockers.extend(str(f) for f in plan_set.blocking)
+    restore_job.check_targets(plan_set, create=False)
+    plan_set.blockers.extend(restore_job.start_refusals(plan_set))
+    dry = RestoreDryRun(plan_set, restore_job.options.allow_gaps)
+    if restore_job.options.schemas:
+        dry.schemas = restore_job.schemas_plan(plan_set)
+    if consumer_groups is not None:
+        restore_job.current_plan = plan_set
+        dry.groups = restore_job.translate_groups(consumer_groups, dry_run=True)
+        plan_set.blockers.extend(f"group {g}: {n} active member(s) on the target" for g, n in dry.groups.active.items())
+        plan_set.blockers.extend(f"group {g}: {why}" for g, why in dry.groups.denied.items())
+    limit = int(restore_job.producer_settings.get("message.max.bytes", 1_000_000))
+    dry.warnings = oversized(plan_set, limit)
+    return dry
+
+
+# ---------------------------------------------------------------------------------------------------- inspection
+def verify(
+    config: ConfigLike,
+    *,
+    topics: Sequence[str] | None = None,
+    deep: bool = False,
+    overrides: Mapping[str, str] | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    spark: SparkSession | None = None,
+) -> list[VerifyReport]:
+    """Is the backup whole? One report per configuration (KCQL statement); ``deep`` also decodes every object in
+    Spark tasks. A report is ``whole`` when it found no problem and something was backed up."""
+    from kafka_s3.pipelines.verify import verify as verify_one
+
+    reports = []
+    for one in configurations(config, "source", overrides):
+        engine = spark_engine(one, "kafka-s3 verify", master, remote, spark) if deep else None
+        reports.append(verify_one(one, engine, list(topics) if topics else None, deep=deep))
+    return reports
+
+
+def status(config: ConfigLike, *, overrides: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Where a backup stands per partition: the group's committed offset, the log end and lag, the bucket's committed
+    end and its newest object (the bucket's view where the group has no offset)."""
+    from kafka_s3.pipelines.status import backup_status
+
+    return [row for one in configurations(config, "sink", overrides) for row in backup_status(one)]
+
+
+def read(
+    config: ConfigLike,
+    *,
+    partition: int,
+    offset: int,
+    count: int = 1,
+    topic: str | None = None,
+    overrides: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Up to ``count`` records of ``topic[partition]`` from ``offset`` on, as dicts (``topic``, ``partition``,
+    ``offset``, ``timestamp``, ``key``, ``value``, ``headers``), reading only the objects (or blocks) that hold them."""
+    from kafka_s3.pipelines.read.lookup import read_records
+
+    return read_records(_one(config, "source", overrides, topic), partition, offset, count, topic)
+
+
+@dataclass
+class GroupsReport:
+    """The consumer groups a backup recorded and, after a restore, where each would resume in the target."""
+
+    snapshots: dict[str, list[int]]  # topic -> snapshot times (epoch ms), ascending
+    newest: dict[str, dict[str, dict[int, int]]]  # topic -> group -> partition -> committed offset
+    translations: GroupsPlan
+    restore: str  # the restore whose offset map translates them
+
+
+def groups(
+    config: ConfigLike,
+    *,
+    regex: str = ".*",
+    overrides: Mapping[str, str] | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    spark: SparkSession | None = None,
+) -> GroupsReport:
+    """The consumer-group snapshots of the backup and the translation of the groups fully matching ``regex`` into the
+    restore's target (read only: needs no transactional id and commits nothing)."""
+    job = open_restore(config, overrides=overrides, master=master, remote=remote, spark=spark)
+    plan_set = job.plan(probe_transactions=False)
+    job.current_plan = plan_set
+    manifests = job.plugins.manifests(job.store)
+    snapshots, newest = {}, {}
+    for topic in sorted(plan_set.targets):
+        times = manifests.group_snapshot_times(topic)
+        snapshots[topic] = times
+        newest[topic] = manifests.group_snapshot(topic, times[-1]).groups if times else {}
+    return GroupsReport(snapshots, newest, job.translate_groups(regex, dry_run=True), str(job.config["name"]))
+
+
+# ---------------------------------------------------------------------------------------------------- configuration
+@dataclass
+class Validation:
+    """A configuration checked as a run would check it: its statements and the warnings they gave."""
+
+    configs: list[Config]
+    side: Side
+
+    @property
+    def warnings(self) -> list[str]:
+        return sorted({w for config in self.configs for w in config.warnings})
+
+
+def validate(config: ConfigLike, *, side: Side | None = None, overrides: Mapping[str, str] | None = None) -> Validation:
+    """Check ``config`` as a run would (property values, Kafka client settings, store settings, plugins), without
+    connecting to anything: a problem is a :class:`~kafka_s3.core.errors.ConfigError` naming the key."""
+    from kafka_s3.io.stores.spec import StoreSpec
+
+    chosen = side or side_of(config)
+    found = configurations(config, chosen, overrides)
+    for one in found:
+        _check_clients(one, ("consumer", "producer", "admin"), warn=True)
+        StoreSpec.from_config(one)
+        if chosen == "sink":
+            from kafka_s3.pipelines.backup.plugins import BackupPlugins
+
+            BackupPlugins.from_config(one)
+    return Validation(found, chosen)
+
+
+@dataclass(frozen=True)
+class BucketCreation:
+    url: str
+    created: bool  # False: it existed already
+
+
+def create_bucket(
+    name: str, *, config: ConfigLike | None = None, overrides: Mapping[str, str] | None = None
+) -> BucketCreation:
+    """Create bucket ``name`` with the store settings of ``config`` (endpoint, credentials, TLS), if it does not exist
+    yet (backups never create buckets themselves)."""
+    from kafka_s3.core.config.kcql import KCQL_KEY
+    from kafka_s3.core.config.loader import interpolate, read_raw
+    from kafka_s3.core.config.sink import SINK
+    from kafka_s3.core.errors import BucketNotFoundError
+    from kafka_s3.io.stores.spec import StoreSpec
+
+    raw: dict[str, Any] = {"name": "bucket", "topics": "-", "flush.size": "1", "format.class": "json"}
+    if isinstance(config, Config):
+        raw.update({k: str(v) for k, v in config.originals.items()})
+    elif isinstance(config, Mapping):
+        raw.update({k: str(v) for k, v in config.items()})
+    elif config is not None:
+        raw.update(interpolate(read_raw(os.fspath(config))))
+    raw.pop(KCQL_KEY, None)  # store settings only
+    raw.update({**(overrides or {}), "s3.bucket.name": name})
+    store = StoreSpec.from_config(SINK.parse(raw)).open()
+    try:
+        store.check()  # S3 answers the re-creation of one's own bucket with success: ask first, to say what happened
+    except BucketNotFoundError:
+        store.create_bucket()
+        return BucketCreation(str(store.url), True)
+    return BucketCreation(str(store.url), False)

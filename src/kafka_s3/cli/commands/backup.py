@@ -1,0 +1,66 @@
+"""``kafka-s3 backup``: once (``--once``) or following, with progress bars and a clean stop on a signal."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from kafka_s3 import api
+from kafka_s3.cli.commands.options import overrides, spark
+from kafka_s3.cli.signals import Interrupts
+
+log = logging.getLogger("kafka_s3.cli")
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    job = api.open_backup(args.config, overrides=overrides(args), **spark(args))
+    interrupts = Interrupts(job.engine)
+    with interrupts as stop:
+        try:
+            if isinstance(job, api.BackupGroup):
+                _statements(job, args.once, stop)
+            elif args.once:
+                from kafka_s3.cli.progress import BackupProgress
+
+                with BackupProgress(job, enabled=not args.no_progress) as progress:
+                    summary = job.run_once()
+                if interrupts.signum is None:
+                    progress.print_summary(summary)
+            else:
+                log.info("following %s; Ctrl-C stops (abandoning the running cycle)", ", ".join(sorted(job.topics())))
+                job.follow(stop)
+        except Exception:
+            if interrupts.signum is None:
+                raise
+    if interrupts.signum is not None:
+        return stopped(interrupts, job.backups if isinstance(job, api.BackupGroup) else [job])
+    return 0
+
+
+def _statements(group: api.BackupGroup, once: bool, stop: object) -> None:
+    """Several KCQL statements: one backup per statement, all in this process and Spark session."""
+    from kafka_s3.cli.render import print_backup_summary
+
+    if once:
+        print_backup_summary(group.run_once())
+        return
+    log.info(
+        "following %s (%d KCQL statements); Ctrl-C stops (abandoning the running cycles)",
+        ", ".join(sorted(group.topics())),
+        len(group.backups),
+    )
+    group.follow(stop)  # type: ignore[arg-type]
+
+
+def stopped(interrupts: Interrupts, backups: Sequence[api.Backup]) -> int:
+    """The one line a backup stopped by a signal prints (what its finished cycles committed), and its exit code."""
+    cycles = [report for backup in backups for report in backup.finished]
+    print(
+        f"kafka-s3: stopped by {interrupts.name}: committed {sum(c.records for c in cycles)} records in "
+        f"{sum(c.objects for c in cycles)} objects ({sum(c.bytes for c in cycles) / 1e6:.1f} MB) in {len(cycles)} "
+        "cycles; the running cycle was abandoned and nothing of it committed (run again to continue)",
+        file=sys.stderr,
+    )
+    return interrupts.exit_code

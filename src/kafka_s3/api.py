@@ -320,11 +320,19 @@ class RestoreDryRun:
         return BackupUnfinished.exit_code if self.unfinished else 0
 
 
-def plan_restore(restore_job: Restore, consumer_groups: str | None = None) -> RestoreDryRun:
-    """The dry run of ``restore_job``: its plan and every check a run would make, with nothing created, claimed,
-    fenced or produced."""
+def plan_restore(
+    restore_job: Restore | ConfigLike,
+    options: RestoreOptions | None = None,
+    *,
+    consumer_groups: str | None = None,
+    overrides: Mapping[str, str] | None = None,
+) -> RestoreDryRun:
+    """The dry run of a restore (a job from :func:`open_restore`, or a configuration): its plan and every check a
+    run would make, with nothing created, claimed, fenced or produced."""
     from kafka_s3.pipelines.restore.report import oversized
 
+    if not isinstance(restore_job, Restore):
+        restore_job = open_restore(restore_job, options, overrides=overrides)
     plan_set = restore_job.plan()
     if plan_set.blocking and not restore_job.options.allow_gaps:
         plan_set.blockers.extend(str(f) for f in plan_set.blocking)
@@ -353,16 +361,24 @@ def verify(
     master: str | None = None,
     remote: str | None = None,
     spark: SparkSession | None = None,
-) -> list[VerifyReport]:
-    """Is the backup whole? One report per configuration (KCQL statement); ``deep`` also decodes every object in
-    Spark tasks. A report is ``whole`` when it found no problem and something was backed up."""
+) -> VerifyReport:
+    """Is the backup whole? ``deep`` also decodes every object in Spark tasks. The report is ``whole`` when it found
+    no problem and something was backed up (its ``verdict`` says what it could not check); a configuration of several
+    KCQL statements gives one report of them all."""
     from kafka_s3.pipelines.verify import verify as verify_one
 
     reports = []
     for one in configurations(config, "source", overrides):
         engine = spark_engine(one, "kafka-s3 verify", master, remote, spark) if deep else None
         reports.append(verify_one(one, engine, list(topics) if topics else None, deep=deep))
-    return reports
+    if len(reports) == 1:
+        return reports[0]
+    merged = VerifyReport(deep=deep, layout="; ".join(sorted({r.layout for r in reports if r.layout})))
+    for report in reports:
+        merged.checks.update(report.checks)
+        merged.empty.extend(report.empty)
+        merged.notes.extend(n for n in report.notes if n not in merged.notes)
+    return merged
 
 
 def status(config: ConfigLike, *, overrides: Mapping[str, str] | None = None) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from kafka_s3.core.errors import LayoutError
 
@@ -34,10 +34,53 @@ class ObjectName:
 
 @dataclass(frozen=True)
 class Layout:
+    """Confluent's names (kafka-s3's own), and the hooks through which a peer's layout differs. A peer overrides what
+    its tool does otherwise (``core/peers/<peer>/layout.py``); nothing probes a layout for attributes it may lack.
+    """
+
     topics_dir: str = "topics"
     directory_delim: str = "/"
     file_delim: str = "+"
     zero_pad_width: int = 10
+
+    # ------------------------------------------------------------------------------------------------ peer hooks
+    #: every topic's objects are listed from the prefix itself (directories do not name topics)
+    lists_whole_prefix = False
+    #: a name holds its object's last offset, not its first (objects start after the one before them)
+    names_hold_last_offset = False
+    #: names are decided when an object closes (:meth:`directory` and :meth:`final_key`): a backup stages the bytes
+    names_at_close = False
+    #: the directory is the upload date, not the partitioner's path: a replayed chunk keeps its manifest's names
+    dated_by_upload = False
+    #: the format of the peer's objects whatever ``format.class`` says (``None``: the configured one)
+    value_format: ClassVar[str | None] = None
+
+    def directory(self, topic: str, partition: int, partitioned: str | None = None) -> str:
+        """Where an object named at close goes (``names_at_close`` layouts only)."""
+        raise NotImplementedError(f"{type(self).__name__} names objects when they open")
+
+    def final_key(
+        self,
+        topic: str,
+        partition: int,
+        last_offset: int,
+        min_timestamp: int,
+        max_timestamp: int,
+        extension: str,
+        partitioned: str | None = None,
+    ) -> str:
+        """An object's name once it is closed (``names_at_close`` layouts only)."""
+        raise NotImplementedError(f"{type(self).__name__} names objects when they open")
+
+    def cursor_key(self, topic: str, partition: int) -> str | None:
+        """The object pointing at a partition's newest chunk's index, moved as chunks commit (``None``: none)."""
+        return None
+
+    def lock_object(
+        self, connector: str, topic: str, partition: int, committed_offset: int
+    ) -> tuple[str, bytes] | None:
+        """The key and bytes of a partition's lock object, holding its newest committed offset (``None``: none)."""
+        return None
 
     @classmethod
     def from_config(cls, config: Config) -> Layout:

@@ -16,7 +16,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from kafka_s3.cli.render import render_verify_report
 
     topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None
-    reports = api.verify(args.config, topics=topics, deep=args.deep, overrides=overrides(args), **spark(args))
+    reports = [
+        api.verify(config, topics=topics, deep=args.deep, **spark(args))
+        for config in api.configurations(args.config, "source", overrides(args))
+    ]
     if args.json:
         docs = [r.to_dict() for r in reports]
         print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))

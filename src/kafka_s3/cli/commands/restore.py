@@ -121,7 +121,7 @@ def dry_run(job: api.Restore, consumer_groups: str | None = None) -> int:
     ``consumer_groups``: also the offsets ``--consumer-groups`` would commit."""
     from kafka_s3.cli.render import describe_plan
 
-    dry = api.plan_restore(job, consumer_groups)
+    dry = api.plan_restore(job, consumer_groups=consumer_groups)
     print(describe_plan(dry.plan))
     if dry.schemas:
         print(dry.schemas)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.layout import Kind, Layout, ObjectName
@@ -44,12 +44,9 @@ def upload_date() -> str:
 class DeviantArtLayout(Layout):
     """DeviantArt's names under ``<s3.prefix>`` (``topics_dir``); ``directory`` is the ``yyyy-MM-dd`` date."""
 
-    #: every topic's objects are listed from the prefix itself (date directories come first, not topics)
-    lists_whole_prefix = True
-    #: the format of its objects, whatever ``format.class`` says: lines in gzip members with a block index
-    value_format = "block_gzip"
-    #: the directory is the upload date (UTC), not the partitioner's path: a replayed chunk keeps its manifest's names
-    dated_by_upload = True
+    lists_whole_prefix = True  # date directories come first, not topics
+    value_format: ClassVar[str | None] = "block_gzip"  # lines in gzip members with a block index
+    dated_by_upload = True  # UTC
 
     @classmethod
     def from_config(cls, config: Config) -> DeviantArtLayout:

@@ -60,17 +60,15 @@ class LensesLayout(Layout):
         """``number`` left-padded with ``0`` to the field's width (LS ``LeftPadPaddingStrategy.padString``)."""
         return str(number).rjust(dict(self.padding).get(field, 0), "0")
 
-    #: every topic's objects are listed from the prefix itself (with PARTITIONBY no directory names the topic)
-    lists_whole_prefix = True
-    #: a name holds its object's last offset (objects start after the one before them)
+    lists_whole_prefix = True  # with PARTITIONBY no directory names the topic
     names_hold_last_offset = True
 
     def topic_prefix(self, topic: str | None = None) -> str:
         return self.topics_dir + "/" if self.topics_dir else ""
 
     # ------------------------------------------------------------------------------------------------ building
-    #: names are decided when an object closes (its last offset and timestamps): a backup stages the bytes, as
-    #: Lenses' sink does (LS ``writer/Writer``: a local staging file uploaded under its name at ``commit``)
+    # names are decided when an object closes (its last offset and timestamps): a backup stages the bytes, as Lenses'
+    # sink does (LS ``writer/Writer``: a local staging file uploaded under its name at ``commit``)
     names_at_close = True
 
     def directory(self, topic: str, partition: int, partitioned: str | None = None) -> str:

@@ -63,7 +63,7 @@ class BackupPlugins:
         elif not lenses_layout_blockers(config):
             layout = LensesLayout.from_config(config)  # Lenses' names and lock objects, as its sink writes them
         # a peer's layout has its own format (DeviantArt writes only Block-GZIP), whatever format.class says
-        format_class = getattr(layout, "value_format", None) or config["format.class"]
+        format_class = layout.value_format or config["format.class"]
         value_format = formats.REGISTRY.resolve(format_class)(config, "value", value_converter, envelope)
         keys_format = (
             formats.REGISTRY.resolve(config["keys.format.class"])(config, "keys", key_converter)
@@ -134,4 +134,4 @@ class BackupPlugins:
     @property
     def names_at_close(self) -> bool:
         """Whether object names are known only when an object closes (Lenses' layout): objects are staged first."""
-        return bool(getattr(self.layout, "names_at_close", False))
+        return self.layout.names_at_close

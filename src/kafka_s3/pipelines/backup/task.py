@@ -113,7 +113,8 @@ def _run_partition(
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.core.errors import ConfigError, ConversionError, DataError, FormatError, PartitionerError
     from kafka_s3.core.records import payload_bytes
-    from kafka_s3.pipelines.backup.partition import ChunkConflict, PartitionBackup
+    from kafka_s3.pipelines.backup.commit import ChunkConflict
+    from kafka_s3.pipelines.backup.partition import PartitionBackup
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
     from kafka_s3.pipelines.live import LiveReporter
     from kafka_s3.pipelines.worker_memory import Releaser

@@ -113,7 +113,7 @@ def discover(
     """Every source partition's objects, sorted by start offset. Listing runs in parallel, one prefix per topic (all
     topics under ``topics.dir`` when none are named). ``sizes``, when given, receives every listed key's size."""
     layout = plugins.layout
-    whole = getattr(layout, "lists_whole_prefix", False)  # a peer's layout whose directories do not name topics
+    whole = layout.lists_whole_prefix  # a peer's layout whose directories do not name topics
     manifest_prefix = layout.topic_prefix() + MANIFEST_DIR + layout.directory_delim
     names = list(topics) if topics else []
     if not names and not whole:
@@ -163,7 +163,7 @@ def discover(
         )
     for part in partitions.values():
         part.objects.sort(key=lambda o: (o.start, o.key))
-        if getattr(layout, "names_hold_last_offset", False):
+        if layout.names_hold_last_offset:
             part.objects = _lenses_spans(part.objects)
         if any(o.tombstones for o in part.objects):
             part.objects = _merge_tombstones(store, plugins, part)

@@ -42,7 +42,7 @@ class ReadPlugins:
         layout = layout_of(config)
         if config.get("connector.class") == lenses.SOURCE_CLASS and config.get("restore.layout", "auto") == "auto":
             layout = lenses.LensesLayout.from_config(config)  # a Lenses source configuration reads Lenses' layout
-        value_format = getattr(layout, "value_format", None) or config["format.class"]  # a peer's own format
+        value_format = layout.value_format or config["format.class"]  # a peer's own format
         return cls(
             config=config,
             layout=layout,
@@ -56,7 +56,7 @@ class ReadPlugins:
     def stored_offsets(self) -> bool:
         """Whether the records read carry their offsets (envelope objects, and Lenses' objects, whose names hold their
         last offset) rather than being numbered from an object's start offset."""
-        return self.envelope or getattr(self.layout, "names_hold_last_offset", False)
+        return self.envelope or self.layout.names_hold_last_offset
 
     @property
     def timestamps(self) -> str:

@@ -11,7 +11,8 @@ from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import SourceChanged
 from kafka_s3.core.records import make_batch
 from kafka_s3.io.stores.spec import StoreSpec
-from kafka_s3.pipelines.backup.partition import ChunkConflict, PartitionBackup
+from kafka_s3.pipelines.backup.commit import ChunkConflict
+from kafka_s3.pipelines.backup.partition import PartitionBackup
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
 

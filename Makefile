@@ -33,7 +33,7 @@ test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The gates: lint and formatting (ruff), types (mypy: strict on core/), layers and cycles (import-linter), and the
-# whole suite collects (two test modules of one basename break collection of all of them: tests has no packages).
+# whole suite collects (a test importing a module that moved or is gone fails here, without starting any service).
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

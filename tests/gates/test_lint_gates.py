@@ -111,9 +111,20 @@ def test_a_type_error_fails(tree):
     assert 'Incompatible return value type (got "str", expected "int")' in result.stdout
 
 
+def test_a_test_importing_a_module_that_is_gone_fails(tree):
+    # integration tests import the package too, and `make test-unit` never imports them
+    (tree / "tests" / "test_moved.py").write_text(
+        '"""Imports a module that moved."""\n\nimport kafka_s3.core.no_such_module  # noqa: F401\n\n\n'
+        "def test_it() -> None:\n    pass\n"
+    )
+    result = make_lint(tree)
+    assert result.returncode != 0
+    assert "No module named 'kafka_s3.core.no_such_module'" in result.stdout
+
+
 def test_two_test_modules_of_one_basename_fail(tree):
-    # tests/ has no packages: pytest imports test modules by basename, and a second one of the same name breaks the
-    # collection of the whole suite (what CI runs), while each directory alone still passes
+    # a test directory without an __init__.py (the repository's have one) has pytest import its modules by basename,
+    # and a second one of the same name breaks the collection of the whole suite, while each directory alone passes
     for where in ("unit", "integration"):
         (tree / "tests" / where).mkdir()
         (tree / "tests" / where / "test_same_name.py").write_text(

@@ -1,6 +1,5 @@
 """Fixtures shared by the backup and restore integration tests: configurations bound to the live services, and a
-producer of test records. Plain helpers live in ``integration_helpers`` (importable from every test directory below,
-as pytest puts this directory on ``sys.path`` when it loads this file)."""
+producer of test records. Plain helpers live in ``tests.support`` (``tests.support.integration`` and others)."""
 
 from __future__ import annotations
 

@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from integration_helpers import list_keys
-
 from kafka_s3.io.kafka.admin import Admin
+from tests.support.integration import list_keys
 
 MANIFEST_PREFIX = "topics/_kafka-s3/"
 

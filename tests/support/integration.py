@@ -1,5 +1,5 @@
-"""Plain helpers shared by the backup and restore integration tests (a uniquely named module: every test directory
-can import it without clashing with a directory's own helpers)."""
+"""Plain helpers shared by the integration tests: CLI runs (also on a pseudo-terminal), configuration files, object
+listings, stable end offsets, free ports."""
 
 from __future__ import annotations
 

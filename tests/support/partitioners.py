@@ -1,6 +1,4 @@
-"""Builders shared by the partitioner tests: connector configs, record batches and converted values.
-
-(A plain module with a distinctive name, imported by the test files of this directory.)"""
+"""Builders shared by the partitioner tests: connector configs, record batches and converted values."""
 
 from __future__ import annotations
 

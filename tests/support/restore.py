@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import time
 
-from integration_helpers import run_cli as run_cli  # re-exported: the restore tests import them from here
-from integration_helpers import stable_end_offsets
-from integration_helpers import write_properties as write_properties
-
 from kafka_s3.io.kafka.admin import Admin
+from tests.support.integration import run_cli as run_cli  # re-exported: the restore tests import them from here
+from tests.support.integration import stable_end_offsets
+from tests.support.integration import write_properties as write_properties
 
 SCHEMA = {
     "type": "struct",

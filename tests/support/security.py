@@ -1,15 +1,14 @@
-"""Helpers of the security tests (a uniquely named module, importable beside the other test directories' helpers)."""
+"""Helpers of the security tests: principals' ACLs, configurations, records written and read back."""
 
 from __future__ import annotations
 
 import json
 
-from integration_helpers import run_cli as run_cli  # re-exported: the security tests import them from here
-from integration_helpers import write_properties as write_properties
-
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
+from tests.support.integration import run_cli as run_cli  # re-exported: the security tests import them from here
+from tests.support.integration import write_properties as write_properties
 
 JSON = {
     "format__class": "json",

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from integration_helpers import free_port_pair
 
 from kafka_s3.dev import services as dev
+from tests.support.integration import free_port_pair
 
 pytestmark = pytest.mark.integration
 

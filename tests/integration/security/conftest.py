@@ -14,11 +14,11 @@ import uuid
 from dataclasses import dataclass
 
 import pytest
-import secure_s3 as server
 from confluent_kafka import Producer
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.config.source import SOURCE
+from tests.support import secure_s3 as server
 
 
 @pytest.fixture(scope="session")

@@ -9,15 +9,15 @@ import hashlib
 
 import pytest
 from botocore.exceptions import ClientError
-from faultproxy import FaultProxy
-from integration_helpers import list_keys
-from security_helpers import JSON, records, run_cli, values_of, write_properties
 
 from kafka_s3.core.errors import StoreError
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
 from kafka_s3.pipelines.verify import verify
+from tests.support.faultproxy import FaultProxy
+from tests.support.integration import list_keys
+from tests.support.security import JSON, records, run_cli, values_of, write_properties
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,12 @@ import time
 import uuid
 
 import pytest
-from security_helpers import (
+
+from kafka_s3.core.errors import KafkaAuthorizationError, KafkaError
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.pipelines.backup.driver import Backup
+from kafka_s3.pipelines.restore.driver import Restore
+from tests.support.security import (
     OFFSET_MAP_TOPIC,
     ROUTER,
     grant_backup,
@@ -27,11 +32,6 @@ from security_helpers import (
     run_cli,
     write_properties,
 )
-
-from kafka_s3.core.errors import KafkaAuthorizationError, KafkaError
-from kafka_s3.io.kafka.admin import Admin
-from kafka_s3.pipelines.backup.driver import Backup
-from kafka_s3.pipelines.restore.driver import Restore
 
 pytestmark = [pytest.mark.integration, pytest.mark.secure_kafka]
 

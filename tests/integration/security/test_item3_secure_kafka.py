@@ -10,7 +10,6 @@ import sys
 import time
 
 import pytest
-from security_helpers import ROUTER, grant_backup, grant_restore, kafka_records, props
 
 from kafka_s3.core.errors import KafkaError
 from kafka_s3.core.records import to_dicts
@@ -19,6 +18,7 @@ from kafka_s3.io.kafka.reader import read_range
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
 from kafka_s3.pipelines.status import backup_status
+from tests.support.security import ROUTER, grant_backup, grant_restore, kafka_records, props
 
 pytestmark = [pytest.mark.integration, pytest.mark.secure_kafka]
 

@@ -4,7 +4,6 @@ certificate the client cannot verify is an error naming TLS certificate verifica
 from __future__ import annotations
 
 import pytest
-from security_helpers import JSON, records, run_cli, values_of, write_properties
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import StoreError
@@ -13,6 +12,7 @@ from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
 from kafka_s3.pipelines.verify import verify
+from tests.support.security import JSON, records, run_cli, values_of, write_properties
 
 pytestmark = pytest.mark.integration
 

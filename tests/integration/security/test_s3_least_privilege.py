@@ -7,8 +7,6 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from faultproxy import FaultProxy
-from security_helpers import JSON, records, values_of
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import StoreAccessDeniedError
@@ -17,6 +15,8 @@ from kafka_s3.io.stores.spec import open_store
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
 from kafka_s3.pipelines.verify import verify
+from tests.support.faultproxy import FaultProxy
+from tests.support.security import JSON, records, values_of
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,8 @@ import sys
 import textwrap
 
 import pytest
-from integration_helpers import write_properties
+
+from tests.support.integration import write_properties
 
 pytestmark = pytest.mark.integration
 

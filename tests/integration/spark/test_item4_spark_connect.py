@@ -9,10 +9,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from integration_helpers import free_port_pair, run_cli, stable_end_offsets, write_properties
 
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.io.kafka.admin import Admin
+from tests.support.integration import free_port_pair, run_cli, stable_end_offsets, write_properties
 
 pytestmark = pytest.mark.integration
 

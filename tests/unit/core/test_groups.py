@@ -6,11 +6,10 @@ import pytest
 
 from kafka_s3.core.errors import FormatError
 from kafka_s3.core.groups import (
+    SERIES,
     GroupSnapshot,
     OffsetMap,
     pick_snapshot,
-    snapshot_name,
-    snapshot_time,
     translate_offset,
 )
 from kafka_s3.core.manifest import ManifestStore
@@ -20,11 +19,11 @@ from kafka_s3.io.stores.spec import StoreSpec
 def test_item17_snapshot_round_trip_and_name_is_not_a_data_extension():
     snap = GroupSnapshot("t", 1_700_000_000_123, {"g": {0: 5, 2: 7}, "a": {1: 0}})
     assert GroupSnapshot.from_bytes(snap.to_bytes()) == snap
-    name = snapshot_name(snap.at)
-    assert name.endswith(".offsets") and snapshot_time(name) == snap.at
+    name = SERIES.name(snap.at)
+    assert name.endswith(".offsets") and SERIES.time(name) == snap.at
     for extension in (".json", ".avro", ".parquet", ".bin", ".gz", ".csv"):
         assert not name.endswith(extension)
-    assert snapshot_time("00001.json") is None and snapshot_time("x.offsets") is None
+    assert SERIES.time("00001.json") is None and SERIES.time("x.offsets") is None
     with pytest.raises(FormatError, match="k1"):
         GroupSnapshot.from_bytes(b"{", "k1")
 
@@ -67,9 +66,9 @@ def test_item17_snapshots_live_next_to_the_manifests_and_are_never_replaced(tmp_
     objects = StoreSpec(store_class="local", bucket="b", region="us-east-1", local_root=str(tmp_path)).open()
     objects.create_bucket()
     store = ManifestStore(objects, "topics/_kafka-s3/avro")
-    assert store.note_group_snapshot(GroupSnapshot("t", 5, {"g": {0: 1}}))
-    assert not store.note_group_snapshot(GroupSnapshot("t", 5, {"g": {0: 2}}))
-    store.note_group_snapshot(GroupSnapshot("t", 9, {"g": {0: 3}}))
-    assert store.group_snapshot_times("t") == [5, 9]
-    assert store.group_snapshot("t", 5).groups == {"g": {0: 1}}
+    assert store.note(SERIES, GroupSnapshot("t", 5, {"g": {0: 1}}))
+    assert not store.note(SERIES, GroupSnapshot("t", 5, {"g": {0: 2}}))
+    store.note(SERIES, GroupSnapshot("t", 9, {"g": {0: 3}}))
+    assert store.times(SERIES, "t") == [5, 9]
+    assert store.load(SERIES, "t", 5).groups == {"g": {0: 1}}
     assert store.load_topic("t") == {}  # not mistaken for chunk manifests

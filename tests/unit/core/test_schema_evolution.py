@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from avro_versions import V1, VERSIONS, read_as, record
 from kafka_s3.core.converters.avro_data import arrow_type, datums_array, expand
 from kafka_s3.core.converters.base import Logical, ValueSchema
 from kafka_s3.core.converters.connect_schema import fingerprint
@@ -29,6 +28,7 @@ from kafka_s3.core.schema_evolution import (
     project,
     projection_problem,
 )
+from tests.support.avro_versions import V1, VERSIONS, read_as, record
 
 
 def vs(avro, version=None) -> ValueSchema:

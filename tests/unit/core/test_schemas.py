@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from kafka_s3.core.schemas import SavedSchemas, SubjectVersion, rewrite_schema_id, schemas_name, schemas_time
+from kafka_s3.core.schemas import SERIES, SavedSchemas, SubjectVersion, rewrite_schema_id
 
 
 def test_item17_saved_schemas_round_trip_and_name():
@@ -15,7 +15,7 @@ def test_item17_saved_schemas_round_trip_and_name():
         {"": "BACKWARD", "t-value": "FULL"},
     )
     assert SavedSchemas.from_bytes(saved.to_bytes()) == saved
-    assert schemas_time(schemas_name(7)) == 7 and schemas_name(7).endswith(".schemas")
+    assert SERIES.time(SERIES.name(7)) == 7 and SERIES.name(7).endswith(".schemas")
 
 
 def test_item17_referenced_versions_register_first():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_s3.core.errors import FormatError
-from kafka_s3.core.topic_config import TopicConfig, config_name, config_time, creation_configs, policy_warning
+from kafka_s3.core.topic_config import SERIES, TopicConfig, creation_configs, policy_warning
 
 
 def test_item17_topic_config_round_trip_and_name():
@@ -13,8 +13,8 @@ def test_item17_topic_config_round_trip_and_name():
     assert TopicConfig.from_bytes(record.to_bytes()) == record
     assert record.same_as(TopicConfig("t", 99, 3, dict(record.configs)))
     assert not record.same_as(TopicConfig("t", 99, 4, dict(record.configs)))
-    name = config_name(12)
-    assert config_time(name) == 12 and not name.endswith((".json", ".avro", ".parquet", ".bin", ".gz", ".csv"))
+    name = SERIES.name(12)
+    assert SERIES.time(name) == 12 and not name.endswith((".json", ".avro", ".parquet", ".bin", ".gz", ".csv"))
     with pytest.raises(FormatError, match="key-1"):
         TopicConfig.from_bytes(b"[]", "key-1")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-FORMAT_HELPERS = Path(__file__).resolve().parents[1] / "core" / "formats"
+ROOT = Path(__file__).resolve().parents[3]  # the repository: the worker imports tests.support.formats
 
 WORKER = textwrap.dedent(
     """
@@ -25,7 +25,7 @@ WORKER = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     import pyspark.worker  # noqa: F401  (what Spark's Python daemon imports before it forks a worker)
     import pyarrow as pa
-    from format_testing import read_object, sample_records, sink_config, write_object
+    from tests.support.formats import read_object, sample_records, sink_config, write_object
 
     from kafka_s3.core.converters.bytearray import ByteArrayConverter
     from kafka_s3.core.formats import REGISTRY
@@ -70,7 +70,7 @@ def test_item3_worker_task_keeps_pandas_unloaded():
     """A Spark Python worker running a kafka-s3 task (the engine's ``mapInArrow`` function) writes and reads every
     common format without importing pandas."""
     result = subprocess.run(
-        [sys.executable, "-c", WORKER, str(FORMAT_HELPERS)],
+        [sys.executable, "-c", WORKER, str(ROOT)],
         input=_slots(),
         capture_output=True,
         check=False,

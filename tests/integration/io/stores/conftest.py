@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from faultproxy import FaultProxy
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.io.stores.s3 import S3Store
 from kafka_s3.io.stores.spec import open_store
+from tests.support.faultproxy import FaultProxy
 
 
 @pytest.fixture

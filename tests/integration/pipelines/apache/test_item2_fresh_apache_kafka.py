@@ -13,7 +13,6 @@ import json
 import uuid
 
 import pytest
-from integration_helpers import free_port_pair, stable_end_offsets
 
 from kafka_s3.core.records import to_dicts
 from kafka_s3.dev import services as dev
@@ -21,6 +20,7 @@ from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
+from tests.support.integration import free_port_pair, stable_end_offsets
 
 pytestmark = [pytest.mark.integration, pytest.mark.apache_kafka]
 

@@ -6,7 +6,6 @@ import json
 import subprocess
 
 import pytest
-from integration_helpers import list_keys, stable_end_offsets
 
 from kafka_s3.core.config.kcql import KCQL_KEY, split_statements
 from kafka_s3.core.config.sink import SINK
@@ -17,6 +16,7 @@ from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.backup.group import BackupGroup
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.restore.driver import Restore
+from tests.support.integration import list_keys, stable_end_offsets
 
 pytestmark = pytest.mark.integration
 

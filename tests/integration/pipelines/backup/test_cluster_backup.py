@@ -7,10 +7,10 @@ import re
 import uuid
 
 import pytest
-from bk_helpers import cli, get, write_properties
-from integration_helpers import list_keys
 
 from kafka_s3.pipelines.backup.driver import Backup
+from tests.support.backup import cli, get, write_properties
+from tests.support.integration import list_keys
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 

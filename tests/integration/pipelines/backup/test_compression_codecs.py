@@ -15,9 +15,9 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 import zstandard
-from bk_helpers import data_keys, get, json_lines
 
 from kafka_s3.pipelines.backup.driver import Backup
+from tests.support.backup import data_keys, get, json_lines
 
 pytestmark = pytest.mark.integration
 

@@ -11,11 +11,11 @@ from collections import Counter
 
 import fastavro
 import pytest
-from bk_helpers import get, wait_until
-from integration_helpers import list_keys
 
 from kafka_s3.core.manifest import TAIL
 from kafka_s3.pipelines.backup.driver import Backup, group_id
+from tests.support.backup import get, wait_until
+from tests.support.integration import list_keys
 
 pytestmark = pytest.mark.integration
 

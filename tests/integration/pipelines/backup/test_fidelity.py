@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from integration_helpers import stable_end_offsets
 
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.reader import read_range
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
+from tests.support.integration import stable_end_offsets
 
 pytestmark = pytest.mark.integration
 

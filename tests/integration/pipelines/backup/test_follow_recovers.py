@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 
 import pytest
-from bk_helpers import data_keys, group_offsets, wait_until
-from faultproxy import FaultProxy
 
 from kafka_s3.pipelines.backup.driver import Backup, group_id
+from tests.support.backup import data_keys, group_offsets, wait_until
+from tests.support.faultproxy import FaultProxy
 
 pytestmark = pytest.mark.integration
 

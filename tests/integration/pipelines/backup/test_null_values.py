@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from bk_helpers import data_keys, get, group_offsets, json_lines
 
 from kafka_s3.core.errors import BackupFailed
 from kafka_s3.pipelines.backup.driver import Backup, group_id
+from tests.support.backup import data_keys, get, group_offsets, json_lines
 
 pytestmark = pytest.mark.integration
 

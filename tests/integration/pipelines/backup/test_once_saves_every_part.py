@@ -13,13 +13,13 @@ import socket
 import threading
 
 import pytest
-from bk_helpers import cli, data_keys, wait_until, write_properties
 from confluent_kafka import Consumer, TopicPartition
-from faultproxy import FaultProxy
 
 from kafka_s3.core.errors import KafkaError, StoreError
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.spark.engine import SparkEngine
+from tests.support.backup import cli, data_keys, wait_until, write_properties
+from tests.support.faultproxy import FaultProxy
 
 pytestmark = pytest.mark.integration
 

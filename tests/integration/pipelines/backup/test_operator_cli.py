@@ -14,10 +14,10 @@ import sys
 import uuid
 
 import pytest
-from bk_helpers import cli, data_keys, write_properties
 from botocore.exceptions import ClientError
 
 from kafka_s3.pipelines.backup.driver import Backup
+from tests.support.backup import cli, data_keys, write_properties
 
 pytestmark = pytest.mark.integration
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import threading
 
 import pytest
-from bk_helpers import data_keys, group_offsets, wait_until
-from faultproxy import FaultProxy
 
 from kafka_s3.core.errors import BackupFailed
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.backup.driver import Backup, CycleReport, group_id
 from kafka_s3.pipelines.backup.task import PartitionPlan, run_partition
+from tests.support.backup import data_keys, group_offsets, wait_until
+from tests.support.faultproxy import FaultProxy
 
 pytestmark = pytest.mark.integration
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from bk_helpers import data_keys, json_objects, utc_ms
 
 from kafka_s3.pipelines.backup.driver import Backup
+from tests.support.backup import data_keys, json_objects, utc_ms
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ import avro.io
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from integration_helpers import list_keys, quickstart_values
 
 from kafka_s3.pipelines.backup.driver import Backup
+from tests.support.integration import list_keys, quickstart_values
 
 pytestmark = pytest.mark.integration
 

@@ -16,9 +16,9 @@ import threading
 import time
 
 import pytest
-from bk_helpers import cli, write_properties
 
 from kafka_s3.core.errors import KafkaError
+from tests.support.backup import cli, write_properties
 
 pytestmark = pytest.mark.integration
 

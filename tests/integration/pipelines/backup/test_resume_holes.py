@@ -6,11 +6,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from bk_helpers import cli, data_keys, get, group_offsets, recreate_topic, write_properties
 
 from kafka_s3.core.errors import PlanError
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.pipelines.backup.driver import Backup, group_id
+from tests.support.backup import cli, data_keys, get, group_offsets, recreate_topic, write_properties
 
 pytestmark = pytest.mark.integration
 

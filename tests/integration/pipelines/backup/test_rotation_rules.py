@@ -14,9 +14,9 @@ from zoneinfo import ZoneInfo
 import avro.datafile
 import avro.io
 import pytest
-from bk_helpers import data_keys, get, group_offsets, json_objects, utc_ms, wait_until
 
 from kafka_s3.pipelines.backup.driver import Backup, group_id
+from tests.support.backup import data_keys, get, group_offsets, json_objects, utc_ms, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -11,15 +11,15 @@ import json
 import fastavro
 import pyarrow.parquet as pq
 import pytest
-from bk_helpers import data_keys, get
-from integration_helpers import stable_end_offsets
 
-from avro_versions import VERSIONS, read_as, record, register_versions, unwire, wire
 from kafka_s3.core.errors import BackupFailed
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.reader import read_range
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
+from tests.support.avro_versions import VERSIONS, read_as, record, register_versions, unwire, wire
+from tests.support.backup import data_keys, get
+from tests.support.integration import stable_end_offsets
 
 pytestmark = pytest.mark.integration
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from bk_helpers import data_keys, group_offsets
 
 from kafka_s3.pipelines.backup.driver import Backup
+from tests.support.backup import data_keys, group_offsets
 
 pytestmark = pytest.mark.integration
 

@@ -11,10 +11,10 @@ import avro.datafile
 import avro.io
 import pyarrow.parquet as pq
 import pytest
-from bk_helpers import data_keys, get, json_lines
-from integration_helpers import sidecar_records
 
 from kafka_s3.pipelines.backup.driver import Backup
+from tests.support.backup import data_keys, get, json_lines
+from tests.support.integration import sidecar_records
 
 pytestmark = pytest.mark.integration
 

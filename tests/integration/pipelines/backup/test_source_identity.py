@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from bk_helpers import recreate_topic
 
 from kafka_s3.core.errors import KafkaS3Error, PlanError
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.pipelines.backup.driver import Backup, group_id
+from tests.support.backup import recreate_topic
 
 pytestmark = pytest.mark.integration
 

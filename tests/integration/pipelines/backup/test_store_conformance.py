@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 
 import pytest
-from bk_helpers import data_keys, group_offsets
-from faultproxy import FaultProxy
-from integration_helpers import list_keys
 
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.pipelines.backup.driver import Backup, group_id
+from tests.support.backup import data_keys, group_offsets
+from tests.support.faultproxy import FaultProxy
+from tests.support.integration import list_keys
 
 pytestmark = pytest.mark.integration
 

@@ -15,11 +15,11 @@ import sys
 import time
 
 import pytest
-from bk_helpers import write_properties
-from faultproxy import FaultProxy
-from integration_helpers import list_keys
 
 from kafka_s3.core.errors import StoreError
+from tests.support.backup import write_properties
+from tests.support.faultproxy import FaultProxy
+from tests.support.integration import list_keys
 
 pytestmark = pytest.mark.integration
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from integration_helpers import run_cli, write_properties
 from pyspark.sql.datasource import EqualTo, In
-from restore_helpers import get_object, read_topic, records, replace_object
 
 from kafka_s3.core.config.source import SOURCE
 from kafka_s3.core.errors import BackupIncomplete
 from kafka_s3.pipelines.read.lookup import read_records
 from kafka_s3.spark.backup_source import BackupDataSource
+from tests.support.integration import run_cli, write_properties
+from tests.support.restore import get_object, read_topic, records, replace_object
 
 pytestmark = pytest.mark.integration
 

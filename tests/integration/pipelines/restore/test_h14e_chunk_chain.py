@@ -11,13 +11,13 @@ import re
 
 import pytest
 from confluent_kafka import Producer
-from restore_helpers import get_object, read_topic, records, run_cli, write_properties
 
 from kafka_s3.core.config.source import SOURCE
 from kafka_s3.core.errors import BackupIncomplete
 from kafka_s3.core.manifest import Manifest
 from kafka_s3.pipelines.read.lookup import read_records
 from kafka_s3.spark.backup_source import BackupDataSource
+from tests.support.restore import get_object, read_topic, records, run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 

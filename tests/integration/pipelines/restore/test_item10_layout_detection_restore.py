@@ -14,12 +14,12 @@ import gzip
 import json
 
 import pytest
-from restore_helpers import read_topic
 
 from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.layouts import detection
 from kafka_s3.pipelines.read.lookup import read_records
 from kafka_s3.pipelines.verify import verify
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -18,10 +18,10 @@ import threading
 import time
 
 import pytest
-from restore_helpers import read_topic
 
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.pipelines.backup.driver import Backup, group_id
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

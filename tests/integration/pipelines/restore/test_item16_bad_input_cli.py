@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic, records, run_cli, write_properties
 
 from kafka_s3.core.errors import (
     BackupIncomplete,
@@ -31,6 +29,8 @@ from kafka_s3.core.errors import (
     RestoreFailed,
     StoreError,
 )
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic, records, run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 

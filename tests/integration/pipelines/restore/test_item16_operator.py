@@ -13,9 +13,9 @@ import threading
 import time
 
 import pytest
-from restore_helpers import records, run_cli, write_properties
 
 from kafka_s3.core.errors import ConfigError, KafkaError, StoreError
+from tests.support.restore import records, run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 

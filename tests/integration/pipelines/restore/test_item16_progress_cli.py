@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from integration_helpers import run_in_terminal
-from restore_helpers import write_properties
+
+from tests.support.integration import run_in_terminal
+from tests.support.restore import write_properties
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from restore_helpers import as_another_tools_bucket, records, run_cli, write_properties
+
+from tests.support.restore import as_another_tools_bucket, records, run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 

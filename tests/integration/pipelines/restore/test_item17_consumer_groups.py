@@ -13,12 +13,12 @@ import time
 import uuid
 
 import pytest
-from restore_helpers import end_offsets, records
 
 from kafka_s3.core.errors import KafkaError, PlanError
 from kafka_s3.core.groups import GroupSnapshot
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
+from tests.support.restore import end_offsets, records
 
 pytestmark = pytest.mark.integration
 
@@ -286,7 +286,7 @@ def test_item17_an_offset_map_held_back_past_the_wait_is_an_error_naming_topic_a
 def test_item17_restore_into_the_recreated_source_topic_without_rename(
     source, group, backup, restorer, fresh_bucket, kafka_bootstrap
 ):
-    from restore_helpers import recreate_empty
+    from tests.support.restore import recreate_empty
 
     backup(fresh_bucket, source, ENVELOPE)
     recreate_empty(kafka_bootstrap, source, PARTITIONS)  # the disaster: the topic and its records are gone
@@ -309,7 +309,7 @@ def test_item17_kill_9_mid_restore_then_resume_and_consumer_groups_from_the_cli(
     import subprocess
     import sys
 
-    from restore_helpers import read_topic, restore_progress, run_cli, write_properties
+    from tests.support.restore import read_topic, restore_progress, run_cli, write_properties
 
     per_partition, late = 20_000, 15_000
     source = fresh_topic(PARTITIONS)
@@ -372,7 +372,7 @@ def test_item17_kill_9_mid_restore_then_resume_and_consumer_groups_from_the_cli(
 def test_item17_groups_command_lists_snapshots_groups_and_translations(
     source, target, group, backup, restorer, make_config, fresh_bucket, kafka_bootstrap, tmp_path
 ):
-    from restore_helpers import run_cli, write_properties
+    from tests.support.restore import run_cli, write_properties
 
     backup(fresh_bucket, source, ENVELOPE)
     properties = restore_properties(source, target)
@@ -402,7 +402,7 @@ def test_item17_compacted_source_groups_resume_at_the_first_surviving_record(
     for suffix, offset in at.items():
         admin.commit_group_offsets(f"{group}{suffix}", {(source, p): offset for p in range(PARTITIONS)})
     backup(fresh_bucket, source, ENVELOPE)
-    from restore_helpers import read_topic
+    from tests.support.restore import read_topic
 
     assert read_topic(kafka_bootstrap, source) == surviving  # compaction did not move on while backing up
     restore = restorer(fresh_bucket, source, restore_properties(source, target), APPEND)
@@ -417,7 +417,7 @@ def test_item17_compacted_source_groups_resume_at_the_first_surviving_record(
 def admin_compacted_source(kafka_bootstrap, produce):
     """A compacted topic whose first 600 records per partition share 10 keys (most are compacted away, leaving gaps)
     and whose last 400 have unique keys; returned once compaction has settled, with what survived."""
-    from restore_helpers import read_topic
+    from tests.support.restore import read_topic
 
     topic = f"compacted-{uuid.uuid4().hex[:10]}"
     admin = Admin({"bootstrap.servers": kafka_bootstrap})

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from restore_helpers import read_topic
 
-from avro_versions import V1, VERSIONS, record, register_versions, wire
 from kafka_s3.core.schemas import SavedSchemas
 from kafka_s3.dev.schema_registry import SchemaRegistryServer
 from kafka_s3.pipelines.read.options import RestoreOptions
+from tests.support.avro_versions import V1, VERSIONS, record, register_versions, wire
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

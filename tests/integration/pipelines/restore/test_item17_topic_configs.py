@@ -8,10 +8,10 @@ import logging
 import uuid
 
 import pytest
-from restore_helpers import records
 
 from kafka_s3.core.topic_config import TopicConfig
 from kafka_s3.io.kafka.admin import Admin
+from tests.support.restore import records
 
 pytestmark = pytest.mark.integration
 

@@ -8,9 +8,9 @@ import re
 
 import pytest
 from pyspark.sql.datasource import EqualTo, In
-from restore_helpers import get_object, read_topic, records, replace_object, same_size_garbage
 
 from kafka_s3.spark.backup_source import BackupDataSource
+from tests.support.restore import get_object, read_topic, records, replace_object, same_size_garbage
 
 pytestmark = pytest.mark.integration
 

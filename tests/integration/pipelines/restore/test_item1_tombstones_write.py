@@ -22,7 +22,8 @@ import json
 
 import fastavro
 import pytest
-from restore_helpers import read_topic
+
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

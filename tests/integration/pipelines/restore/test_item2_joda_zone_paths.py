@@ -12,8 +12,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic
+
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

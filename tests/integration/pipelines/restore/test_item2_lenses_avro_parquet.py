@@ -25,7 +25,8 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from restore_helpers import read_topic
+
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,16 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from restore_helpers import read_topic
-from test_item7_lenses_restore import LENSES_SOURCE, RECORDS, _bytes, _kcql, lenses_objects, plain_line
+
+from tests.integration.pipelines.restore.test_item7_lenses_restore import (
+    LENSES_SOURCE,
+    RECORDS,
+    _bytes,
+    _kcql,
+    lenses_objects,
+    plain_line,
+)
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

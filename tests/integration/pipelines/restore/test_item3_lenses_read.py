@@ -11,8 +11,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from restore_helpers import run_cli, write_properties
-from test_item7_lenses_restore import LENSES_SOURCE, RECORDS, _bytes, _kcql, lenses_objects
+
+from tests.integration.pipelines.restore.test_item7_lenses_restore import (
+    LENSES_SOURCE,
+    RECORDS,
+    _bytes,
+    _kcql,
+    lenses_objects,
+)
+from tests.support.restore import run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 
@@ -67,9 +74,9 @@ def test_item3_kafka_s3_read_on_a_lenses_bucket_prints_its_records(lenses_bucket
 def test_item3_dataframe_reader_on_a_lenses_avro_envelope_bucket(
     spark, make_config, fresh_bucket, fresh_topic, s3_client
 ):
-    from test_item2_lenses_avro_parquet import RECORDS as AVRO_RECORDS
-    from test_item2_lenses_avro_parquet import _kcql as avro_kcql
-    from test_item2_lenses_avro_parquet import lenses_objects as avro_objects
+    from tests.integration.pipelines.restore.test_item2_lenses_avro_parquet import RECORDS as AVRO_RECORDS
+    from tests.integration.pipelines.restore.test_item2_lenses_avro_parquet import _kcql as avro_kcql
+    from tests.integration.pipelines.restore.test_item2_lenses_avro_parquet import lenses_objects as avro_objects
 
     topic = f"orders-{fresh_topic(1)}"
     for key, body in avro_objects(topic, "avro", True).items():

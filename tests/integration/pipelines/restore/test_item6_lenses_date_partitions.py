@@ -10,8 +10,9 @@ _date.dd`` with ``'partition.include.keys'=false`` and 12-digit partition paddin
 from __future__ import annotations
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic
+
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

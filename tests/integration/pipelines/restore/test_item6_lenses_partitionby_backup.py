@@ -7,8 +7,9 @@ records back in offset order although they lie in several directories."""
 from __future__ import annotations
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic
+
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -39,8 +39,9 @@ import re
 import fastavro
 import pyarrow.parquet as pq
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic
+
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -23,10 +23,10 @@ import json
 import re
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic
 
 from kafka_s3.io.kafka.admin import Admin
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -19,10 +19,10 @@ our writer:
 from __future__ import annotations
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic
 
 from kafka_s3.core.errors import PlanError
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -28,7 +28,8 @@ import json
 import time
 
 import pytest
-from restore_helpers import read_topic
+
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic
 
 from kafka_s3.pipelines.backup.driver import Backup
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

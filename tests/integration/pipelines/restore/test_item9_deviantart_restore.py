@@ -18,9 +18,9 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from restore_helpers import read_topic
 
 from kafka_s3.pipelines.read.lookup import read_records
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,17 @@ import json
 import logging
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import (
+
+from kafka_s3.core.errors import (
+    BucketNotFoundError,
+    KafkaError,
+    LayoutError,
+    PlanError,
+    RestoreFailed,
+    StoreAccessDeniedError,
+)
+from tests.support.integration import list_keys
+from tests.support.restore import (
     as_another_tools_bucket,
     end_offsets,
     fidelity,
@@ -20,15 +29,6 @@ from restore_helpers import (
     replace_object,
     restore_progress,
     same_size_garbage,
-)
-
-from kafka_s3.core.errors import (
-    BucketNotFoundError,
-    KafkaError,
-    LayoutError,
-    PlanError,
-    RestoreFailed,
-    StoreAccessDeniedError,
 )
 
 pytestmark = pytest.mark.integration

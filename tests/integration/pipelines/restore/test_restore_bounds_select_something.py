@@ -9,11 +9,11 @@ never an empty or whole restore with exit 0.
 from __future__ import annotations
 
 import pytest
-from restore_helpers import records, run_cli, write_properties
 
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets, parse_time
+from tests.support.restore import records, run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 

@@ -11,10 +11,10 @@ import sys
 import time
 
 import pytest
-from integration_helpers import run_in_terminal
-from restore_helpers import read_topic
 
 from kafka_s3.io.kafka.admin import Admin
+from tests.support.integration import run_in_terminal
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -10,8 +10,9 @@ import json
 import fastavro
 import pyarrow.parquet as pq
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import fidelity, get_object, read_topic, records
+
+from tests.support.integration import list_keys
+from tests.support.restore import fidelity, get_object, read_topic, records
 
 pytestmark = pytest.mark.integration
 

@@ -11,9 +11,9 @@ import threading
 from collections.abc import Callable
 
 import pytest
-from restore_helpers import read_topic, records
 
 from kafka_s3.core.errors import PlanError
+from tests.support.restore import read_topic, records
 
 pytestmark = pytest.mark.integration
 
@@ -150,8 +150,8 @@ def test_restore_cli_refuses_a_second_run_while_the_first_holds_the_target_and_e
     import sys
     import time
 
-    from faultproxy import FaultProxy
-    from restore_helpers import run_cli, write_properties
+    from tests.support.faultproxy import FaultProxy
+    from tests.support.restore import run_cli, write_properties
 
     target = fresh_topic(PARTITIONS)
     raw, _ = make_config(

@@ -4,7 +4,8 @@ partition per backed-up topic-partition, in offset order; filters and aggregatio
 from __future__ import annotations
 
 import pytest
-from restore_helpers import read_topic, records, write_properties
+
+from tests.support.restore import read_topic, records, write_properties
 
 pytestmark = pytest.mark.integration
 

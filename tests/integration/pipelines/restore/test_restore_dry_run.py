@@ -6,15 +6,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from restore_helpers import (
+
+from kafka_s3.io.kafka.admin import Admin
+from tests.support.restore import (
     end_offsets,
     records,
     restore_progress,
     run_cli,
     write_properties,
 )
-
-from kafka_s3.io.kafka.admin import Admin
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,9 @@ import threading
 import time
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic
+
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from restore_helpers import (
+
+from kafka_s3.core.errors import PlanError, RestoreFailed
+from kafka_s3.io.kafka.admin import Admin
+from tests.support.restore import (
     end_offsets,
     get_object,
     read_topic,
@@ -16,9 +19,6 @@ from restore_helpers import (
     restore_progress,
     same_size_garbage,
 )
-
-from kafka_s3.core.errors import PlanError, RestoreFailed
-from kafka_s3.io.kafka.admin import Admin
 
 pytestmark = pytest.mark.integration
 
@@ -161,9 +161,8 @@ def test_a_target_holding_records_no_restore_wrote_is_refused_unless_appending(
     backup, restorer, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, tmp_path
 ):
     """Issue 26: the dry run said "target: ok" and the restore appended after 50 foreign records without a word."""
-    from restore_helpers import run_cli, write_properties
-
     from kafka_s3.pipelines.read.options import RestoreOptions
+    from tests.support.restore import run_cli, write_properties
 
     source, target = fresh_topic(1), fresh_topic(1)
     produce(source, records(1, 6))

@@ -8,10 +8,10 @@ refused before anything is produced, and ``--restart`` restores from the start.
 from __future__ import annotations
 
 import pytest
-from restore_helpers import fidelity, read_topic, records, recreate_empty
 
 from kafka_s3.core.errors import PlanError
 from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
+from tests.support.restore import fidelity, read_topic, records, recreate_empty
 
 pytestmark = pytest.mark.integration
 

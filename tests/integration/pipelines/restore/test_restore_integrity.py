@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from restore_helpers import as_another_tools_bucket, get_object, read_topic, records, run_cli, write_properties
 
 from kafka_s3.core.errors import BackupIncomplete
+from tests.support.restore import as_another_tools_bucket, get_object, read_topic, records, run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 

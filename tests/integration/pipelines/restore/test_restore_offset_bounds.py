@@ -12,10 +12,10 @@ import json
 
 import pytest
 from confluent_kafka import Producer
-from restore_helpers import as_another_tools_bucket, read_topic, restore_progress
 
 from kafka_s3.core.errors import PlanError, RestoreFailed
 from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets
+from tests.support.restore import as_another_tools_bucket, read_topic, restore_progress
 
 pytestmark = pytest.mark.integration
 

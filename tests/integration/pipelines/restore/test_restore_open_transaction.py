@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 import pytest
-from restore_helpers import restore_progress, run_cli, values_of, write_properties
 
 from kafka_s3.io.kafka.admin import Admin
+from tests.support.restore import restore_progress, run_cli, values_of, write_properties
 
 pytestmark = pytest.mark.integration
 

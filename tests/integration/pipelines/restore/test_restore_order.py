@@ -11,10 +11,10 @@ import re
 from collections import Counter
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import fidelity, get_object, read_topic, replace_object, same_size_garbage
 
 from kafka_s3.core.errors import RestoreFailed
+from tests.support.integration import list_keys
+from tests.support.restore import fidelity, get_object, read_topic, replace_object, same_size_garbage
 
 pytestmark = pytest.mark.integration
 

@@ -12,11 +12,11 @@ import logging
 import time
 
 import pytest
-from restore_helpers import end_offsets, read_topic, records
 
 from kafka_s3.cli.render import describe_plan
 from kafka_s3.core.errors import PlanError
 from kafka_s3.core.manifest import Manifest
+from tests.support.restore import end_offsets, read_topic, records
 
 pytestmark = pytest.mark.integration
 

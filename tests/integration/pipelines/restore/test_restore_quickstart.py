@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from integration_helpers import quickstart_values, stable_end_offsets
 
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
+from tests.support.integration import quickstart_values, stable_end_offsets
 
 pytestmark = pytest.mark.integration
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from restore_helpers import (
+
+from kafka_s3.core.errors import ConfigError
+from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets, parse_time
+from tests.support.restore import (
     fidelity,
     read_topic,
     restore_progress,
     run_cli,
     write_properties,
 )
-
-from kafka_s3.core.errors import ConfigError
-from kafka_s3.pipelines.read.options import RestoreOptions, parse_offsets, parse_time
 
 pytestmark = pytest.mark.integration
 

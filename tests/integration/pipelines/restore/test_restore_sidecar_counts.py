@@ -4,9 +4,9 @@ object is produced — not after producing them (and committing them with the re
 from __future__ import annotations
 
 import pytest
-from restore_helpers import as_another_tools_bucket, get_object, read_topic, records, restore_progress
 
 from kafka_s3.core.errors import RestoreFailed
+from tests.support.restore import as_another_tools_bucket, get_object, read_topic, records, restore_progress
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from integration_helpers import sidecar_records
-from restore_helpers import read_topic
+
+from tests.support.integration import sidecar_records
+from tests.support.restore import read_topic
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 
 import pytest
-from restore_helpers import read_topic, records
 
 from kafka_s3.core.errors import KafkaError
+from tests.support.restore import read_topic, records
 
 pytestmark = pytest.mark.integration
 

@@ -13,11 +13,11 @@ import threading
 import time
 
 import pytest
-from restore_helpers import read_topic, records, run_cli, write_properties
 
 from kafka_s3.core.errors import BackupUnfinished
 from kafka_s3.pipelines.read.lookup import read_records
 from kafka_s3.pipelines.read.options import RestoreOptions
+from tests.support.restore import read_topic, records, run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 

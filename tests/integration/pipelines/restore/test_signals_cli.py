@@ -15,9 +15,9 @@ import sys
 import time
 
 import pytest
-from restore_helpers import run_cli, values_of, write_properties
 
 from kafka_s3.io.kafka.admin import Admin
+from tests.support.restore import run_cli, values_of, write_properties
 
 pytestmark = pytest.mark.integration
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from restore_helpers import (
+
+from kafka_s3.core.errors import BackupIncomplete
+from kafka_s3.pipelines.read.options import RestoreOptions
+from tests.support.restore import (
     as_another_tools_bucket,
     get_object,
     read_topic,
@@ -17,9 +20,6 @@ from restore_helpers import (
     same_size_garbage,
     write_properties,
 )
-
-from kafka_s3.core.errors import BackupIncomplete
-from kafka_s3.pipelines.read.options import RestoreOptions
 
 pytestmark = pytest.mark.integration
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from integration_helpers import list_keys
-from restore_helpers import read_topic, records, run_cli, write_properties
 
 from kafka_s3.core.errors import BackupIncomplete
+from tests.support.integration import list_keys
+from tests.support.restore import read_topic, records, run_cli, write_properties
 
 pytestmark = pytest.mark.integration
 

@@ -8,14 +8,6 @@ import fastavro
 import orjson
 import pyarrow as pa
 import pytest
-from format_testing import (
-    CTX,
-    WriteOnlySink,
-    read_object,
-    sample_records,
-    sink_config,
-    write_object,
-)
 
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.converters.bytearray import ByteArrayConverter
@@ -25,6 +17,14 @@ from kafka_s3.core.errors import ConfigError, ConversionError, FormatError
 from kafka_s3.core.formats.avro import AvroFormat
 from kafka_s3.core.formats.envelope import HEADERS_AVRO, KAFKA_RECORD_AVRO
 from kafka_s3.core.records import make_batch, to_dicts
+from tests.support.formats import (
+    CTX,
+    WriteOnlySink,
+    read_object,
+    sample_records,
+    sink_config,
+    write_object,
+)
 
 CODECS = ["null", "deflate", "snappy", "bzip2", "xz", "zstandard"]
 REFERENCE_AVRO_CODECS = [c for c in CODECS if c != "xz"]  # the avro package has no xz codec

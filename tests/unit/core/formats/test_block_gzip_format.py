@@ -7,13 +7,13 @@ import json
 import subprocess
 
 import pytest
-from format_testing import CTX, WriteOnlySink, read_object, sink_config
 
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats import REGISTRY
 from kafka_s3.core.formats.base import Block, FileContext
 from kafka_s3.core.formats.block_gzip import BlockGzipFormat
 from kafka_s3.core.records import make_batch
+from tests.support.formats import CTX, WriteOnlySink, read_object, sink_config
 
 INDEX_CTX = FileContext("orders", 3, 1200, "topics/orders/partition=3/orders+3+0000001200.index")
 

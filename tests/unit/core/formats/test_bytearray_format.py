@@ -3,7 +3,6 @@
 import subprocess
 
 import pytest
-from format_testing import read_object, sample_records, sink_config, write_object
 
 from kafka_s3.core.config.loader import read_properties_text
 from kafka_s3.core.config.sink import SINK
@@ -12,6 +11,7 @@ from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats.bytearray import ByteArrayFormat
 from kafka_s3.core.records import make_batch
+from tests.support.formats import read_object, sample_records, sink_config, write_object
 
 
 def raw_records(*values):
@@ -127,7 +127,7 @@ def test_empty_separator_writes_but_cannot_be_read_back():
 
 # ---------------------------------------------------------------------------------------------------- issue 14, item 5
 def ambiguous_after(fmt, *batches) -> int:
-    from format_testing import CTX, WriteOnlySink
+    from tests.support.formats import CTX, WriteOnlySink
 
     writer = fmt.writer(WriteOnlySink(), CTX)
     for records in batches:

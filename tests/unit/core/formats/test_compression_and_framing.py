@@ -12,7 +12,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from backports import zstd
-from format_testing import WriteOnlySink, sink_config
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from kafka_s3.core.formats.compression import (
     stream_settings,
 )
 from kafka_s3.core.formats.framing import SizeGrouper, joined, split, split_arrays
+from tests.support.formats import WriteOnlySink, sink_config
 
 DATA = b"".join(b"line %d \xc3\xa9\n" % i for i in range(5000))
 

@@ -2,7 +2,6 @@
 
 import pyarrow as pa
 import pytest
-from format_testing import CTX, read_object, sample_records, sink_config, write_object
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +13,7 @@ from kafka_s3.core.formats.bytearray import ByteArrayFormat
 from kafka_s3.core.formats.json import JsonFormat
 from kafka_s3.core.formats.parquet import ParquetFormat
 from kafka_s3.core.records import RECORD_SCHEMA, make_batch, to_dicts
+from tests.support.formats import CTX, read_object, sample_records, sink_config, write_object
 
 VARIANTS = (
     [(JsonFormat, {"s3__compression__type": c}) for c in ("none", "gzip", "zstd")]

@@ -10,7 +10,6 @@ import fastavro
 import orjson
 import pyarrow as pa
 import pytest
-from format_testing import CTX, read_object, sink_config, write_object
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +23,7 @@ from kafka_s3.core.formats.base import FileContext
 from kafka_s3.core.formats.envelope import KAFKA_RECORD_AVRO, envelope_batch
 from kafka_s3.core.formats.json import JsonFormat
 from kafka_s3.core.records import RECORD_SCHEMA, make_batch
+from tests.support.formats import CTX, read_object, sink_config, write_object
 
 SYNC = bytes(range(16))
 header_values = st.one_of(st.none(), st.binary(max_size=8))

@@ -25,15 +25,15 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from format_testing import read_object, sink_config, write_object
-from test_avro_format import avro_format
-from test_json_format import json_format
-from test_parquet_format import parquet_format
 
 from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.formats import REGISTRY
 from kafka_s3.core.layout import Layout
 from kafka_s3.core.records import make_batch
+from tests.support.formats import read_object, sink_config, write_object
+from tests.unit.core.formats.test_avro_format import avro_format
+from tests.unit.core.formats.test_json_format import json_format
+from tests.unit.core.formats.test_parquet_format import parquet_format
 
 # SR AvroData.fromConnectSchema of CS RecordViews.HeadersRecordView's schema (facts sheet A2, verbatim)
 CONFLUENT_HEADERS_SCHEMA = {

@@ -8,7 +8,6 @@ import duckdb
 import orjson
 import pyarrow as pa
 import pytest
-from format_testing import CTX, read_object, sample_records, sink_config, write_object
 
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.converters.bytearray import ByteArrayConverter
@@ -17,6 +16,7 @@ from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.errors import FormatError
 from kafka_s3.core.formats.json import JsonFormat
 from kafka_s3.core.records import make_batch, to_dicts
+from tests.support.formats import CTX, read_object, sample_records, sink_config, write_object
 
 
 def json_format(converter=None, role="value", envelope=False, **options):

@@ -7,14 +7,6 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from format_testing import (
-    CTX,
-    WriteOnlySink,
-    read_object,
-    sample_records,
-    sink_config,
-    write_object,
-)
 
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.converters.bytearray import ByteArrayConverter
@@ -23,6 +15,14 @@ from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.errors import ConfigError, ConversionError, FormatError
 from kafka_s3.core.formats.parquet import ParquetFormat, row_sizes
 from kafka_s3.core.records import HEADERS_TYPE, RECORD_SCHEMA, make_batch, to_dicts
+from tests.support.formats import (
+    CTX,
+    WriteOnlySink,
+    read_object,
+    sample_records,
+    sink_config,
+    write_object,
+)
 
 CODECS = {"none": "UNCOMPRESSED", "snappy": "SNAPPY", "gzip": "GZIP", "zstd": "ZSTD", "lz4": "LZ4"}
 

@@ -16,9 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from confluent_kafka.schema_registry import Schema
-from format_testing import read_object, sink_config, write_object
 
-from avro_versions import RICH, encoded, rich_record
 from kafka_s3.core.formats.avro import AvroFormat
 from kafka_s3.core.formats.base import FileContext
 from kafka_s3.core.formats.json import JsonFormat
@@ -26,6 +24,8 @@ from kafka_s3.core.formats.parquet import ParquetFormat
 from kafka_s3.core.records import make_batch
 from kafka_s3.io.schema_registry.client import registry_client
 from kafka_s3.io.schema_registry.converter import AvroConverter
+from tests.support.avro_versions import RICH, encoded, rich_record
+from tests.support.formats import read_object, sink_config, write_object
 
 N = 10
 

@@ -13,13 +13,13 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from format_testing import read_object, sink_config, write_object
 
 from kafka_s3.core.converters.json import JsonConverter
 from kafka_s3.core.formats.avro import AvroFormat
 from kafka_s3.core.formats.json import JsonFormat
 from kafka_s3.core.formats.parquet import ParquetFormat
 from kafka_s3.core.records import make_batch, to_dicts
+from tests.support.formats import read_object, sink_config, write_object
 
 UTC = dt.UTC
 ORDER_SCHEMA = {

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from partitioner_helpers import bytes_values, partitioner
 
 from kafka_s3.core.partitioners import REGISTRY
 from kafka_s3.core.partitioners.default import DefaultPartitioner
 from kafka_s3.core.records import make_batch
+from tests.support.partitioners import bytes_values, partitioner
 
 
 def test_encodes_each_records_kafka_partition():

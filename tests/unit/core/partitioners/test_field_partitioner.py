@@ -6,7 +6,11 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from partitioner_helpers import (
+
+from kafka_s3.core.converters.base import Logical
+from kafka_s3.core.errors import ConfigError, PartitionerError
+from kafka_s3.core.partitioners.field import FieldPartitioner
+from tests.support.partitioners import (
     batch,
     bytes_values,
     json_values,
@@ -14,10 +18,6 @@ from partitioner_helpers import (
     sink_config,
     struct_values,
 )
-
-from kafka_s3.core.converters.base import Logical
-from kafka_s3.core.errors import ConfigError, PartitionerError
-from kafka_s3.core.partitioners.field import FieldPartitioner
 
 ORDER = pa.struct(
     [

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from partitioner_helpers import batch, bytes_values, epoch_ms, partitioner, sink_config
 
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.timezones import utc_offsets_ms, zone_info
+from tests.support.partitioners import batch, bytes_values, epoch_ms, partitioner, sink_config
 
 HOURLY = "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from partitioner_helpers import bytes_values, json_values, partitioner, struct_values
 
 from kafka_s3.core.config.kcql import KCQL_KEY
 from kafka_s3.core.config.sink import SINK
@@ -12,6 +11,7 @@ from kafka_s3.core.errors import ConfigError, PartitionerError
 from kafka_s3.core.partitioners import REGISTRY
 from kafka_s3.core.partitioners.kcql import KcqlPartitioner
 from kafka_s3.core.records import make_batch
+from tests.support.partitioners import bytes_values, json_values, partitioner, struct_values
 
 ORDER = pa.struct(
     [

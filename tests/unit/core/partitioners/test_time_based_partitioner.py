@@ -7,7 +7,13 @@ from collections import Counter
 import numpy as np
 import pyarrow as pa
 import pytest
-from partitioner_helpers import (
+
+from kafka_s3.core.errors import ConfigError, PartitionerError
+from kafka_s3.core.partitioners import REGISTRY
+from kafka_s3.core.partitioners.time_based import DailyPartitioner, HourlyPartitioner, TimeBasedPartitioner
+from kafka_s3.core.partitioners.timestamps import RecordTimestampExtractor
+from kafka_s3.core.records import RECORD_SCHEMA
+from tests.support.partitioners import (
     batch,
     bytes_values,
     epoch_ms,
@@ -15,12 +21,6 @@ from partitioner_helpers import (
     partitioner,
     sink_config,
 )
-
-from kafka_s3.core.errors import ConfigError, PartitionerError
-from kafka_s3.core.partitioners import REGISTRY
-from kafka_s3.core.partitioners.time_based import DailyPartitioner, HourlyPartitioner, TimeBasedPartitioner
-from kafka_s3.core.partitioners.timestamps import RecordTimestampExtractor
-from kafka_s3.core.records import RECORD_SCHEMA
 
 HOURLY_FORMAT = "'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH"
 HOUR = 3_600_000

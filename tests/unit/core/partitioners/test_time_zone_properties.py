@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from partitioner_helpers import batch, bytes_values, partitioner
 
 from kafka_s3.core.timezones import local_to_utc, moment, utc_offsets_ms
+from tests.support.partitioners import batch, bytes_values, partitioner
 
 HOUR = 3_600_000
 DAY = 24 * HOUR

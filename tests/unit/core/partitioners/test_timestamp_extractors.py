@@ -7,14 +7,6 @@ from datetime import UTC, datetime
 import numpy as np
 import pyarrow as pa
 import pytest
-from partitioner_helpers import (
-    batch,
-    bytes_values,
-    epoch_ms,
-    json_values,
-    sink_config,
-    struct_values,
-)
 
 from kafka_s3.core.errors import ConfigError, PartitionerError
 from kafka_s3.core.partitioners import EXTRACTORS
@@ -22,6 +14,14 @@ from kafka_s3.core.partitioners.timestamps import (
     RecordFieldTimestampExtractor,
     RecordTimestampExtractor,
     WallclockTimestampExtractor,
+)
+from tests.support.partitioners import (
+    batch,
+    bytes_values,
+    epoch_ms,
+    json_values,
+    sink_config,
+    struct_values,
 )
 
 APRIL_2 = epoch_ms("2015-04-02T01:00:00-07:00")

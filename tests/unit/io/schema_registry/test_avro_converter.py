@@ -12,7 +12,11 @@ import pyarrow as pa
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaReference
 
-from avro_versions import (
+from kafka_s3.core.converters import REGISTRY
+from kafka_s3.core.errors import ConfigError, ConversionError
+from kafka_s3.io.schema_registry.client import SchemaRegistryUnavailable, registry_client
+from kafka_s3.io.schema_registry.converter import AvroConverter
+from tests.support.avro_versions import (
     RICH,
     V1,
     V2,
@@ -23,10 +27,6 @@ from avro_versions import (
     rich_record,
     wire,
 )
-from kafka_s3.core.converters import REGISTRY
-from kafka_s3.core.errors import ConfigError, ConversionError
-from kafka_s3.io.schema_registry.client import SchemaRegistryUnavailable, registry_client
-from kafka_s3.io.schema_registry.converter import AvroConverter
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ import pyarrow as pa
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
-from avro_versions import V1, record, register_versions, wire
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.dev.schema_registry import SchemaRegistryServer
 from kafka_s3.io.schema_registry.client import client_config, subject_name
 from kafka_s3.io.schema_registry.converter import AvroConverter
+from tests.support.avro_versions import V1, record, register_versions, wire
 
 P = "value.converter."
 

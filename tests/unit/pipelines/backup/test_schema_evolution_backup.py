@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from avro_versions import VERSIONS, read_as, record, register_versions, wire
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.converters.base import ValueSchema
 from kafka_s3.core.errors import ConversionError
@@ -25,6 +24,7 @@ from kafka_s3.io.schema_registry.client import registry_client
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.backup.partition import PartitionBackup
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
+from tests.support.avro_versions import VERSIONS, read_as, record, register_versions, wire
 
 
 # -------------------------------------------------------------------------------------- rotator vs record model

@@ -11,11 +11,11 @@ Objects written by earlier versions (``<n>.json``, ``<name>.index.json``) are st
 from __future__ import annotations
 
 import pytest
-from test_blocks import FIRST, PREFIX, TOPIC, back_up, reader, value
 
 from kafka_s3.core.manifest import ManifestStore
 from kafka_s3.pipelines.read.options import Bounds
 from kafka_s3.pipelines.read.reader import read_partition
+from tests.unit.pipelines.read.test_blocks import FIRST, PREFIX, TOPIC, back_up, reader, value
 
 DATA_EXTENSIONS = (".json", ".avro", ".parquet", ".bin", ".gz", ".csv")
 

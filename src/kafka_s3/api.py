@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.errors import ConfigError
+from kafka_s3.core.groups import SERIES as GROUPS
 from kafka_s3.pipelines.backup.driver import Backup, BackupSummary, CycleReport
 from kafka_s3.pipelines.backup.group import BackupGroup
 from kafka_s3.pipelines.backup.result import PartitionResult
@@ -432,9 +433,9 @@ def groups(
     manifests = job.plugins.manifests(job.store)
     snapshots, newest = {}, {}
     for topic in sorted(plan_set.targets):
-        times = manifests.group_snapshot_times(topic)
+        times = manifests.times(GROUPS, topic)
         snapshots[topic] = times
-        newest[topic] = manifests.group_snapshot(topic, times[-1]).groups if times else {}
+        newest[topic] = manifests.load(GROUPS, topic, times[-1]).groups if times else {}
     return GroupsReport(snapshots, newest, job.translate_groups(regex, dry_run=True), str(job.config["name"]))
 
 

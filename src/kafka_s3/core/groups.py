@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_s3.core.errors import FormatError
+from kafka_s3.core.snapshots import Series, pick
 
 GROUPS_DIR = "consumer-groups"
 SNAPSHOT_EXTENSION = ".offsets"
-PAD = 20
 
 
 @dataclass(frozen=True)
@@ -57,22 +57,8 @@ class GroupSnapshot:
         return other is not None and other.topic == self.topic and other.groups == self.groups
 
 
-def snapshot_name(at: int) -> str:
-    return f"{at:0{PAD}d}{SNAPSHOT_EXTENSION}"
-
-
-def snapshot_time(name: str) -> int | None:
-    """The time in a snapshot object's name (``None``: not a snapshot)."""
-    if not name.endswith(SNAPSHOT_EXTENSION):
-        return None
-    stem = name[: -len(SNAPSHOT_EXTENSION)]
-    return int(stem) if stem.isdigit() else None
-
-
-def pick_snapshot(times: list[int], until: int | None) -> int | None:
-    """The newest snapshot time at or before ``until`` (any time when ``None``); ``None`` when there is none."""
-    eligible = [t for t in times if until is None or t <= until]
-    return max(eligible) if eligible else None
+SERIES = Series(GROUPS_DIR, SNAPSHOT_EXTENSION, GroupSnapshot.from_bytes)
+pick_snapshot = pick  # the newest snapshot at or before a time
 
 
 # ------------------------------------------------------------------------------------------------ offset map

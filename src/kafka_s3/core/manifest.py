@@ -35,10 +35,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kafka_s3.core.errors import FormatError, ObjectExistsError
-from kafka_s3.core.groups import GROUPS_DIR, GroupSnapshot, snapshot_name, snapshot_time
-from kafka_s3.core.schemas import SCHEMAS_DIR, SavedSchemas, schemas_name, schemas_time
+from kafka_s3.core.snapshots import R, Series, pick
 from kafka_s3.core.store import Store
-from kafka_s3.core.topic_config import CONFIG_DIR, TopicConfig, config_name, config_time
 
 EXTENSION = ".chunk"
 # The object metadata key (S3 user metadata) under which each file of a chunk names its manifest's key
@@ -274,66 +272,32 @@ class ManifestStore:
         numbers = [int(c) for c in counts if c.isdigit()]
         return max(numbers) if numbers else None
 
-    # ---------------------------------------------------------------------------------------- consumer groups
-    def _groups_prefix(self, topic: str) -> str:
-        return f"{self.root}{self.delim}{topic}{self.delim}{GROUPS_DIR}{self.delim}"
+    # ---------------------------------------------------------------------------------------- time-stamped records
+    def _series_prefix(self, series: Series[Any], topic: str) -> str:
+        return f"{self.root}{self.delim}{topic}{self.delim}{series.directory}{self.delim}"
 
-    def note_group_snapshot(self, snapshot: GroupSnapshot) -> bool:
-        """Create the snapshot's object (never replacing one: a snapshot of the same millisecond is kept).
+    def note(self, series: Series[R], record: R) -> bool:
+        """Create ``record``'s object in its series (never replacing one: a record of the same millisecond is kept).
         ``False`` when one existed already."""
         try:
-            self.store.put(f"{self._groups_prefix(snapshot.topic)}{snapshot_name(snapshot.at)}", snapshot.to_bytes())
+            self.store.put(f"{self._series_prefix(series, record.topic)}{series.name(record.at)}", record.to_bytes())
             return True
         except ObjectExistsError:
             return False
 
-    def group_snapshot_times(self, topic: str) -> list[int]:
-        """Times of the topic's consumer-group snapshots, ascending."""
-        names = [info.key.rsplit(self.delim, 1)[-1] for info in self.store.list(self._groups_prefix(topic))]
-        return sorted(t for t in (snapshot_time(n) for n in names) if t is not None)
+    def times(self, series: Series[Any], topic: str) -> list[int]:
+        """Times of the topic's records of ``series``, ascending."""
+        names = [info.key.rsplit(self.delim, 1)[-1] for info in self.store.list(self._series_prefix(series, topic))]
+        return sorted(t for t in (series.time(n) for n in names) if t is not None)
 
-    def group_snapshot(self, topic: str, at: int) -> GroupSnapshot:
-        key = f"{self._groups_prefix(topic)}{snapshot_name(at)}"
-        return GroupSnapshot.from_bytes(self.store.get(key), key)
+    def load(self, series: Series[R], topic: str, at: int) -> R:
+        key = f"{self._series_prefix(series, topic)}{series.name(at)}"
+        return series.decode(self.store.get(key), key)
 
-    # ---------------------------------------------------------------------------------------- topic configs
-    def _config_prefix(self, topic: str) -> str:
-        return f"{self.root}{self.delim}{topic}{self.delim}{CONFIG_DIR}{self.delim}"
-
-    def note_topic_config(self, record: TopicConfig) -> bool:
-        """Create the record's object (never replacing one). ``False`` when one existed already."""
-        try:
-            self.store.put(f"{self._config_prefix(record.topic)}{config_name(record.at)}", record.to_bytes())
-            return True
-        except ObjectExistsError:
-            return False
-
-    def topic_config_times(self, topic: str) -> list[int]:
-        names = [info.key.rsplit(self.delim, 1)[-1] for info in self.store.list(self._config_prefix(topic))]
-        return sorted(t for t in (config_time(n) for n in names) if t is not None)
-
-    def topic_config(self, topic: str, at: int) -> TopicConfig:
-        key = f"{self._config_prefix(topic)}{config_name(at)}"
-        return TopicConfig.from_bytes(self.store.get(key), key)
-
-    # ---------------------------------------------------------------------------------------- schemas
-    def _schemas_prefix(self, topic: str) -> str:
-        return f"{self.root}{self.delim}{topic}{self.delim}{SCHEMAS_DIR}{self.delim}"
-
-    def note_schemas(self, record: SavedSchemas) -> bool:
-        try:
-            self.store.put(f"{self._schemas_prefix(record.topic)}{schemas_name(record.at)}", record.to_bytes())
-            return True
-        except ObjectExistsError:
-            return False
-
-    def schemas_times(self, topic: str) -> list[int]:
-        names = [info.key.rsplit(self.delim, 1)[-1] for info in self.store.list(self._schemas_prefix(topic))]
-        return sorted(t for t in (schemas_time(n) for n in names) if t is not None)
-
-    def schemas(self, topic: str, at: int) -> SavedSchemas:
-        key = f"{self._schemas_prefix(topic)}{schemas_name(at)}"
-        return SavedSchemas.from_bytes(self.store.get(key), key)
+    def newest(self, series: Series[R], topic: str, until: int | None = None) -> R | None:
+        """The topic's newest record of ``series`` (at or before ``until`` when given), if any."""
+        at = pick(self.times(series, topic), until)
+        return None if at is None else self.load(series, topic, at)
 
     # ---------------------------------------------------------------------------------------- resume checks
     def starts(self, topic: str, partition: int) -> list[int]:

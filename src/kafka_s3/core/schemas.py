@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_s3.core.errors import FormatError
+from kafka_s3.core.snapshots import Series
 
 SCHEMAS_DIR = "schemas"
 SCHEMAS_EXTENSION = ".schemas"
-PAD = 20
 
 
 @dataclass(frozen=True)
@@ -108,15 +108,7 @@ class SavedSchemas:
         return out
 
 
-def schemas_name(at: int) -> str:
-    return f"{at:0{PAD}d}{SCHEMAS_EXTENSION}"
-
-
-def schemas_time(name: str) -> int | None:
-    if not name.endswith(SCHEMAS_EXTENSION):
-        return None
-    stem = name[: -len(SCHEMAS_EXTENSION)]
-    return int(stem) if stem.isdigit() else None
+SERIES = Series(SCHEMAS_DIR, SCHEMAS_EXTENSION, SavedSchemas.from_bytes)
 
 
 def rewrite_schema_id(data: bytes | None, ids: Mapping[int, int]) -> bytes | None:

@@ -11,10 +11,10 @@ import json
 from dataclasses import dataclass, field
 
 from kafka_s3.core.errors import FormatError
+from kafka_s3.core.snapshots import Series
 
 CONFIG_DIR = "topic-config"
 CONFIG_EXTENSION = ".topicconfig"
-PAD = 20
 # Describe the source cluster, not the topic: never carried over to another cluster.
 NOT_CARRIED = frozenset({"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"})
 
@@ -51,15 +51,7 @@ class TopicConfig:
         return self.configs.get("cleanup.policy", "delete")
 
 
-def config_name(at: int) -> str:
-    return f"{at:0{PAD}d}{CONFIG_EXTENSION}"
-
-
-def config_time(name: str) -> int | None:
-    if not name.endswith(CONFIG_EXTENSION):
-        return None
-    stem = name[: -len(CONFIG_EXTENSION)]
-    return int(stem) if stem.isdigit() else None
+SERIES = Series(CONFIG_DIR, CONFIG_EXTENSION, TopicConfig.from_bytes)
 
 
 def creation_configs(recorded: TopicConfig | None, overrides: dict[str, str]) -> dict[str, str]:

@@ -98,7 +98,8 @@ def test_debug_exit_codes_match_those_without_it(raised, code, monkeypatch, tmp_
     assert "Traceback (most recent call last)" in err and str(raised) in err
 
 
-def test_item3_a_python_worker_trace_is_shown_by_its_last_exception_line():
+@pytest.mark.issue(16, item=3)
+def test_a_python_worker_trace_is_shown_by_its_last_exception_line():
     from kafka_s3.spark.errors import root_message as _root_message
 
     text = (
@@ -109,6 +110,7 @@ def test_item3_a_python_worker_trace_is_shown_by_its_last_exception_line():
     assert message.startswith("ValueError: the real cause") and "--debug" in message
 
 
+@pytest.mark.issue(16, item=4)
 @pytest.mark.parametrize(
     "flags",
     [
@@ -118,7 +120,7 @@ def test_item3_a_python_worker_trace_is_shown_by_its_last_exception_line():
         ["--from-offset", "t:1:9", "--until-offset", "1:3"],
     ],
 )
-def test_item4_bounds_selecting_nothing_are_config_errors(flags, tmp_path, capsys):
+def test_bounds_selecting_nothing_are_config_errors(flags, tmp_path, capsys):
     from kafka_s3.cli.main import main
 
     path = tmp_path / "r.properties"

@@ -16,7 +16,7 @@ from kafka_s3.core.manifest import ManifestStore
 from kafka_s3.io.stores.spec import StoreSpec
 
 
-def test_item17_snapshot_round_trip_and_name_is_not_a_data_extension():
+def test_snapshot_round_trip_and_name_is_not_a_data_extension():
     snap = GroupSnapshot("t", 1_700_000_000_123, {"g": {0: 5, 2: 7}, "a": {1: 0}})
     assert GroupSnapshot.from_bytes(snap.to_bytes()) == snap
     name = SERIES.name(snap.at)
@@ -28,7 +28,7 @@ def test_item17_snapshot_round_trip_and_name_is_not_a_data_extension():
         GroupSnapshot.from_bytes(b"{", "k1")
 
 
-def test_item17_pick_snapshot_uses_the_newest_at_or_before_the_bound():
+def test_pick_snapshot_uses_the_newest_at_or_before_the_bound():
     assert pick_snapshot([10, 20, 30], None) == 30
     assert pick_snapshot([10, 20, 30], 25) == 20
     assert pick_snapshot([10, 20, 30], 20) == 20
@@ -36,7 +36,7 @@ def test_item17_pick_snapshot_uses_the_newest_at_or_before_the_bound():
     assert pick_snapshot([], None) is None
 
 
-def test_item17_offset_map_ranges_have_a_constant_delta():
+def test_offset_map_ranges_have_a_constant_delta():
     m = OffsetMap()
     for source, target in [(0, 37), (1, 38), (2, 39), (3, 41), (4, 42), (7, 43), (8, 44)]:
         m.add(source, target)
@@ -44,7 +44,7 @@ def test_item17_offset_map_ranges_have_a_constant_delta():
     assert [m.translate(s) for s in range(10)] == [37, 38, 39, 41, 42, 43, 43, 43, 44, None]
 
 
-def test_item17_translate_before_inside_between_and_past_the_restored_range():
+def test_translate_before_inside_between_and_past_the_restored_range():
     m = OffsetMap([(100, 199, 10), (300, 399, 111)])
     assert translate_offset(m, 0, 500) == (10, "record")  # before: the first restored record
     assert translate_offset(m, 150, 500) == (60, "record")
@@ -54,7 +54,7 @@ def test_item17_translate_before_inside_between_and_past_the_restored_range():
     assert translate_offset(OffsetMap(), 5, None) == (None, "pending")
 
 
-def test_item17_later_ranges_supersede_from_their_first_source_offset():
+def test_later_ranges_supersede_from_their_first_source_offset():
     m = OffsetMap([(0, 99, 0), (100, 199, 101)])
     m.extend([(150, 249, 400)])  # redelivered from 150 on (at-least-once after a crash)
     assert m.ranges == [(0, 99, 0), (100, 149, 101), (150, 249, 400)]
@@ -62,7 +62,7 @@ def test_item17_later_ranges_supersede_from_their_first_source_offset():
     assert m.ranges == [(0, 9, 900)]
 
 
-def test_item17_snapshots_live_next_to_the_manifests_and_are_never_replaced(tmp_path):
+def test_snapshots_live_next_to_the_manifests_and_are_never_replaced(tmp_path):
     objects = StoreSpec(store_class="local", bucket="b", region="us-east-1", local_root=str(tmp_path)).open()
     objects.create_bucket()
     store = ManifestStore(objects, "topics/_kafka-s3/avro")

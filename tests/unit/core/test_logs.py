@@ -3,6 +3,8 @@
 import io
 import logging
 
+import pytest
+
 from kafka_s3.core import logs
 from kafka_s3.core.config.sink import SINK
 
@@ -34,7 +36,8 @@ def test_registered_secrets_are_scrubbed_from_log_records():
     assert logs.redact("x very-secret-value y") == "x [hidden] y"
 
 
-def test_item8_json_log_lines_carry_fields_and_no_secret():
+@pytest.mark.issue(16, item=8)
+def test_json_log_lines_carry_fields_and_no_secret():
     import json
 
     stream = io.StringIO()

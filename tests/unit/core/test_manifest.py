@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
 from kafka_s3.io.stores.spec import StoreSpec
 
@@ -32,7 +34,8 @@ def test_create_returns_existing_cut(tmp_path):
     assert manifests.get("t", 0, 3).end == 5
 
 
-def test_item5_file_entries_record_ambiguous_records_and_old_manifests_still_load():
+@pytest.mark.issue(14, item=5)
+def test_file_entries_record_ambiguous_records_and_old_manifests_still_load():
     entry = FileEntry("k", "data", 3, 0, 2, 10, ambiguous=2)
     manifest = Manifest("t", 0, 0, 2, (entry,))
     assert Manifest.from_bytes(manifest.to_bytes()).files[0].ambiguous == 2

@@ -7,7 +7,7 @@ import struct
 from kafka_s3.core.schemas import SERIES, SavedSchemas, SubjectVersion, rewrite_schema_id
 
 
-def test_item17_saved_schemas_round_trip_and_name():
+def test_saved_schemas_round_trip_and_name():
     saved = SavedSchemas(
         "t",
         7,
@@ -18,7 +18,7 @@ def test_item17_saved_schemas_round_trip_and_name():
     assert SERIES.time(SERIES.name(7)) == 7 and SERIES.name(7).endswith(".schemas")
 
 
-def test_item17_referenced_versions_register_first():
+def test_referenced_versions_register_first():
     saved = SavedSchemas(
         "t",
         1,
@@ -30,7 +30,7 @@ def test_item17_referenced_versions_register_first():
     assert [(s, v.version) for s, v in saved.registration_order()] == [("z-ref", 1), ("a-value", 1), ("a-value", 2)]
 
 
-def test_item17_rewrite_schema_id_only_in_the_wire_format():
+def test_rewrite_schema_id_only_in_the_wire_format():
     value = b"\x00" + struct.pack(">I", 3) + b"datum"
     assert rewrite_schema_id(value, {3: 70000}) == b"\x00" + struct.pack(">I", 70000) + b"datum"
     assert rewrite_schema_id(value, {4: 9}) == value

@@ -8,7 +8,7 @@ from kafka_s3.core.errors import FormatError
 from kafka_s3.core.topic_config import SERIES, TopicConfig, creation_configs, policy_warning
 
 
-def test_item17_topic_config_round_trip_and_name():
+def test_topic_config_round_trip_and_name():
     record = TopicConfig("t", 12, 3, {"cleanup.policy": "compact", "retention.ms": "-1"})
     assert TopicConfig.from_bytes(record.to_bytes()) == record
     assert record.same_as(TopicConfig("t", 99, 3, dict(record.configs)))
@@ -19,7 +19,7 @@ def test_item17_topic_config_round_trip_and_name():
         TopicConfig.from_bytes(b"[]", "key-1")
 
 
-def test_item17_creation_defaults_win_over_recorded_configs():
+def test_creation_defaults_win_over_recorded_configs():
     recorded = TopicConfig(
         "t", 1, 3, {"cleanup.policy": "compact", "segment.ms": "1", "leader.replication.throttled.replicas": "0:1"}
     )
@@ -27,7 +27,7 @@ def test_item17_creation_defaults_win_over_recorded_configs():
     assert creation_configs(None, {"retention.ms": "-1"}) == {"retention.ms": "-1"}
 
 
-def test_item17_policy_warning_only_on_a_difference():
+def test_policy_warning_only_on_a_difference():
     compact = TopicConfig("s", 1, 1, {"cleanup.policy": "compact,delete"})
     assert policy_warning("s", compact, "t", "delete,compact") is None
     warning = policy_warning("s", compact, "t", "delete")

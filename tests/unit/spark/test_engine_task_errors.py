@@ -26,7 +26,7 @@ def rows(task, slots=(0,)):
         BackupIncomplete("a hole"),
     ],
 )
-def test_item3_task_errors_come_back_as_the_same_error(error):
+def test_task_errors_come_back_as_the_same_error(error):
     def task(slot):
         yield "first"
         raise error
@@ -42,7 +42,7 @@ def test_item3_task_errors_come_back_as_the_same_error(error):
             assert getattr(rebuilt, name) == value
 
 
-def test_item3_other_exceptions_still_fail_the_task():
+def test_other_exceptions_still_fail_the_task():
     def task(slot):
         raise OSError("connection reset")
         yield ""
@@ -51,7 +51,7 @@ def test_item3_other_exceptions_still_fail_the_task():
         rows(task)
 
 
-def test_item3_an_unknown_error_module_falls_back_to_the_base_error():
+def test_an_unknown_error_module_falls_back_to_the_base_error():
     row = ERROR_MARK + '{"module": "os", "kind": "system", "message": "m", "attributes": {}}'
     rebuilt = task_error(row)
     assert type(rebuilt) is KafkaS3Error and str(rebuilt) == "m"

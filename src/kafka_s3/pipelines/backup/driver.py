@@ -32,10 +32,13 @@ from kafka_s3.core.errors import (
     StoreAccessDeniedError,
     StoreError,
 )
+from kafka_s3.core.groups import SERIES as GROUP_SERIES
 from kafka_s3.core.groups import GroupSnapshot
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
 from kafka_s3.core.rotation import RotationPolicy
+from kafka_s3.core.schemas import SERIES as SCHEMA_SERIES
 from kafka_s3.core.schemas import SavedSchemas
+from kafka_s3.core.topic_config import SERIES as CONFIG_SERIES
 from kafka_s3.core.topic_config import TopicConfig
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.denied import lacks
@@ -249,12 +252,11 @@ class Backup:
             for topic in sorted(topics):
                 saved = save_subjects(client, topic, at)
                 if topic not in self._last_schemas:
-                    times = self.manifests.schemas_times(topic)
-                    self._last_schemas[topic] = self.manifests.schemas(topic, times[-1]) if times else None
+                    self._last_schemas[topic] = self.manifests.newest(SCHEMA_SERIES, topic)
                 last = self._last_schemas[topic]
                 if saved.same_as(last) or (last is None and not saved.subjects):
                     continue
-                self.manifests.note_schemas(saved)
+                self.manifests.note(SCHEMA_SERIES, saved)
                 self._last_schemas[topic] = saved
                 log.info("%s: saved Schema Registry subjects %s", topic, ", ".join(sorted(saved.subjects)))
         except KafkaS3Error as exc:
@@ -272,11 +274,10 @@ class Backup:
             for topic, count in sorted(topics.items()):
                 record = TopicConfig(topic, at, count, configs.get(topic, {}))
                 if topic not in self._last_configs:
-                    times = self.manifests.topic_config_times(topic)
-                    self._last_configs[topic] = self.manifests.topic_config(topic, times[-1]) if times else None
+                    self._last_configs[topic] = self.manifests.newest(CONFIG_SERIES, topic)
                 if record.same_as(self._last_configs[topic]):
                     continue
-                self.manifests.note_topic_config(record)
+                self.manifests.note(CONFIG_SERIES, record)
                 self._last_configs[topic] = record
                 log.info(
                     "%s: recorded %d partitions and configs %s",
@@ -608,12 +609,11 @@ class Backup:
                     },
                 )
                 if topic not in self._last_snapshots:
-                    times = self.manifests.group_snapshot_times(topic)
-                    self._last_snapshots[topic] = self.manifests.group_snapshot(topic, times[-1]) if times else None
+                    self._last_snapshots[topic] = self.manifests.newest(GROUP_SERIES, topic)
                 last = self._last_snapshots[topic]
                 if snapshot.same_offsets(last) or (last is None and not snapshot.groups):
                     continue
-                self.manifests.note_group_snapshot(snapshot)
+                self.manifests.note(GROUP_SERIES, snapshot)
                 self._last_snapshots[topic] = snapshot
                 log.info(
                     "%s: consumer-group snapshot of %d group(s) at %d",

@@ -9,7 +9,7 @@ import dataclasses
 import logging
 
 from kafka_s3.core.errors import ConfigError
-from kafka_s3.core.groups import pick_snapshot
+from kafka_s3.core.schemas import SERIES as SCHEMAS
 from kafka_s3.core.schemas import SavedSchemas
 from kafka_s3.pipelines.restore.context import RestoreContext
 from kafka_s3.pipelines.restore.plan import RestorePlanSet
@@ -27,9 +27,9 @@ class SchemaImport:
         manifests = self.ctx.plugins.manifests(self.ctx.store)
         out = []
         for topic in sorted(plan_set.targets):
-            at = pick_snapshot(manifests.schemas_times(topic), self.ctx.options.until_timestamp)
-            if at is not None:
-                out.append(manifests.schemas(topic, at))
+            saved = manifests.newest(SCHEMAS, topic, self.ctx.options.until_timestamp)
+            if saved is not None:
+                out.append(saved)
         return out
 
     def plan(self, plan_set: RestorePlanSet) -> str:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 from kafka_s3.core.errors import KafkaAuthorizationError, KafkaError, PlanError
-from kafka_s3.core.groups import pick_snapshot
+from kafka_s3.core.topic_config import SERIES as TOPIC_CONFIGS
 from kafka_s3.core.topic_config import TopicConfig, creation_configs, policy_warning
 from kafka_s3.io.kafka.leases import Lease, refusal
 from kafka_s3.pipelines.restore.context import RestoreContext
@@ -77,9 +77,9 @@ class TargetChecks:
         for source, routed in sorted(plan_set.targets.items()):
             if routed != target:
                 continue
-            at = pick_snapshot(manifests.topic_config_times(source), self.ctx.options.until_timestamp)
-            if at is not None:
-                return source, manifests.topic_config(source, at)
+            recorded = manifests.newest(TOPIC_CONFIGS, source, self.ctx.options.until_timestamp)
+            if recorded is not None:
+                return source, recorded
         return None
 
     def _check_policies(self, plan_set: RestorePlanSet, targets: list[str]) -> None:

@@ -9,6 +9,7 @@ import logging
 import re
 
 from kafka_s3.core.errors import ConfigError, KafkaAuthorizationError, PlanError
+from kafka_s3.core.groups import SERIES as GROUPS
 from kafka_s3.core.groups import OffsetMap, Translation, pick_snapshot, translate_offset
 from kafka_s3.io.kafka.denied import lacks
 from kafka_s3.pipelines.restore.context import RestoreContext
@@ -34,7 +35,7 @@ def translate_groups(
     result = GroupsPlan()
     wanted: list[tuple[str, str, int, int]] = []  # group, source topic, partition, committed source offset
     for topic in sorted(plan_set.targets):
-        times = manifests.group_snapshot_times(topic)
+        times = manifests.times(GROUPS, topic)
         at = pick_snapshot(times, ctx.options.until_timestamp)
         if at is None and times:
             at = times[0]
@@ -47,7 +48,7 @@ def translate_groups(
         result.snapshots[topic] = at
         if at is None:
             continue
-        snapshot = manifests.group_snapshot(topic, at)
+        snapshot = manifests.load(GROUPS, topic, at)
         for group, offsets in sorted(snapshot.groups.items()):
             if pattern.fullmatch(group):
                 wanted.extend((group, topic, p, o) for p, o in sorted(offsets.items()))

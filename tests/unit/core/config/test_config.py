@@ -191,11 +191,12 @@ TIME_BASED = {
 }
 
 
+@pytest.mark.issue(14, item=11)
 @pytest.mark.parametrize(
     "extractor",
     [None, "Wallclock", "io.confluent.connect.storage.partitioner.TimeBasedPartitioner$WallclockTimestampExtractor"],
 )
-def test_item11_wallclock_extractor_warns_that_the_backup_is_not_exactly_once(extractor):
+def test_wallclock_extractor_warns_that_the_backup_is_not_exactly_once(extractor):
     settings = {**BASE, **TIME_BASED, "rotate.interval.ms": "600000"}
     if extractor is not None:  # the default extractor is Wallclock, as Confluent's
         settings["timestamp.extractor"] = extractor
@@ -205,12 +206,14 @@ def test_item11_wallclock_extractor_warns_that_the_backup_is_not_exactly_once(ex
     assert "timestamp.extractor=Record" in warnings[0]
 
 
-def test_item11_record_time_and_default_partitioning_do_not_warn():
+@pytest.mark.issue(14, item=11)
+def test_record_time_and_default_partitioning_do_not_warn():
     for settings in ({**BASE, **TIME_BASED, "timestamp.extractor": "Record"}, {**BASE}):
         assert not [w for w in SINK.parse(settings).warnings if "Wallclock" in w]
 
 
-def test_item3_inline_private_keys_are_secret():
+@pytest.mark.issue(13, item=3)
+def test_inline_private_keys_are_secret():
     from kafka_s3.core.config.model import is_secret_key
 
     for key in ("ssl.keystore.key", "consumer.override.ssl.keystore.key", "ssl.key.pem", "producer.ssl.key.pem"):

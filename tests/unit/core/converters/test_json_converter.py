@@ -153,7 +153,8 @@ def test_value_schema_carries_avro_version_name_and_fingerprint():
     assert len(schema.fingerprint) == 64
 
 
-def test_item3_avro_schema_carries_connect_metadata_as_avrodata_sets_it():
+@pytest.mark.issue(15, item=3)
+def test_avro_schema_carries_connect_metadata_as_avrodata_sets_it():
     """SR AvroData.fromConnectSchema with connect.meta.data=true (the S3 sink's avroDataConfig, CS/SC
     StorageSinkConnectorConfig): connect.doc, connect.version, connect.parameters (not empty), connect.default,
     connect.name, then connect.type for int8/int16, on the non-union schema; logical types keep logicalType."""
@@ -184,7 +185,8 @@ def test_item3_avro_schema_carries_connect_metadata_as_avrodata_sets_it():
     assert fields["address"][1]["name"] == "ConnectDefault" and "connect.name" not in fields["address"][1]
 
 
-def test_item3_connect_metadata_reads_back_into_the_connect_schema():
+@pytest.mark.issue(15, item=3)
+def test_connect_metadata_reads_back_into_the_connect_schema():
     """A restore rebuilds the Connect schema from the Avro one: int8 and the struct's version come back."""
     ((_, values),) = convert([envelope(user())]).runs
     back = ConnectSchema.from_avro(values.schema.avro)

@@ -196,7 +196,8 @@ def test_reading_another_kind_of_object_is_explained():
         read_object(avro_format(envelope=True), data)
 
 
-def test_item3_default_codec_is_null_and_always_in_the_metadata():
+@pytest.mark.issue(15, item=3)
+def test_default_codec_is_null_and_always_in_the_metadata():
     """CS AvroRecordWriterProvider calls setCodec(CodecFactory.fromString(avro.codec)) for every file, so the header
     always holds avro.codec (default "null", SC StorageSinkConnectorConfig) next to avro.schema, and nothing else."""
     records = sample_records(3)
@@ -207,7 +208,8 @@ def test_item3_default_codec_is_null_and_always_in_the_metadata():
     assert set(reader.meta) == {"avro.schema", "avro.codec"}
 
 
-def test_item3_the_files_schema_keeps_avrodatas_connect_properties():
+@pytest.mark.issue(15, item=3)
+def test_the_files_schema_keeps_avrodatas_connect_properties():
     """The avro.schema written into the file is the one AvroData gives, connect.* properties included."""
     schema = {
         "type": "struct",

@@ -252,7 +252,8 @@ def deviantart_format(block_size: int) -> BlockGzipFormat:
     return block_format(block_size, connector__class="com.deviantart.kafka_connect_s3.S3SinkConnector")
 
 
-def test_item9_deviantart_closes_a_block_before_the_line_that_would_pass_the_size():
+@pytest.mark.issue(15, item=9)
+def test_deviantart_closes_a_block_before_the_line_that_would_pass_the_size():
     """DA BlockGZIPFileWriter.write: ``if (rawBytesWritten + str.length() > chunkThreshold) finishChunk()`` before
     writing; here 10-unit lines and a 25-unit block hold two lines each (ours would hold three)."""
     data, index = write(deviantart_format(25), [records(TEN[:5])])
@@ -261,14 +262,16 @@ def test_item9_deviantart_closes_a_block_before_the_line_that_would_pass_the_siz
     assert [(c["num_records"], c["first_record_offset"]) for c in index["chunks"]] == [(2, 1200), (2, 1202), (1, 1204)]
 
 
-def test_item9_an_oversize_first_line_leaves_an_empty_block_as_deviantarts_does():
+@pytest.mark.issue(15, item=9)
+def test_an_oversize_first_line_leaves_an_empty_block_as_deviantarts_does():
     data, index = write(deviantart_format(5), [records([b"longer than five"])])
 
     assert members(data, index) == [b"", b"longer than five\n"]
     assert [(c["num_records"], c["byte_length_uncompressed"]) for c in index["chunks"]] == [(0, 0), (1, 17)]
 
 
-def test_item9_deviantart_counts_utf16_units_and_adds_no_second_newline():
+@pytest.mark.issue(15, item=9)
+def test_deviantart_counts_utf16_units_and_adds_no_second_newline():
     """Java's String.length(): é is one unit (two UTF-8 bytes), an emoji two units (four bytes); a line that already
     ends with a newline gets none more (``if (!str.endsWith("\\n")) str += "\\n"``)."""
     data, index = write(deviantart_format(1000), [records(["é".encode(), "😀".encode(), b"done\n"])])
@@ -277,7 +280,8 @@ def test_item9_deviantart_counts_utf16_units_and_adds_no_second_newline():
     assert index["chunks"][0]["byte_length_uncompressed"] == 2 + 3 + 5
 
 
-def test_item9_deviantart_index_is_json_simples_order_compact_without_newline():
+@pytest.mark.issue(15, item=9)
+def test_deviantart_index_is_json_simples_order_compact_without_newline():
     sink = WriteOnlySink()
     writer = deviantart_format(1000).writer(sink, CTX)
     writer.write(records([b"a"]), None)

@@ -45,6 +45,7 @@ def test_keys_role_writes_raw_keys():
     assert write_raw(fmt, raw_records(b"a", b"b")) == b"key0\nkey1\n"
 
 
+@pytest.mark.issue(15, item=3)
 @pytest.mark.parametrize(
     "raw, separator",
     [
@@ -57,7 +58,7 @@ def test_keys_role_writes_raw_keys():
         ("--", b"--"),
     ],
 )
-def test_item3_separator_is_the_raw_setting_verbatim(raw, separator):
+def test_separator_is_the_raw_setting_verbatim(raw, separator):
     """Confluent's S3SinkConnectorConfig.getFormatByteArrayLineSeparator returns originalsStrings()'s value as is and
     ByteArrayRecordWriterProvider writes its bytes after every record (unescapeJava was removed in 99a64999)."""
     fmt = ByteArrayFormat(sink_config("bytearray", format__bytearray__separator=raw))
@@ -65,7 +66,8 @@ def test_item3_separator_is_the_raw_setting_verbatim(raw, separator):
     assert write_raw(fmt, raw_records(b"a", b"b")) == b"a" + separator + b"b" + separator
 
 
-def test_item3_separator_escapes_are_the_properties_files_only():
+@pytest.mark.issue(15, item=3)
+def test_separator_escapes_are_the_properties_files_only():
     """``\\n`` in a .properties file is a newline (java.util.Properties' escaping); ``\\\\n`` stays a backslash and
     an n, as Confluent writes it."""
     newline = SINK.parse({**BASE, **read_properties_text("format.bytearray.separator=\\r\\n\n")})
@@ -136,20 +138,23 @@ def ambiguous_after(fmt, *batches) -> int:
     return writer.ambiguous()
 
 
-def test_item5_writer_counts_values_that_cannot_be_restored_one_by_one():
+@pytest.mark.issue(14, item=5)
+def test_writer_counts_values_that_cannot_be_restored_one_by_one():
     fmt = ByteArrayFormat(sink_config("bytearray", behavior__on__null__values="write"))
     # b"b\nc" and b"e\n" split into two records, a tombstone comes back as an empty value; b"" is fine.
     assert ambiguous_after(fmt, raw_records(b"a", b"b\nc", None), raw_records(b"", b"d", b"e\n")) == 3
     assert ambiguous_after(fmt, raw_records(b"a", b"", b"x")) == 0
 
 
-def test_item5_a_value_ending_in_part_of_a_longer_separator_is_counted():
+@pytest.mark.issue(14, item=5)
+def test_a_value_ending_in_part_of_a_longer_separator_is_counted():
     fmt = ByteArrayFormat(sink_config("bytearray", format__bytearray__separator="--"))
     # "a-" + "--" reads back as "a" then "-": the separator is found one byte early.
     assert ambiguous_after(fmt, raw_records(b"a-", b"b", b"c--d", b"-e")) == 2
 
 
-def test_item5_keys_sidecar_counts_keys_holding_the_separator():
+@pytest.mark.issue(14, item=5)
+def test_keys_sidecar_counts_keys_holding_the_separator():
     fmt = ByteArrayFormat(sink_config("bytearray"), role="keys")
     records = make_batch([{"offset": i, "key": k, "value": b"v"} for i, k in enumerate([b"a", b"b\n", None])])
     assert ambiguous_after(fmt, records) == 1

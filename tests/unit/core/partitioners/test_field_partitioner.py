@@ -94,8 +94,9 @@ def test_struct_field_missing_from_the_schema_names_the_field_and_record():
     assert "topic=orders partition=4 offset=40" in str(error.value)
 
 
+@pytest.mark.issue(15, item=3)
 @pytest.mark.parametrize("field", ["region", "shard", "urgent", "customer.tier"])
-def test_item3_a_null_struct_field_is_the_text_null_whatever_its_type(field):
+def test_a_null_struct_field_is_the_text_null_whatever_its_type(field):
     """SC FieldPartitioner.getStructField: a null partition key gives ``<field>=null`` for any type (CC-36988,
     b6487958); before it INT and BOOLEAN threw a NullPointerException."""
     second = {**ORDERS[1], "customer": {"country": "us", "tier": None}}
@@ -106,7 +107,8 @@ def test_item3_a_null_struct_field_is_the_text_null_whatever_its_type(field):
     assert encoded.to_pylist()[1] == f"{field}=null"
 
 
-def test_item3_a_null_parent_struct_names_the_record_holding_it():
+@pytest.mark.issue(15, item=3)
+def test_a_null_parent_struct_names_the_record_holding_it():
     """SC DataUtils.getField: a null parent is not a Struct or Map, a DataException."""
     rows = [ORDERS[0], {**ORDERS[1], "customer": None}]
 

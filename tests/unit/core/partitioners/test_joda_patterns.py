@@ -130,8 +130,9 @@ def test_literals_quotes_and_escaped_quotes(pattern, expected):
     assert render(pattern) == expected
 
 
+@pytest.mark.issue(16, item=7)
 @pytest.mark.parametrize("pattern, index", [("'unterminated YYYY", 0), ("'year'=YYYY/'month=MM", 12), ("YYYY'''", 6)])
-def test_item7_an_unterminated_quote_is_rejected_with_its_position(pattern, index):
+def test_an_unterminated_quote_is_rejected_with_its_position(pattern, index):
     """Joda lets an unclosed quote run to the end (``'month=MM`` would write ``month=MM`` literally): kafka-s3 rejects
     it, naming path.format and where the quote opens."""
     with pytest.raises(ConfigError) as error:

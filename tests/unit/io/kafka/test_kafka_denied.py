@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kafka_s3.io.kafka.denied import connection_failure, denial
 
 SASL = {
@@ -14,7 +16,8 @@ SASL = {
 }
 
 
-def test_item3_denial_names_principal_operation_and_resource():
+@pytest.mark.issue(13, item=3)
+def test_denial_names_principal_operation_and_resource():
     assert denial(30, SASL, group="connect-x") == "User:backup lacks READ on group 'connect-x'"
     assert denial(29, SASL, topic="orders") == "User:backup lacks READ on topic 'orders'"
     assert denial(29, SASL, topic="orders", write=True) == "User:backup lacks WRITE on topic 'orders'"
@@ -24,14 +27,16 @@ def test_item3_denial_names_principal_operation_and_resource():
     assert "security.protocol=PLAINTEXT" in (denial(30, {}, group="g") or "")
 
 
-def test_item3_refused_login_names_mechanism_and_user_never_the_password():
+@pytest.mark.issue(13, item=3)
+def test_refused_login_names_mechanism_and_user_never_the_password():
     text = "SASL authentication error: Authentication failed ... with SASL mechanism SCRAM-SHA-512 (s3cret-pw)"
     message = connection_failure(-169, text, SASL) or ""
     assert message.startswith("Kafka authentication failed for user 'backup' with SASL mechanism SCRAM-SHA-512")
     assert "s3cret-pw" not in message and "***" in message
 
 
-def test_item3_certificate_failure_names_tls_verification_and_the_ca():
+@pytest.mark.issue(13, item=3)
+def test_certificate_failure_names_tls_verification_and_the_ca():
     text = "SSL handshake failed: error:0A000086:SSL routines::certificate verify failed: broker certificate could not"
     message = connection_failure(-181, text, SASL) or ""
     assert message.startswith("TLS certificate verification of the Kafka broker at b:9093 failed against /etc/ca.pem")

@@ -56,7 +56,7 @@ RETRIABLE = [
 
 
 @pytest.mark.parametrize("code", RETRIABLE, ids=lambda c: RdKafkaError(c).name())
-def test_item2_each_retriable_code_is_retried_until_success(code):
+def test_each_retriable_code_is_retried_until_success(code):
     t = FakeTime()
     attempt = failing([code, code], clock=t)
     assert retry.call("read committed offsets of group 'g'", attempt, 30, sleep=t.sleep, clock=t.clock) == "ok"
@@ -64,13 +64,13 @@ def test_item2_each_retriable_code_is_retried_until_success(code):
     assert t.sleeps == [0.1, 0.2]  # exponential backoff
 
 
-def test_item2_librdkafka_retriable_flag_is_honoured():
+def test_librdkafka_retriable_flag_is_honoured():
     error = RdKafkaError(RdKafkaError._TRANSPORT, retriable=True)
     assert retry.retriable(KafkaException(error))
     assert not retry.retriable(KafkaException(RdKafkaError(RdKafkaError._TRANSPORT)))
 
 
-def test_item2_a_fatal_error_is_never_retried():
+def test_a_fatal_error_is_never_retried():
     error = RdKafkaError(RdKafkaError.NOT_COORDINATOR, fatal=True)
     assert not retry.retriable(KafkaException(error))
 
@@ -80,7 +80,7 @@ def test_item2_a_fatal_error_is_never_retried():
     [RdKafkaError.TOPIC_AUTHORIZATION_FAILED, RdKafkaError.INVALID_PARTITIONS, RdKafkaError.TOPIC_ALREADY_EXISTS],
     ids=lambda c: RdKafkaError(c).name(),
 )
-def test_item2_a_non_retriable_error_fails_at_once_naming_the_operation(code):
+def test_a_non_retriable_error_fails_at_once_naming_the_operation(code):
     t = FakeTime()
     attempt = failing([code], clock=t)
     with pytest.raises(KafkaError, match=r"^Kafka list offsets of topic-a\[0\] failed: ") as info:
@@ -89,7 +89,7 @@ def test_item2_a_non_retriable_error_fails_at_once_naming_the_operation(code):
     assert len(attempt.calls) == 1 and t.sleeps == []
 
 
-def test_item2_retries_stop_at_the_deadline_with_an_error_naming_operation_and_duration():
+def test_retries_stop_at_the_deadline_with_an_error_naming_operation_and_duration():
     t = FakeTime()
     attempt = failing([RdKafkaError.NOT_COORDINATOR] * 1000, cost=0.5, clock=t)
     with pytest.raises(KafkaError) as info:
@@ -105,7 +105,7 @@ def test_item2_retries_stop_at_the_deadline_with_an_error_naming_operation_and_d
 
 
 @pytest.mark.parametrize("code", [RdKafkaError.UNKNOWN_TOPIC_OR_PART, RdKafkaError._NOENT])
-def test_item2_an_unknown_topic_or_leader_is_retried_only_for_a_short_grace(code):
+def test_an_unknown_topic_or_leader_is_retried_only_for_a_short_grace(code):
     t = FakeTime()
     attempt = failing([code] * 1000, clock=t)
     with pytest.raises(KafkaError, match="a retriable error, still failing"):
@@ -113,7 +113,7 @@ def test_item2_an_unknown_topic_or_leader_is_retried_only_for_a_short_grace(code
     assert 1 < t.now <= retry.UNKNOWN_TOPIC_GRACE
 
 
-def test_item2_an_unknown_topic_is_not_retried_where_it_means_gone():
+def test_an_unknown_topic_is_not_retried_where_it_means_gone():
     t = FakeTime()
     attempt = failing([RdKafkaError.UNKNOWN_TOPIC_OR_PART], clock=t)
     with pytest.raises(KafkaError, match="^Kafka delete topic 'x' failed: "):
@@ -121,7 +121,7 @@ def test_item2_an_unknown_topic_is_not_retried_where_it_means_gone():
     assert len(attempt.calls) == 1
 
 
-def test_item2_the_projects_own_errors_pass_through_untouched():
+def test_the_projects_own_errors_pass_through_untouched():
     def attempt(remaining: float) -> None:
         raise KafkaError("commit of group 'g' offsets failed for t[0]: x")
 
@@ -129,7 +129,7 @@ def test_item2_the_projects_own_errors_pass_through_untouched():
         retry.call("commit offsets", attempt, 30)
 
 
-def test_item2_other_exceptions_become_a_kafka_error_naming_the_operation():
+def test_other_exceptions_become_a_kafka_error_naming_the_operation():
     def attempt(remaining: float) -> None:
         raise RuntimeError("boom")
 

@@ -57,7 +57,8 @@ def test_librdkafka_validates_property_names():
 
 
 # issue 13 item 3: the Java clients' PEM truststore/keystore settings are translated, not dropped.
-def test_item3_pem_truststore_and_keystore_translated_across_layers(tmp_path):
+@pytest.mark.issue(13, item=3)
+def test_pem_truststore_and_keystore_translated_across_layers(tmp_path):
     ca, keystore = tmp_path / "ca.pem", tmp_path / "client.pem"
     config = SINK.parse(
         {
@@ -84,7 +85,8 @@ def test_item3_pem_truststore_and_keystore_translated_across_layers(tmp_path):
     assert client_settings(config, "producer", environ={})["ssl.ca.location"] == str(ca)
 
 
-def test_item3_inline_pem_certificates_translated():
+@pytest.mark.issue(13, item=3)
+def test_inline_pem_certificates_translated():
     config = SINK.parse(
         {
             **BASE,
@@ -102,7 +104,8 @@ def test_item3_inline_pem_certificates_translated():
     assert admin["ssl.certificate.pem"] == "-----BEGIN CERTIFICATE-----chain"
 
 
-def test_item3_pkcs12_keystore_passes_through_to_librdkafka():
+@pytest.mark.issue(13, item=3)
+def test_pkcs12_keystore_passes_through_to_librdkafka():
     config = SINK.parse(
         {
             **BASE,
@@ -117,6 +120,7 @@ def test_item3_pkcs12_keystore_passes_through_to_librdkafka():
     assert "ssl.keystore.type" not in admin
 
 
+@pytest.mark.issue(13, item=3)
 @pytest.mark.parametrize(
     ("properties", "key", "advice"),
     [
@@ -126,7 +130,7 @@ def test_item3_pkcs12_keystore_passes_through_to_librdkafka():
         ({"ssl.keystore.type": "JKS", "ssl.keystore.location": "/k.jks"}, "ssl.keystore.type", "PKCS12"),
     ],
 )
-def test_item3_jks_and_pkcs12_truststores_refused_with_advice(properties, key, advice):
+def test_jks_and_pkcs12_truststores_refused_with_advice(properties, key, advice):
     config = SINK.parse({**BASE, "bootstrap.servers": "h:1", **properties})
     with pytest.raises(ConfigError, match=advice) as caught:
         client_settings(config, "consumer", environ={})

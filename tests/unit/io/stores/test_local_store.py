@@ -211,7 +211,8 @@ def test_keys_that_would_escape_or_hide_are_refused(local_store, key):
         local_store.create(key)
 
 
-def test_item6_keys_with_segments_starting_with_a_dot_are_stored_apart_from_hidden_files(local_store, tmp_path):
+@pytest.mark.issue(15, item=6)
+def test_keys_with_segments_starting_with_a_dot_are_stored_apart_from_hidden_files(local_store, tmp_path):
     """Lenses' lock objects (``.indexes/<connector>/.locks/<topic>/<partition>.lock``) are ordinary S3 keys: the
     local store holds them too, escaped on disk so they never meet its own hidden temporary and metadata files."""
     key = ".indexes/sink/.locks/t/0.lock"

@@ -25,5 +25,5 @@ from kafka_s3.io.stores.s3 import s3_action
         ("something_new", "something_new"),
     ],
 )
-def test_item4_each_request_names_its_iam_action(operation, action):
+def test_each_request_names_its_iam_action(operation, action):
     assert s3_action(operation) == action

@@ -162,7 +162,8 @@ def test_describe_skips_the_code_of_bodiless_answers():
     assert describe(bodiless) == "HTTP 403: Forbidden"
 
 
-def test_item4_a_failed_certificate_verification_is_not_retried_and_says_why():
+@pytest.mark.issue(13, item=4)
+def test_a_failed_certificate_verification_is_not_retried_and_says_why():
     from botocore.exceptions import SSLError
 
     from kafka_s3.io.stores.retry import tls_verification_failure

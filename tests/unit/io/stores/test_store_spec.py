@@ -236,7 +236,8 @@ def test_a_user_store_class_receives_the_spec(sink_config):
     assert store.spec is spec
 
 
-def test_item4_ca_bundle_comes_from_the_setting_then_aws_ca_bundle(sink_config, tmp_path):
+@pytest.mark.issue(13, item=4)
+def test_ca_bundle_comes_from_the_setting_then_aws_ca_bundle(sink_config, tmp_path):
     setting, variable = tmp_path / "setting.pem", tmp_path / "variable.pem"
     setting.write_text("ca")
     variable.write_text("ca")
@@ -248,8 +249,9 @@ def test_item4_ca_bundle_comes_from_the_setting_then_aws_ca_bundle(sink_config, 
     assert spec_of(sink_config).ca_bundle is None
 
 
+@pytest.mark.issue(13, item=4)
 @pytest.mark.parametrize("source", ["s3.ssl.ca.bundle", "AWS_CA_BUNDLE"])
-def test_item4_unreadable_ca_bundle_is_a_config_error_naming_where_it_came_from(sink_config, tmp_path, source):
+def test_unreadable_ca_bundle_is_a_config_error_naming_where_it_came_from(sink_config, tmp_path, source):
     missing = str(tmp_path / "missing.pem")
     settings, environ = ({source: missing}, None) if source == "s3.ssl.ca.bundle" else (None, {source: missing})
 
@@ -258,6 +260,7 @@ def test_item4_unreadable_ca_bundle_is_a_config_error_naming_where_it_came_from(
     assert caught.value.key == "s3.ssl.ca.bundle"
 
 
+@pytest.mark.issue(15, item=4)
 @pytest.mark.parametrize(
     "provider",
     [
@@ -267,13 +270,14 @@ def test_item4_unreadable_ca_bundle_is_a_config_error_naming_where_it_came_from(
         "software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider",
     ],
 )
-def test_item4_credentials_provider_accepts_sdk_v1_and_v2_default_chains(sink_config, provider):
+def test_credentials_provider_accepts_sdk_v1_and_v2_default_chains(sink_config, provider):
     spec = spec_of(sink_config, {"s3.credentials.provider.class": provider})
 
     assert (spec.access_key_id, spec.role_arn) == (None, None)  # boto3's default chain
 
 
-def test_item4_an_unknown_credentials_provider_names_the_key(sink_config):
+@pytest.mark.issue(15, item=4)
+def test_an_unknown_credentials_provider_names_the_key(sink_config):
     with pytest.raises(ConfigError) as caught:
         spec_of(sink_config, {"s3.credentials.provider.class": "software.amazon.awssdk.auth.credentials.Nope"})
     assert caught.value.key == "s3.credentials.provider.class"

@@ -83,7 +83,8 @@ def test_a_different_cut_defers_to_the_bucket(setup):
     assert (info.value.existing.start, info.value.existing.end) == (3, 4)
 
 
-def test_item9_a_replayed_deviantart_chunk_keeps_the_date_its_manifest_recorded(tmp_path, monkeypatch):
+@pytest.mark.issue(15, item=9)
+def test_a_replayed_deviantart_chunk_keeps_the_date_its_manifest_recorded(tmp_path, monkeypatch):
     """DeviantArt's date directory is the upload's (DA S3Writer.getChunkFileKey): a chunk whose manifest exists but
     whose objects never completed is finished on a later day under the names the manifest recorded."""
     from kafka_s3.core.layouts import deviantart
@@ -216,7 +217,8 @@ def _manifest_bytes(store):
     return {i.key: store.get(i.key) for i in store.list("") if i.key.endswith(".chunk")}
 
 
-def test_item_h14e_each_manifest_follows_the_chunk_before_it_across_runs_and_replays(setup):
+@pytest.mark.issue(14)
+def test_each_manifest_follows_the_chunk_before_it_across_runs_and_replays(setup):
     from kafka_s3.core.manifest import Manifest
 
     plugins, store = setup

@@ -37,7 +37,8 @@ def manifests(tmp_path):
     return manifests
 
 
-def test_item8_resume_point_is_the_first_incomplete_chunk(manifests):
+@pytest.mark.issue(14, item=8)
+def test_resume_point_is_the_first_incomplete_chunk(manifests):
     manifest, missing = manifests.resume_point("t", 0)
     assert (manifest.start, missing) == (6, [])
     manifests.store.delete([_key(3)])
@@ -47,7 +48,8 @@ def test_item8_resume_point_is_the_first_incomplete_chunk(manifests):
     assert manifests.resume_point("t", 1) is None
 
 
-def test_item9_positions_beyond_the_log_end_are_errors(manifests):
+@pytest.mark.issue(14, item=9)
+def test_positions_beyond_the_log_end_are_errors(manifests):
     with pytest.raises(PlanError, match=r"t\[0\]: group g has committed offset 9, but the log offsets 0..1"):
         from_group(manifests, ("t", 0), "g", 9, True, LogRange(0, 2))
     with pytest.raises(PlanError, match=r"bucket s3://b holds chunk 6..8 .*but the empty log \(next offset 0\)"):
@@ -58,7 +60,8 @@ def test_item9_positions_beyond_the_log_end_are_errors(manifests):
     assert from_group(manifests, ("t", 0), "g", 9, True, LogRange(0, 9)) == Resume(9)
 
 
-def test_item13_a_position_inside_a_chunk_moves_to_its_start_or_past_it(manifests):
+@pytest.mark.issue(14, item=13)
+def test_a_position_inside_a_chunk_moves_to_its_start_or_past_it(manifests):
     assert from_group(manifests, ("t", 0), "g", 4, False, LogRange(0, 9)) == Resume(3, forced_end=5)
     assert from_group(manifests, ("t", 0), "g", 4, False, LogRange(4, 9)) == Resume(6)  # 3 is gone from Kafka
     assert from_group(manifests, ("t", 0), "g", 6, False, LogRange(0, 9)) == Resume(6)  # a chunk start
@@ -74,7 +77,8 @@ def test_offsets_committed_by_the_backup_are_recognised():
     assert not committed_by_us('["at"]')
 
 
-def test_item9_a_group_offset_of_another_topic_id_is_an_error():
+@pytest.mark.issue(14, item=9)
+def test_a_group_offset_of_another_topic_id_is_an_error():
     from kafka_s3.pipelines.backup.resume import check_topic_id
 
     stamped = json.dumps({"object": "k", "at": 1, "topic_id": "id-old"})

@@ -55,7 +55,7 @@ def back_up(root, values, **settings):
     return store, writer.finish(len(values), flush_open=True)
 
 
-def test_item5_backup_counts_ambiguous_records_per_file_and_restore_refuses_naming_each(tmp_path):
+def test_backup_counts_ambiguous_records_per_file_and_restore_refuses_naming_each(tmp_path):
     # Objects of 3 records: [a, "b\nc", "x\ny"] holds 2, [d, e, f] none, [g, "h\n"] 1. (A tombstone is no longer
     # one: behavior.on.null.values=write keeps it as a keys sidecar in tombstone/, as Confluent does.)
     store, result = back_up(tmp_path, [b"a", b"b\nc", b"x\ny", b"d", b"e", b"f", b"g", b"h\n"])
@@ -82,7 +82,7 @@ def test_item5_backup_counts_ambiguous_records_per_file_and_restore_refuses_nami
     assert counting.gets == []
 
 
-def test_item5_clean_bytearray_backups_pass(tmp_path):
+def test_clean_bytearray_backups_pass(tmp_path):
     store, _ = back_up(tmp_path, [b"a", b"b", b""])
     plugins = ReadPlugins.from_config(SOURCE.parse(raw_config(tmp_path)))
     manifests = list(plugins.manifests(store).load_topic(TOPIC).values())

@@ -91,7 +91,7 @@ JSON = {"format__class": "json"}
 
 # ---------------------------------------------------------------------------------------------------- JSON
 @pytest.mark.parametrize("on_error", ["ignore", "log"])
-def test_item4_bad_json_line_skips_only_that_record(tmp_path, on_error):
+def test_bad_json_line_skips_only_that_record(tmp_path, on_error):
     store = back_up(tmp_path, 9, **JSON)
     replace_line(store, KEY + ".json", 5, b"not json at all")
     rows, problems, error = read(tmp_path, store, on_error, **JSON)
@@ -102,7 +102,7 @@ def test_item4_bad_json_line_skips_only_that_record(tmp_path, on_error):
     assert "invalid JSON line" in problems[0].message
 
 
-def test_item4_json_line_of_the_wrong_type_skips_only_that_record(tmp_path):
+def test_json_line_of_the_wrong_type_skips_only_that_record(tmp_path):
     store = back_up(tmp_path, 9, **JSON)
     replace_line(store, KEY + ".json", 2, b"12345")  # valid JSON, but not the base64 string a value line is
     rows, problems, error = read(tmp_path, store, "ignore", **JSON)
@@ -110,7 +110,7 @@ def test_item4_json_line_of_the_wrong_type_skips_only_that_record(tmp_path):
     assert [(p.position, p.records, p.first_offset) for p in problems] == [("line 2", 1, 1)]
 
 
-def test_item4_fail_stops_before_the_bad_json_line_after_every_record_before_it(tmp_path):
+def test_fail_stops_before_the_bad_json_line_after_every_record_before_it(tmp_path):
     store = back_up(tmp_path, 9, **JSON)
     replace_line(store, KEY + ".json", 5, b"not json at all")
     rows, problems, error = read(tmp_path, store, "fail", **JSON)
@@ -123,7 +123,7 @@ def test_item4_fail_stops_before_the_bad_json_line_after_every_record_before_it(
 PARQUET = {"format__class": "parquet", "parquet__row__group__bytes": "1024", "parquet__codec": "none"}
 
 
-def test_item4_bad_parquet_row_group_skips_only_that_row_group(tmp_path):
+def test_bad_parquet_row_group_skips_only_that_row_group(tmp_path):
     store = back_up(tmp_path, 30, size=200, **PARQUET)
     key = KEY + ".parquet"
     metadata = pq.ParquetFile(store.open(key)).metadata
@@ -167,7 +167,7 @@ def avro_blocks(data: bytes, ctx_sync: bytes) -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize("envelope", [False, True], ids=["plain", "envelope"])
-def test_item4_bad_avro_block_skips_only_that_block(tmp_path, envelope):
+def test_bad_avro_block_skips_only_that_block(tmp_path, envelope):
     settings = {**AVRO, "store__envelope": str(envelope).lower()}
     store = back_up(tmp_path, 40, size=5000, **settings)
     key = KEY + ".avro"
@@ -192,7 +192,7 @@ def test_item4_bad_avro_block_skips_only_that_block(tmp_path, envelope):
 
 
 # ---------------------------------------------------------------------------------------------------- sidecars
-def test_item4_bad_line_in_a_keys_sidecar_skips_only_its_record(tmp_path):
+def test_bad_line_in_a_keys_sidecar_skips_only_its_record(tmp_path):
     settings = {**JSON, "keys__format__class": "json"}
     config = SINK.parse(raw_config(tmp_path, store__kafka__keys="true", **settings))
     store = StoreSpec.from_config(config).open()
@@ -224,7 +224,7 @@ def test_item4_bad_line_in_a_keys_sidecar_skips_only_its_record(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------- block_gzip
-def test_item4_bad_block_gzip_block_skips_only_that_block(tmp_path):
+def test_bad_block_gzip_block_skips_only_that_block(tmp_path):
     import json
 
     settings = {"format__class": "block_gzip", "compressed_block_size": "40"}  # 9-byte values + "\n": 4 per block
@@ -245,7 +245,7 @@ def test_item4_bad_block_gzip_block_skips_only_that_block(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------- gaps
-def test_item4_a_skipped_last_record_is_a_skip_not_a_gap(tmp_path):
+def test_a_skipped_last_record_is_a_skip_not_a_gap(tmp_path):
     from kafka_s3.pipelines.read.reader import missing_offsets
 
     store = back_up(tmp_path, 10, **JSON, flush__size="5")  # objects at offsets 0 and 5
@@ -274,7 +274,7 @@ def test_item4_a_skipped_last_record_is_a_skip_not_a_gap(tmp_path):
 
 
 @pytest.mark.parametrize("envelope", [False, True], ids=["plain", "envelope"])
-def test_item4_avro_block_with_broken_framing_skips_to_the_next_sync_marker_when_offsets_are_stored(tmp_path, envelope):
+def test_avro_block_with_broken_framing_skips_to_the_next_sync_marker_when_offsets_are_stored(tmp_path, envelope):
     settings = {**AVRO, "store__envelope": str(envelope).lower()}
     store = back_up(tmp_path, 40, size=5000, **settings)
     key = KEY + ".avro"

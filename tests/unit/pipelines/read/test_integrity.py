@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -122,7 +123,8 @@ def linked(start: int, end: int, follows: int | None) -> Manifest:
     )
 
 
-def test_item_h14e_a_lost_middle_chunk_with_its_manifest_breaks_the_chain():
+@pytest.mark.issue(14)
+def test_a_lost_middle_chunk_with_its_manifest_breaks_the_chain():
     # 0..2, 3..5, 6..8 backed up; the middle chunk lost its data object AND its manifest: 6..8 says it follows a
     # chunk ending at 5, and none does.
     chunks = [linked(0, 2, None), linked(6, 8, 5)]
@@ -135,7 +137,8 @@ def test_item_h14e_a_lost_middle_chunk_with_its_manifest_breaks_the_chain():
     assert str(finding).startswith(f"{T}[0] offsets 3..5: missing")
 
 
-def test_item_h14e_a_lost_first_chunk_names_its_end():
+@pytest.mark.issue(14)
+def test_a_lost_first_chunk_names_its_end():
     chunks = [linked(3, 5, 2), linked(6, 8, 5)]
     part, sizes = listing(chunks)
     [finding] = run(chunks, sizes, part).blocking
@@ -143,7 +146,8 @@ def test_item_h14e_a_lost_first_chunk_names_its_end():
     assert str(finding).startswith(f"{T}[0] offsets ..2: missing")
 
 
-def test_item_h14e_offset_gaps_between_linked_chunks_are_not_losses():
+@pytest.mark.issue(14)
+def test_offset_gaps_between_linked_chunks_are_not_losses():
     # compaction or transaction markers between chunks: the link says which chunk came before, not which offset
     chunks = [linked(0, 2, None), linked(7, 9, 2), linked(15, 20, 9)]
     part, sizes = listing(chunks)
@@ -151,7 +155,8 @@ def test_item_h14e_offset_gaps_between_linked_chunks_are_not_losses():
     assert check.findings == [] and check.records == 3 + 3 + 6
 
 
-def test_item_h14e_manifests_without_links_stay_readable_and_unchecked():
+@pytest.mark.issue(14)
+def test_manifests_without_links_stay_readable_and_unchecked():
     old = Manifest(T, 0, 0, 2, (FileEntry(key(0), "data", 3, 0, 2, 100),))
     assert b"follows" not in old.to_bytes() and Manifest.from_bytes(old.to_bytes()) == old
     new = linked(3, 5, 2)
@@ -161,7 +166,8 @@ def test_item_h14e_manifests_without_links_stay_readable_and_unchecked():
     assert run(chunks, sizes, part).findings == []
 
 
-def test_item_h14e_a_lost_committed_chunk_is_reported_once():
+@pytest.mark.issue(14)
+def test_a_lost_committed_chunk_is_reported_once():
     chunks = [linked(0, 2, None), linked(6, 8, 5)]
     part, sizes = listing(chunks)
     blocking = run(chunks, sizes, part, marks=(3, 6)).blocking

@@ -7,7 +7,7 @@ from kafka_s3.core.groups import Translation
 from kafka_s3.pipelines.restore.groups import GroupsPlan
 
 
-def test_item3_lines_name_the_acl_a_group_lacks():
+def test_lines_name_the_acl_a_group_lacks():
     plan = GroupsPlan(
         translations=[Translation("app-a", "orders", 0, 4, "orders-copy", 0, 4, "record")],
         snapshots={"orders": 1700000000000},

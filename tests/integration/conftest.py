@@ -1,5 +1,6 @@
-"""Fixtures shared by the backup and restore integration tests: configurations bound to the live services, and a
-producer of test records. Plain helpers live in ``tests.support`` (``tests.support.integration`` and others)."""
+"""Fixtures shared by the integration tests: configurations bound to the live services, a producer of test records,
+a backup to run and restores of it to build. Plain helpers live in ``tests.support`` (``tests.support.integration``
+and others)."""
 
 from __future__ import annotations
 
@@ -103,3 +104,35 @@ def schema_registry():
 
     with SchemaRegistryServer() as server:
         yield RegistryUnderTest(server.url)
+
+
+def _dotted(properties: dict) -> dict:
+    return {k.replace(".", "__"): v for k, v in properties.items()}
+
+
+@pytest.fixture
+def backup(engine, make_config):
+    """``backup(bucket, topic, properties)`` → the backup summary (``Backup.run_once`` with dotted properties)."""
+    from kafka_s3.pipelines.backup.driver import Backup
+
+    def run(bucket: str, topic: str | list[str], properties: dict | None = None):
+        _, sink = make_config(bucket, topic, **_dotted(properties or {}))
+        return Backup(sink, engine=engine).run_once()
+
+    return run
+
+
+@pytest.fixture
+def restorer(engine, make_config):
+    """``restorer(bucket, topic, properties, options=None)`` → a :class:`Restore` of that backup on the shared
+    session (``properties`` dotted, e.g. ``{"topic.rename": "a:b"}``)."""
+    from kafka_s3.pipelines.read.options import RestoreOptions
+    from kafka_s3.pipelines.restore.driver import Restore
+
+    def make(
+        bucket: str, topic: str | list[str], properties: dict | None = None, options: RestoreOptions | None = None
+    ) -> Restore:
+        _, source = make_config(bucket, topic, source=True, **_dotted(properties or {}))
+        return Restore(source, engine, options)
+
+    return make

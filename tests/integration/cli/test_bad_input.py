@@ -375,7 +375,9 @@ def copy_bucket(s3, source: str, target: str) -> None:
 
 # ---------------------------------------------------------------------------------------------------- the test
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_item16_bad_input(case, golden, s3_client, s3_env, kafka_bootstrap, fresh_bucket, tmp_path):
+def test_each_bad_input_exits_with_its_code_and_one_clear_error_changing_nothing(
+    case, golden, s3_client, s3_env, kafka_bootstrap, fresh_bucket, tmp_path
+):
     from kafka_s3.io.kafka.admin import Admin
 
     admin = Admin({"bootstrap.servers": kafka_bootstrap})
@@ -444,12 +446,12 @@ def test_item16_bad_input(case, golden, s3_client, s3_env, kafka_bootstrap, fres
             assert (offset or 0) <= case.produced_at_most.get(partition, 0), (partition, offset)
 
 
-def test_item16_bad_input_table_is_big_enough():
+def test_the_bad_input_table_holds_at_least_50_distinct_cases():
     assert len(CASES) >= 50 and len({c.id for c in CASES}) == len(CASES)
     json.dumps([c.id for c in CASES])  # ids are plain strings
 
 
-def test_item16_bucket_create_says_when_the_bucket_already_exists(s3_env, s3_client, remove_bucket, tmp_path):
+def test_bucket_create_says_when_the_bucket_already_exists(s3_env, s3_client, remove_bucket, tmp_path):
     """Found by the table: creating a bucket that exists printed "created bucket" (S3 answers our own bucket's
     re-creation with success). It stays a success (scripts may run it every time) but says what happened."""
     name = f"t-{uuid.uuid4().hex[:16]}"

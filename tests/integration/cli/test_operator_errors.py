@@ -80,7 +80,7 @@ def timed_cli(args: list[str], timeout: float = 300) -> tuple[float, object]:
 
 # ----------------------------------------------------------------------------------------- item 2: unreachable
 @pytest.mark.parametrize("command", ["backup", "restore"])
-def test_item2_dead_kafka_is_reported_before_service_timeout(
+def test_dead_kafka_is_reported_before_service_timeout(
     command, make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path
 ):
     topic = fresh_topic(1)
@@ -106,7 +106,7 @@ def test_item2_dead_kafka_is_reported_before_service_timeout(
     assert seconds < 3 + SLACK_S, f"the error took {seconds:.1f}s with service.timeout.ms=3000"
 
 
-def test_item2_silent_object_store_is_reported_before_service_timeout(make_config, fresh_topic, tmp_path):
+def test_silent_object_store_is_reported_before_service_timeout(make_config, fresh_topic, tmp_path):
     topic = fresh_topic(1)
     with SilentServer() as server:
         raw, _ = make_config(
@@ -126,7 +126,7 @@ def test_item2_silent_object_store_is_reported_before_service_timeout(make_confi
     assert seconds < 3 + SLACK_S, f"the error took {seconds:.1f}s with service.timeout.ms=3000"
 
 
-def test_item2_refused_s3_credentials_name_endpoint_and_keys(make_config, fresh_bucket, fresh_topic, tmp_path):
+def test_refused_s3_credentials_name_endpoint_and_keys(make_config, fresh_bucket, fresh_topic, tmp_path):
     topic = fresh_topic(1)
     raw, _ = make_config(
         fresh_bucket,
@@ -179,7 +179,7 @@ def backed_up(make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path)
     ],
     ids=["until-before-from-time", "until-equals-from-time", "until-below-from-offset", "until-equals-from-offset"],
 )
-def test_item4_bounds_that_select_nothing_are_config_errors(backed_up, kafka_bootstrap, flags, words, dry_run):
+def test_bounds_that_select_nothing_are_config_errors(backed_up, kafka_bootstrap, flags, words, dry_run):
     from kafka_s3.io.kafka.admin import Admin
 
     topic, target, path = backed_up
@@ -194,7 +194,7 @@ def test_item4_bounds_that_select_nothing_are_config_errors(backed_up, kafka_boo
 
 
 @pytest.mark.parametrize("dry_run", [True, False])
-def test_item4_named_topics_without_objects_are_config_errors(backed_up, dry_run):
+def test_named_topics_without_objects_are_config_errors(backed_up, dry_run):
     _, _, path = backed_up
     args = ["restore", "--config", path, "--no-progress", "--topics", "never-backed-up"]
     result = run_cli(args + (["--dry-run"] if dry_run else []), timeout=300)
@@ -231,7 +231,7 @@ def big_record_backup(make_config, fresh_bucket, fresh_topic, kafka_bootstrap, b
     return source, target, len(value), str(write_properties(tmp_path / "restore.properties", raw))
 
 
-def test_item3_record_over_the_producer_limit_names_record_size_and_properties(big_record_backup, kafka_bootstrap):
+def test_record_over_the_producer_limit_names_record_size_and_properties(big_record_backup, kafka_bootstrap):
     from kafka_s3.core.errors import DataError
     from kafka_s3.io.kafka.admin import Admin
 
@@ -246,7 +246,7 @@ def test_item3_record_over_the_producer_limit_names_record_size_and_properties(b
     assert ends[(target, 0)] == 0, "the transaction holding offset 0 was aborted: nothing committed past the error"
 
 
-def test_item4_dry_run_warns_of_objects_over_the_producer_limit(big_record_backup):
+def test_dry_run_warns_of_objects_over_the_producer_limit(big_record_backup):
     source, target, _, path = big_record_backup
     dry = run_cli(["restore", "--config", path, "--dry-run"], timeout=300)
     assert dry.returncode == 0, dry.stderr[-3000:]
@@ -274,7 +274,7 @@ class ClosingServer(SilentServer):
             conn.shutdown(socket.SHUT_WR)
 
 
-def test_item3_unreachable_schema_registry_ends_after_one_attempt_with_url_and_cause(
+def test_unreachable_schema_registry_ends_after_one_attempt_with_url_and_cause(
     make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path
 ):
     topic = fresh_topic(1)
@@ -304,7 +304,9 @@ def test_item3_unreachable_schema_registry_ends_after_one_attempt_with_url_and_c
     assert connections == 1, f"{connections} connections: the task ran more than once"
 
 
-def test_item3_debug_shows_the_trace(make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path):
+def test_debug_shows_the_full_trace_of_a_registry_outage(
+    make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path
+):
     """``--debug`` keeps the full trace for the one who asks (the same registry outage as above)."""
     topic = fresh_topic(1)
     produce(topic, records(1, 2, with_schema=True))

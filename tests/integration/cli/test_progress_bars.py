@@ -40,9 +40,7 @@ def assert_rate_and_eta(output: str, topic: str) -> None:
             assert "ETA -:--:--" in line and "rec/s" not in line, line
 
 
-def test_item9_bounded_backup_and_restore_bars_show_rate_and_eta(
-    make_config, fresh_bucket, fresh_topic, produce, tmp_path
-):
+def test_bounded_backup_and_restore_bars_show_rate_and_eta(make_config, fresh_bucket, fresh_topic, produce, tmp_path):
     topic = fresh_topic(2)
     produce(
         topic,

@@ -31,7 +31,7 @@ def backup_with_a_hole(make_config, fresh_bucket, fresh_topic, produce, backup, 
     return topic, str(write_properties(tmp_path / "read.properties", raw))
 
 
-def test_item6_read_prints_partition_and_offset_per_record_and_says_where_the_gap_is(backup_with_a_hole):
+def test_read_prints_partition_and_offset_per_record_and_says_where_the_gap_is(backup_with_a_hole):
     topic, path = backup_with_a_hole
     result = run_cli(["read", "--config", path, "--offset", "0:1", "--count", "4"], timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -45,7 +45,7 @@ def test_item6_read_prints_partition_and_offset_per_record_and_says_where_the_ga
     assert '{"n": 1, "s": "value-1"}' in lines[1] and "headers: h=1, h=1" in lines[1], lines[1]
 
 
-def test_item6_read_format_json_is_one_object_per_record_and_the_gap_goes_to_stderr(backup_with_a_hole):
+def test_read_format_json_is_one_object_per_record_and_the_gap_goes_to_stderr(backup_with_a_hole):
     topic, path = backup_with_a_hole
     result = run_cli(["read", "--config", path, "--offset", "0:1", "--count", "4", "--format", "json"], timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -56,7 +56,7 @@ def test_item6_read_format_json_is_one_object_per_record_and_the_gap_goes_to_std
     assert f"gap: {topic}[0] offsets 3..5 not in the backup" in result.stderr
 
 
-def test_item6_read_format_raw_prints_values_only(backup_with_a_hole):
+def test_read_format_raw_prints_values_only(backup_with_a_hole):
     topic, path = backup_with_a_hole
     result = run_cli(["read", "--config", path, "--offset", "0:2", "--count", "2", "--format", "raw"], timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -66,7 +66,7 @@ def test_item6_read_format_raw_prints_values_only(backup_with_a_hole):
     assert b64.stdout == "eyJuIjogMCwgInMiOiAidmFsdWUtMCJ9\n", b64.stdout  # base64 of the first value
 
 
-def test_item6_read_says_when_the_first_offset_asked_for_is_in_a_gap(backup_with_a_hole):
+def test_read_says_when_the_first_offset_asked_for_is_in_a_gap(backup_with_a_hole):
     topic, path = backup_with_a_hole
     result = run_cli(["read", "--config", path, "--offset", "0:4", "--count", "1"], timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -101,7 +101,7 @@ def _cells(table: str, key: str) -> list[str]:
     return [c.strip() for c in line.replace("┃", "│").split("│") if c.strip()]
 
 
-def test_item5_status_reads_kafka_and_the_bucket(backed_up_with_lag):
+def test_status_reads_kafka_and_the_bucket(backed_up_with_lag):
     topic, group, _, path = backed_up_with_lag
     rows, table = _status(path)
     for partition, end in ((0, 8), (1, 6)):
@@ -115,7 +115,7 @@ def test_item5_status_reads_kafka_and_the_bucket(backed_up_with_lag):
         assert cells[5] == last and cells[7].endswith("s") and cells[8:] == ["6", "group"], cells
 
 
-def test_item5_status_shows_the_buckets_view_when_the_consumer_group_is_gone(backed_up_with_lag, kafka_bootstrap):
+def test_status_shows_the_buckets_view_when_the_consumer_group_is_gone(backed_up_with_lag, kafka_bootstrap):
     from confluent_kafka.admin import AdminClient
 
     topic, group, _, path = backed_up_with_lag

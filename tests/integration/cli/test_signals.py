@@ -73,7 +73,7 @@ def _produce_many(produce, topic: str) -> list[dict]:
     return records
 
 
-def test_item1_sigint_during_backup_once_exits_130_and_the_next_run_completes_exactly(
+def test_sigint_during_backup_once_exits_130_and_the_next_run_completes_exactly(
     make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, tmp_path
 ):
     topic, target = fresh_topic(2), fresh_topic(2)
@@ -99,7 +99,7 @@ def test_item1_sigint_during_backup_once_exits_130_and_the_next_run_completes_ex
     assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
 
 
-def test_item1_ctrl_c_on_a_terminal_reaches_the_whole_process_group_and_still_stops_cleanly(
+def test_ctrl_c_on_a_terminal_reaches_the_whole_process_group_and_still_stops_cleanly(
     make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, tmp_path
 ):
     """A terminal's Ctrl-C signals every process of the foreground group: the driver, the JVM and the Python workers
@@ -156,7 +156,7 @@ def test_item1_ctrl_c_on_a_terminal_reaches_the_whole_process_group_and_still_st
     assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
 
 
-def test_item1_second_sigint_aborts_at_once_and_the_next_run_completes_exactly(
+def test_second_sigint_aborts_at_once_and_the_next_run_completes_exactly(
     make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, tmp_path
 ):
     topic, target = fresh_topic(2), fresh_topic(2)
@@ -195,7 +195,7 @@ def test_item1_second_sigint_aborts_at_once_and_the_next_run_completes_exactly(
     assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
 
 
-def test_item1_sigterm_during_backup_follow_exits_143_and_the_next_run_completes_exactly(
+def test_sigterm_during_backup_follow_exits_143_and_the_next_run_completes_exactly(
     make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, tmp_path
 ):
     topic, target = fresh_topic(2), fresh_topic(2)
@@ -220,7 +220,7 @@ def test_item1_sigterm_during_backup_follow_exits_143_and_the_next_run_completes
     assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
 
 
-def test_item1_sigterm_during_restore_exits_143_and_the_next_run_completes_exactly(
+def test_sigterm_during_restore_exits_143_and_the_next_run_completes_exactly(
     make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, tmp_path
 ):
     topic, target = fresh_topic(2), fresh_topic(2)
@@ -248,7 +248,7 @@ def test_item1_sigterm_during_restore_exits_143_and_the_next_run_completes_exact
     assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
 
 
-def test_item8_log_format_json_one_object_per_line(make_config, fresh_bucket, fresh_topic, produce, tmp_path):
+def test_log_format_json_one_object_per_line(make_config, fresh_bucket, fresh_topic, produce, tmp_path):
     topic = fresh_topic(1)
     produce(topic, [{"value": b'{"i":%d}' % i} for i in range(6)])
     raw, _ = make_config(fresh_bucket, topic, flush__size="3")

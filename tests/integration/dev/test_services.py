@@ -49,8 +49,9 @@ def test_external_services_start_nothing(tmp_path, monkeypatch):
     assert not (tmp_path / "services" / "kafka").exists() and not (tmp_path / "services" / "s3").exists()
 
 
+@pytest.mark.issue(13, item=1)
 @pytest.mark.apache_kafka
-def test_item1_apache_kafka_up_status_env_and_down(tmp_path, monkeypatch):
+def test_apache_kafka_services_come_up_once_report_status_and_env_and_go_down(tmp_path, monkeypatch):
     """``KAFKA_S3_DEV_KAFKA=apache``: the services start Apache Kafka instead of noida-db (private ports and state)."""
     monkeypatch.setenv("KAFKA_S3_SERVICES_DIR", str(tmp_path / "services"))
     port = free_port_pair()
@@ -75,7 +76,8 @@ def test_item1_apache_kafka_up_status_env_and_down(tmp_path, monkeypatch):
     assert dev.status().startswith("kafka: stopped")
 
 
-def test_item1_apache_kafka_without_a_distribution_is_a_clear_error(tmp_path, monkeypatch):
+@pytest.mark.issue(13, item=1)
+def test_apache_kafka_without_a_distribution_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("KAFKA_S3_SERVICES_DIR", str(tmp_path / "services"))
     environ = {
         "KAFKA_S3_DEV_KAFKA": "apache",

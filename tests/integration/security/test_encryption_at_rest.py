@@ -59,7 +59,7 @@ def back_up_and_restore(engine, make_config, bucket, topic, kafka_bootstrap, set
     assert values_of(kafka_bootstrap, f"{topic}-copy") == values_of(kafka_bootstrap, topic)
 
 
-def test_item5_sse_c_backup_verify_restore_round_trip(
+def test_sse_c_backup_verify_restore_round_trip(
     engine, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, proxy, s3_client
 ):
     topic = fresh_topic(PARTITIONS)
@@ -78,7 +78,7 @@ def test_item5_sse_c_backup_verify_restore_round_trip(
     assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
 
 
-def test_item5_restore_without_the_customer_key_says_so(
+def test_restore_without_the_customer_key_says_so(
     engine, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap
 ):
     topic = fresh_topic(1)
@@ -93,7 +93,7 @@ def test_item5_restore_without_the_customer_key_says_so(
     assert "s3.sse.customer.key" in str(caught.value)
 
 
-def test_item5_sse_s3_is_requested_on_every_object_and_round_trips(
+def test_sse_s3_is_requested_on_every_object_and_round_trips(
     engine, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, proxy
 ):
     topic = fresh_topic(PARTITIONS)
@@ -107,7 +107,7 @@ def test_item5_sse_s3_is_requested_on_every_object_and_round_trips(
     assert all(r.headers.get(SSE) == "AES256" for r in created), [(r.path, r.headers.get(SSE)) for r in created]
 
 
-def test_item5_sse_kms_is_requested_as_configured_and_a_refusal_is_clear(
+def test_sse_kms_is_requested_as_configured_and_a_refusal_is_clear(
     engine, make_config, fresh_bucket, fresh_topic, produce, proxy
 ):
     topic = fresh_topic(1)
@@ -134,7 +134,7 @@ def test_item5_sse_kms_is_requested_as_configured_and_a_refusal_is_clear(
     )
 
 
-def test_item5_the_customer_key_is_never_printed(make_config, fresh_bucket, fresh_topic, produce, tmp_path):
+def test_the_customer_key_is_never_printed(make_config, fresh_bucket, fresh_topic, produce, tmp_path):
     topic = fresh_topic(1)
     produce(topic, records(1, 3))
     raw, _ = make_config(fresh_bucket, topic, **JSON, s3__sse__customer__key=CUSTOMER_KEY_B64)

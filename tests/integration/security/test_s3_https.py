@@ -31,7 +31,7 @@ def store_config(secure_s3, **settings: str):
     return SINK.parse({**raw, **secure_s3.settings("admin"), **settings})
 
 
-def test_item4_backup_verify_restore_over_https_with_private_ca(
+def test_backup_verify_restore_over_https_with_private_ca(
     secure_s3, secure_s3_config, engine, fresh_topic, produce, kafka_bootstrap
 ):
     topic = fresh_topic(PARTITIONS)
@@ -51,7 +51,7 @@ def test_item4_backup_verify_restore_over_https_with_private_ca(
     assert values_of(kafka_bootstrap, f"{topic}-copy") == values_of(kafka_bootstrap, topic)
 
 
-def test_item4_aws_ca_bundle_is_the_default_ca(secure_s3):
+def test_aws_ca_bundle_is_the_default_ca(secure_s3):
     config = store_config(secure_s3, **{"s3.ssl.ca.bundle": ""})
     spec = StoreSpec.from_config(config, {"AWS_CA_BUNDLE": str(secure_s3.ca_bundle)})
     store = spec.open()
@@ -75,7 +75,7 @@ def tls_failure(secure_s3) -> str:
 
 
 @pytest.mark.parametrize("source", ["setting", "AWS_CA_BUNDLE", "system CAs"])
-def test_item4_untrusted_certificate_names_tls_verification_and_the_endpoint(secure_s3, source):
+def test_untrusted_certificate_names_tls_verification_and_the_endpoint(secure_s3, source):
     environ: dict[str, str] = {}
     if source == "setting":
         config = store_config(secure_s3, **{"s3.ssl.ca.bundle": str(secure_s3.wrong_ca_bundle)})
@@ -96,7 +96,7 @@ def test_item4_untrusted_certificate_names_tls_verification_and_the_endpoint(sec
         store.close()
 
 
-def test_item4_cli_reports_an_untrusted_certificate_on_one_line(secure_s3, make_config, tmp_path):
+def test_cli_reports_an_untrusted_certificate_on_one_line(secure_s3, make_config, tmp_path):
     settings = {**secure_s3.settings("backup"), "s3.ssl.ca.bundle": str(secure_s3.wrong_ca_bundle)}
     raw, _ = make_config(secure_s3.bucket, "any-topic", **{k.replace(".", "__"): v for k, v in settings.items()})
     result = run_cli(["backup", "--once", "--config", str(write_properties(tmp_path / "b.properties", raw))])
@@ -107,7 +107,7 @@ def test_item4_cli_reports_an_untrusted_certificate_on_one_line(secure_s3, make_
     assert "secure-backup-secret" not in result.stderr + result.stdout
 
 
-def test_item4_missing_ca_bundle_file_is_a_config_error(secure_s3, tmp_path):
+def test_missing_ca_bundle_file_is_a_config_error(secure_s3, tmp_path):
     from kafka_s3.core.errors import ConfigError
 
     missing = tmp_path / "no-such-ca.pem"

@@ -42,7 +42,7 @@ def operation(request, bucket: str) -> str:
     return "Object"
 
 
-def test_item4_least_privilege_identities_back_up_verify_and_restore(
+def test_least_privilege_identities_back_up_verify_and_restore(
     secure_s3, secure_s3_config, recording_proxy, engine, fresh_topic, produce, kafka_bootstrap
 ):
     topic = fresh_topic(PARTITIONS)
@@ -84,7 +84,7 @@ def denied(secure_s3, action: str, where: str, call) -> str:
     return message
 
 
-def test_item4_a_missing_right_names_the_s3_action_and_the_object(secure_s3):
+def test_a_missing_right_names_the_s3_action_and_the_object(secure_s3):
     key = f"topics/lp-{uuid.uuid4().hex[:8]}/partition=0/k.bin"
     backup = store_as(secure_s3, "backup", **{"s3.part.size": str(5 * MiB)})
     restore = store_as(secure_s3, "restore", **{"s3.part.size": str(5 * MiB)})
@@ -110,7 +110,7 @@ def test_item4_a_missing_right_names_the_s3_action_and_the_object(secure_s3):
             store.close()
 
 
-def test_item4_a_backup_with_the_restore_identity_names_s3_putobject(secure_s3_config, fresh_topic, engine):
+def test_a_backup_with_the_restore_identity_names_s3_putobject(secure_s3_config, fresh_topic, engine):
     topic = fresh_topic(1)
     _, sink = secure_s3_config("restore", topic, **JSON)
 

@@ -112,7 +112,7 @@ def nothing_committed(secure_kafka, target: str, groups) -> bool:
     return all(v is None for offsets in committed(secure_kafka, target, groups).values() for v in offsets.values())
 
 
-def test_item3_restore_consumer_groups_over_sasl_ssl_with_least_privilege(
+def test_restore_consumer_groups_over_sasl_ssl_with_least_privilege(
     engine, secure_kafka, principal, secure_config, fresh_bucket, backed_up
 ):
     topic, groups, target = backed_up
@@ -132,7 +132,7 @@ def test_item3_restore_consumer_groups_over_sasl_ssl_with_least_privilege(
         assert resumed == {p: {"p": p, "i": AT} for p in range(PARTITIONS)}
 
 
-def test_item3_translation_without_offset_map_read_names_the_acl_and_commits_nothing(
+def test_translation_without_offset_map_read_names_the_acl_and_commits_nothing(
     engine, secure_kafka, principal, secure_config, fresh_bucket, backed_up
 ):
     topic, groups, target = backed_up
@@ -145,7 +145,7 @@ def test_item3_translation_without_offset_map_read_names_the_acl_and_commits_not
     assert nothing_committed(secure_kafka, target, groups)
 
 
-def test_item3_translation_without_describe_on_a_group_names_the_acl_and_commits_nothing(
+def test_translation_without_describe_on_a_group_names_the_acl_and_commits_nothing(
     engine, secure_kafka, principal, secure_config, fresh_bucket, backed_up
 ):
     topic, groups, target = backed_up
@@ -160,7 +160,7 @@ def test_item3_translation_without_describe_on_a_group_names_the_acl_and_commits
     assert nothing_committed(secure_kafka, target, groups)
 
 
-def test_item3_translation_without_read_on_a_group_names_the_acl_and_commits_nothing(
+def test_translation_without_read_on_a_group_names_the_acl_and_commits_nothing(
     engine, secure_kafka, principal, secure_config, fresh_bucket, backed_up
 ):
     topic, groups, target = backed_up
@@ -176,7 +176,7 @@ def test_item3_translation_without_read_on_a_group_names_the_acl_and_commits_not
     assert nothing_committed(secure_kafka, target, groups)  # not even groups[0], which it may commit
 
 
-def test_item3_groups_command_over_sasl_ssl_needs_no_group_right(
+def test_groups_command_over_sasl_ssl_needs_no_group_right(
     secure_kafka, principal, secure_config, fresh_bucket, backed_up, engine, tmp_path
 ):
     topic, groups, target = backed_up
@@ -203,7 +203,7 @@ def test_item3_groups_command_over_sasl_ssl_needs_no_group_right(
     assert nothing_committed(secure_kafka, target, groups)
 
 
-def test_item3_group_snapshots_without_describe_on_groups_warn_naming_the_acl(
+def test_group_snapshots_without_describe_on_groups_warn_naming_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket, s3_client, caplog
 ):
     topic = secure_topic(PARTITIONS)
@@ -225,7 +225,7 @@ def test_item3_group_snapshots_without_describe_on_groups_warn_naming_the_acl(
     assert not [o["Key"] for o in listed if "/consumer-groups/" in o["Key"]]
 
 
-def test_item3_group_snapshots_listing_all_groups_but_refused_one_warn_naming_it(
+def test_group_snapshots_listing_all_groups_but_refused_one_warn_naming_it(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket, s3_client, caplog
 ):
     topic = secure_topic(PARTITIONS)

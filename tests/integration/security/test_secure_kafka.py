@@ -32,7 +32,7 @@ def _read_all(settings: dict, topic: str, partitions: int) -> list[dict]:
     return out
 
 
-def test_item3_backup_status_and_restore_over_sasl_ssl_with_least_privilege(
+def test_backup_status_and_restore_over_sasl_ssl_with_least_privilege(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(2)
@@ -81,7 +81,7 @@ def test_item3_backup_status_and_restore_over_sasl_ssl_with_least_privilege(
     assert Restore(source, engine).run().records == 0  # its progress (in its group) was committed over SASL_SSL
 
 
-def test_item3_dataframe_reader_over_sasl_ssl_with_java_style_options(
+def test_dataframe_reader_over_sasl_ssl_with_java_style_options(
     spark, secure_kafka, principal, secure_topic, secure_produce
 ):
     topic = secure_topic(2)
@@ -107,7 +107,7 @@ def _fails_fast(call) -> tuple[Exception, float]:
     return caught.value, time.monotonic() - began
 
 
-def test_item3_wrong_password_fails_within_seconds_naming_the_mechanism(
+def test_wrong_password_fails_within_seconds_naming_the_mechanism(
     engine, secure_kafka, principal, secure_topic, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
@@ -122,7 +122,7 @@ def test_item3_wrong_password_fails_within_seconds_naming_the_mechanism(
     assert took < 10, f"took {took:.1f} s: {text}"
 
 
-def test_item3_wrong_password_exit_code_from_the_cli(
+def test_wrong_password_exit_code_from_the_cli(
     secure_kafka, principal, secure_topic, secure_config, fresh_bucket, tmp_path
 ):
     topic = secure_topic(1)
@@ -142,7 +142,7 @@ def test_item3_wrong_password_exit_code_from_the_cli(
     assert "authentication failed" in done.stderr.lower() and who.password not in done.stderr + done.stdout
 
 
-def test_item3_untrusted_certificate_names_tls_verification(
+def test_untrusted_certificate_names_tls_verification(
     engine, secure_kafka, principal, secure_topic, secure_config, fresh_bucket, tmp_path
 ):
     from kafka_s3.dev.secure_kafka import make_ca_and_broker_cert
@@ -158,7 +158,7 @@ def test_item3_untrusted_certificate_names_tls_verification(
     assert took < 10, f"took {took:.1f} s: {text}"
 
 
-def test_item3_backup_without_group_acl_names_the_acl(
+def test_backup_without_group_acl_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
@@ -173,7 +173,7 @@ def test_item3_backup_without_group_acl_names_the_acl(
     assert f"User:{who.user} lacks READ on group '{group}'" in text, text
 
 
-def test_item3_backup_without_topic_read_names_the_acl(
+def test_backup_without_topic_read_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
@@ -186,7 +186,7 @@ def test_item3_backup_without_topic_read_names_the_acl(
     assert f"User:{who.user} lacks READ on topic '{topic}'" in text, text
 
 
-def test_item3_restore_without_transactional_id_acl_names_the_acl(
+def test_restore_without_transactional_id_acl_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
@@ -206,7 +206,7 @@ def test_item3_restore_without_transactional_id_acl_names_the_acl(
     assert f"User:{who.user} lacks WRITE on transactional-id 'kafka-s3-restore-{source['name']}" in text, text
 
 
-def test_item3_restore_without_target_read_names_the_acl(
+def test_restore_without_target_read_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)
@@ -226,7 +226,7 @@ def test_item3_restore_without_target_read_names_the_acl(
     assert f"User:{who.user} lacks READ on topic '{target}'" in text, text
 
 
-def test_item3_restore_without_target_write_names_the_acl(
+def test_restore_without_target_write_names_the_acl(
     engine, secure_kafka, principal, secure_topic, secure_produce, secure_config, fresh_bucket
 ):
     topic = secure_topic(1)

@@ -44,7 +44,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_item3_4_worker_of_a_local_backup_and_restore_keeps_pandas_unloaded(
+def test_worker_of_a_local_backup_and_restore_keeps_pandas_unloaded(
     make_config, fresh_bucket, fresh_topic, produce, tmp_path
 ):
     topic = fresh_topic(1)

@@ -38,7 +38,7 @@ def backed_up(backup, make_config, fresh_bucket, fresh_topic, produce, kafka_boo
     return topic, options(make_config, fresh_bucket, topic, ENVELOPE), read_topic(kafka_bootstrap, topic)
 
 
-def test_item18_5_point_lookup_plans_only_the_covering_object(backed_up):
+def test_point_lookup_plans_only_the_covering_object(backed_up):
     topic, raw, _ = backed_up
     reader = BackupDataSource({**raw, "pushdown": "true"}).reader(None)  # the reader Spark builds, planned as it does
     assert list(reader.pushFilters([EqualTo(("partition",), 1), In(("offset",), WANTED)])) == []
@@ -49,12 +49,10 @@ def test_item18_5_point_lookup_plans_only_the_covering_object(backed_up):
     assert [len(p.objects) for p in everything] == [PER_PARTITION // FLUSH] * 2
 
 
-def test_item18_5_point_lookup_returns_exactly_the_rows_and_never_reads_other_objects(
-    backed_up, spark, s3_client, fresh_bucket
-):
+def test_point_lookup_returns_exactly_the_rows_and_never_reads_other_objects(backed_up, spark, s3_client, fresh_bucket):
     topic, raw, original = backed_up
 
-    def pushed():  # a DataFrame per query (see test_item18_5_without_pushdown_a_dataframe_serves_every_query)
+    def pushed():  # a DataFrame per query (see test_without_pushdown_a_dataframe_serves_every_query)
         return spark.read.format("kafka-s3").options(**raw).option("pushdown", "true").load()
 
     in_list = ", ".join(map(str, WANTED))
@@ -95,7 +93,7 @@ def test_item18_5_point_lookup_returns_exactly_the_rows_and_never_reads_other_ob
         pushed().count()
 
 
-def test_item18_5_without_pushdown_a_dataframe_serves_every_query(backed_up, spark):
+def test_without_pushdown_a_dataframe_serves_every_query(backed_up, spark):
     """The default: nothing is pushed, so one DataFrame answers a lookup and then a full count exactly. (With
     pushdown on, Spark 4.3 would answer the count with the lookup's plan: the read plan of a pushed query is kept on
     the DataFrame's relation and reused by a later query that pushes no filter.)"""
@@ -105,7 +103,7 @@ def test_item18_5_without_pushdown_a_dataframe_serves_every_query(backed_up, spa
     assert df.count() == 2 * PER_PARTITION
 
 
-def test_item18_5_plain_backup_offset_range(
+def test_a_pushed_down_offset_range_of_a_plain_json_backup_gives_the_full_scans_rows(
     backup, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, spark
 ):
     """Derived offsets (JSON, no envelope): a pushed-down range gives the rows a full scan gives."""

@@ -92,7 +92,7 @@ def expected_rows(records: list[dict], partitions: int) -> dict[int, list[tuple]
     return out
 
 
-def test_item4_backup_and_restore_through_spark_connect_are_record_exact(
+def test_backup_and_restore_through_spark_connect_are_record_exact(
     connect_url, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, tmp_path
 ):
     topic = fresh_topic(2)
@@ -137,7 +137,7 @@ def test_item4_backup_and_restore_through_spark_connect_are_record_exact(
     assert read_back(kafka_bootstrap, target) == expected_rows(records, 2)
 
 
-def test_item4_dataframe_readers_and_engine_over_spark_connect(
+def test_an_engine_and_both_dataframe_readers_on_a_connect_session_give_the_backed_up_records(
     connect_url, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap
 ):
     from kafka_s3.pipelines.backup.driver import Backup
@@ -182,7 +182,7 @@ def test_item4_dataframe_readers_and_engine_over_spark_connect(
         spark.stop()  # this client only: the server and its shared session go on
 
 
-def test_item4_spark_connect_refusals_name_the_key_or_the_server(connect_url):
+def test_spark_connect_refusals_name_the_key_or_the_server(connect_url):
     from kafka_s3.spark.session import build_session
 
     with pytest.raises(ConfigError) as static:

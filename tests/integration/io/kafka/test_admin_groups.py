@@ -11,7 +11,8 @@ from kafka_s3.io.kafka.admin import Admin
 pytestmark = pytest.mark.integration
 
 
-def test_item2_offsets_committed_with_and_without_metadata_read_back(kafka_bootstrap, fresh_topic):
+@pytest.mark.issue(13, item=2)
+def test_offsets_committed_with_and_without_metadata_read_back(kafka_bootstrap, fresh_topic):
     """Found while making every group call retried: a commit without metadata strings failed before it was sent
     (``TopicPartition(..., metadata=None)`` is refused by confluent-kafka)."""
     topic = fresh_topic(2)

@@ -33,7 +33,7 @@ def fresh_apache_kafka(tmp_path):
     dev.stop_apache_kafka(directory)
 
 
-def test_item2_first_backup_and_restore_right_after_apache_kafka_starts(
+def test_first_backup_and_restore_right_after_apache_kafka_starts(
     fresh_apache_kafka, engine, make_config, fresh_bucket
 ):
     bootstrap = fresh_apache_kafka

@@ -166,7 +166,8 @@ def test_a_part_that_keeps_failing_aborts_the_multipart_upload(open_s3, s3_clien
     assert store.head("doomed.bin") is None
 
 
-def test_item15_a_409_conflict_at_completion_is_retried(open_s3, s3_client, fresh_bucket, fault_proxy):
+@pytest.mark.issue(14, item=15)
+def test_a_409_conflict_at_completion_is_retried(open_s3, s3_client, fresh_bucket, fault_proxy):
     """409 ConditionalRequestConflict is a race with another request on the key, not "exists": S3 asks for a retry,
     which completes the object (or answers 412 when the other writer won)."""
     store = open_s3({**SMALL_PART, "s3.part.retries": "2"}, endpoint=fault_proxy.url)
@@ -182,7 +183,8 @@ def test_item15_a_409_conflict_at_completion_is_retried(open_s3, s3_client, fres
     assert pending_uploads(s3_client, fresh_bucket) == []
 
 
-def test_item15_a_409_conflict_on_put_is_retried_and_a_lasting_one_is_not_exists(open_s3, fault_proxy):
+@pytest.mark.issue(14, item=15)
+def test_a_409_conflict_on_put_is_retried_and_a_lasting_one_is_not_exists(open_s3, fault_proxy):
     store = open_s3({"s3.part.retries": "2"}, endpoint=fault_proxy.url)
     fault_proxy.fail(409, times=1, code="ConditionalRequestConflict", method="PUT", path="raced.bin")
     store.put("raced.bin", b"x")

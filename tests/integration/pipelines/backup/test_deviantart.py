@@ -41,7 +41,7 @@ def deviantart_blocks(lines: list[str], block: int) -> list[list[str]]:
     return blocks
 
 
-def test_item9_deviantart_config_writes_deviantarts_names_index_and_cursor(
+def test_deviantart_config_writes_deviantarts_names_index_and_cursor(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic = fresh_topic(1)

@@ -43,7 +43,7 @@ def _value(user) -> bytes:
     return json.dumps({"schema": SCHEMA, "payload": payload}).encode()
 
 
-def test_item8_lenses_csv_backup_bytes_and_restore(
+def test_lenses_csv_backup_writes_lenses_names_and_bytes_and_restores_the_rows(
     engine, make_config, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic, target = fresh_topic(1), fresh_topic(1)
@@ -76,7 +76,7 @@ def test_item8_lenses_csv_backup_bytes_and_restore(
     assert [(r["key"], r["value"]) for r in read_topic(kafka_bootstrap, target)[0]] == [(None, row) for row in ROWS]
 
 
-def test_item8_lenses_layout_csv_bucket_restores_lines(restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap):
+def test_lenses_layout_csv_bucket_restores_lines(restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap):
     source, target = f"users-{fresh_topic(1)}", fresh_topic(1)
     objects = {  # flush.count=2: offsets 0-1, then 2; names hold the last offset and the records' min/max timestamps
         f"in/{source}/0/000000000001_1700000000000_1700000001000.csv": HEADER + ROWS[0] + b"\n" + ROWS[1] + b"\n",

@@ -21,7 +21,7 @@ LENSES_SOURCE = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector
 APRIL, JUNE = 1270188000000, 1340863200000  # 2010-04-02T06:00Z, 2012-06-28T06:00Z
 
 
-def test_item6_lenses_date_directories_backup_and_restore(
+def test_lenses_date_directories_back_up_and_restore(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic, target = fresh_topic(1), fresh_topic(1)

@@ -60,7 +60,7 @@ def _wait(predicate, what: str, timeout: float = 120.0) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_item15_lenses_flush_interval_commits_a_continuous_backup_since_the_object_opened(
+def test_lenses_flush_interval_commits_a_continuous_backup_since_the_object_opened(
     engine, make_config, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic, target = fresh_topic(1), fresh_topic(1)

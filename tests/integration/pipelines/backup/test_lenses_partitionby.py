@@ -28,7 +28,7 @@ RECORDS = [
 ]
 
 
-def test_item6_lenses_partitionby_backup_has_lenses_names_and_restores_record_exact(
+def test_lenses_partitionby_backup_has_lenses_names_and_restores_record_exact(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic, target = fresh_topic(2), fresh_topic(2)
@@ -71,7 +71,7 @@ def test_item6_lenses_partitionby_backup_has_lenses_names_and_restores_record_ex
         ]
 
 
-def test_item6_lenses_padding_properties_pad_names_and_a_lenses_source_restores_them(
+def test_lenses_padding_properties_pad_names_and_a_lenses_source_restores_them(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     """LS ``config/padding/PaddingService``: ``padding.length.<field>`` replaces the default ``offset`` 12 with the

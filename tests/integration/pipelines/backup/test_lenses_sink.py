@@ -76,7 +76,7 @@ def _expected_objects(topic: str) -> dict[str, bytes]:
     return objects
 
 
-def test_item6_lenses_sink_config_backs_up_lenses_bytes_and_a_lenses_source_restores_them(
+def test_lenses_sink_config_backs_up_lenses_bytes_and_a_lenses_source_restores_them(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic, target = fresh_topic(2), fresh_topic(2)

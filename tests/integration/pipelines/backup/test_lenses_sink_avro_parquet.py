@@ -151,7 +151,7 @@ def _read_object(fmt: str, body: bytes) -> tuple[str, list[dict], list[int]]:
 
 
 @pytest.mark.parametrize("fmt", ["avro", "parquet"])
-def test_item6_lenses_sink_avro_parquet_envelope_backs_up_lenses_objects_and_restores_record_exact(
+def test_lenses_sink_avro_parquet_envelope_backs_up_lenses_objects_and_restores_record_exact(
     fmt, backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic, target = fresh_topic(2), fresh_topic(2)
@@ -218,7 +218,7 @@ def _assert_restored(restored) -> None:
         ]
 
 
-def test_item6_lenses_sink_avro_without_envelope_backs_up_values_and_restores_them(
+def test_lenses_sink_avro_without_envelope_backs_up_values_and_restores_them(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     """Without the envelope Lenses writes the value alone with its schema (LS ``AvroFormatWriter.write``:
@@ -260,7 +260,7 @@ def test_item6_lenses_sink_avro_without_envelope_backs_up_values_and_restores_th
     assert [(r["key"], r["value"], list(r["headers"])) for r in restored] == [(None, v.encode(), []) for v in values]
 
 
-def test_item6_lenses_sink_parquet_partitionby_has_lenses_names_and_restores_record_exact(
+def test_lenses_sink_parquet_partitionby_has_lenses_names_and_restores_record_exact(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     """``PARTITIONBY _key STOREAS PARQUET``: LS ``sink/naming/CloudKeyNamer.finalFilename`` and ``FileNamer

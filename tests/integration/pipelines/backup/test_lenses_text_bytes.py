@@ -37,7 +37,7 @@ def _data_keys(s3_client, bucket: str, prefix: str) -> list[str]:
     return sorted(k for k in list_keys(s3_client, bucket, prefix) if "/_kafka-s3/" not in k)
 
 
-def test_item6_lenses_text_backup_writes_lenses_bytes_and_a_lenses_source_restores_the_values(
+def test_lenses_text_backup_writes_lenses_bytes_and_a_lenses_source_restores_the_values(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic, target = fresh_topic(1), fresh_topic(1)
@@ -84,7 +84,7 @@ def test_item6_lenses_text_backup_writes_lenses_bytes_and_a_lenses_source_restor
     assert [r["value"] for r in read_topic(kafka_bootstrap, again)[0]] == [v.encode() for v in values]
 
 
-def test_item6_lenses_bytes_backup_one_object_per_record_and_a_lenses_source_restores_them(
+def test_lenses_bytes_backup_one_object_per_record_and_a_lenses_source_restores_them(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic, target = fresh_topic(2), fresh_topic(2)
@@ -118,7 +118,7 @@ def test_item6_lenses_bytes_backup_one_object_per_record_and_a_lenses_source_res
     assert [(r["key"], r["value"]) for r in restored[1]] == [(None, records[2][1])]
 
 
-def test_item7_lenses_layout_text_and_bytes_buckets_restore_record_exact(
+def test_lenses_layout_text_and_bytes_buckets_restore_record_exact(
     restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
 ):
     """Golden buckets as Lenses' sink lays them out (names from LS ``FileNamer.OffsetFileNamer`` and
@@ -155,7 +155,7 @@ def test_item7_lenses_layout_text_and_bytes_buckets_restore_record_exact(
     assert [r["value"] for r in read_topic(kafka_bootstrap, bytes_target)[0]] == [b"\x01\x02\n", b"\xfe"]
 
 
-def test_item6_lenses_text_value_with_a_line_break_is_counted_and_its_restore_refused(
+def test_lenses_text_value_with_a_line_break_is_counted_and_its_restore_refused(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     """Lenses writes ``two\\nlines`` as ``two\\\\nlines`` (``StringSinkData.safeValue``) and a ``\\r`` raw, which its

@@ -23,7 +23,7 @@ def _config(make_config, bucket, topic, **properties):
     return make_config(bucket, topic, **{k.replace(".", "__"): v for k, v in props.items()})
 
 
-def test_item12_chunk_conflict_restart_surfaces_a_failed_background_upload(
+def test_chunk_conflict_restart_surfaces_a_failed_background_upload(
     make_config, fresh_bucket, fresh_topic, produce, s3_client, s3_env
 ):
     topic = fresh_topic(1)
@@ -57,7 +57,7 @@ def test_item12_chunk_conflict_restart_surfaces_a_failed_background_upload(
     assert f"{topic}+0+0000000000.bin" not in " ".join(data_keys(s3_client, fresh_bucket, topic))
 
 
-def test_item10_a_failing_partition_does_not_stall_the_others_in_follow_mode(
+def test_a_failing_partition_does_not_stall_the_others_in_follow_mode(
     engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, s3_env, kafka_bootstrap
 ):
     topic = fresh_topic(2)
@@ -99,7 +99,7 @@ def test_item10_a_failing_partition_does_not_stall_the_others_in_follow_mode(
     assert len(data_keys(s3_client, fresh_bucket, topic)) == 4
 
 
-def test_item10_once_retries_a_failing_partition_then_gives_up_naming_it(
+def test_once_retries_a_failing_partition_then_gives_up_naming_it(
     engine, make_config, fresh_bucket, fresh_topic, produce, s3_env, kafka_bootstrap
 ):
     topic = fresh_topic(2)

@@ -28,7 +28,7 @@ def _values(n: int, start: int = 0) -> list[dict]:
     return [{"value": f"v{i}".encode()} for i in range(start, start + n)]
 
 
-def test_item8_resume_waits_for_uploading_predecessors(
+def test_resume_waits_for_uploading_predecessors(
     engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic = fresh_topic(1)
@@ -50,7 +50,7 @@ def test_item8_resume_waits_for_uploading_predecessors(
     assert group_offsets(kafka_bootstrap, group_id(other), topic, 1) == {0: 9}
 
 
-def test_item13_resume_inside_a_chunk_writes_no_overlapping_object(
+def test_resume_inside_a_chunk_writes_no_overlapping_object(
     engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic = fresh_topic(1)
@@ -75,7 +75,7 @@ def test_item13_resume_inside_a_chunk_writes_no_overlapping_object(
     assert group_offsets(kafka_bootstrap, group_id(other), topic, 1) == {0: 12}
 
 
-def test_item9_group_offset_beyond_a_recreated_log_is_an_error(
+def test_group_offset_beyond_a_recreated_log_is_an_error(
     engine, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, tmp_path
 ):
     topic = fresh_topic(1)
@@ -109,7 +109,7 @@ def test_item9_group_offset_beyond_a_recreated_log_is_an_error(
 
 
 @pytest.mark.timeout(300)
-def test_item9_bucket_beyond_the_log_end_is_an_error(
+def test_bucket_beyond_the_log_end_is_an_error(
     engine, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap
 ):
     topic = fresh_topic(1)

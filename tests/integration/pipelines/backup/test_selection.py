@@ -54,7 +54,8 @@ def test_the_per_cycle_cap_bounds_each_cycle_to_the_chunk_open_at_the_cap(
     assert len(data_keys(s3_client, fresh_bucket, topic)) == 10
 
 
-def test_item17_backup_leaves_out_the_restores_offset_map_topic(
+@pytest.mark.issue(17)
+def test_backup_leaves_out_the_restores_offset_map_topic(
     engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, caplog
 ):
     """Issue 17: the restores' offset-map topic (``restore.offset.map.topic``) is kafka-s3's own bookkeeping of the

@@ -21,7 +21,7 @@ def _config(make_config, bucket, topic, **properties):
     return make_config(bucket, topic, **{k.replace(".", "__"): v for k, v in props.items()})[1]
 
 
-def test_item15_a_store_ignoring_conditional_puts_is_refused_unless_allowed(
+def test_a_store_ignoring_conditional_puts_is_refused_unless_allowed(
     engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, s3_env, kafka_bootstrap, caplog
 ):
     topic = fresh_topic(1)
@@ -48,9 +48,7 @@ def test_item15_a_store_ignoring_conditional_puts_is_refused_unless_allowed(
         assert group_offsets(kafka_bootstrap, group_id(allowed), topic, 1) == {0: 3}
 
 
-def test_item15_a_conforming_store_is_probed_once_per_backup(
-    engine, make_config, fresh_bucket, fresh_topic, produce, s3_env
-):
+def test_a_conforming_store_is_probed_once_per_backup(engine, make_config, fresh_bucket, fresh_topic, produce, s3_env):
     topic = fresh_topic(1)
     produce(topic, [{"value": f"v{i}".encode()} for i in range(3)])
     with FaultProxy(s3_env["endpoint_url"]) as proxy:

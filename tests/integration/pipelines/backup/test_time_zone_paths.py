@@ -31,7 +31,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("zone", list(CASES))
-def test_item2_joda_zone_directories_and_exact_restore(
+def test_joda_zone_ids_back_up_into_confluents_directories_and_restore_exactly(
     zone, backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     topic, target = fresh_topic(1), fresh_topic(1)

@@ -61,7 +61,7 @@ def _expected(records) -> list[tuple]:
     return [(k.encode(), None if v is None else v.encode(), [(hk, hv.encode()) for hk, hv in h]) for k, v, h in records]
 
 
-def test_item1_write_mode_backs_tombstones_up_in_the_tombstone_directory_and_restores_them(
+def test_write_mode_backs_tombstones_up_in_the_tombstone_directory_and_restores_them(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     source, target = fresh_topic(1), fresh_topic(1)
@@ -116,7 +116,7 @@ def confluent_objects(topic: str, records, files) -> dict[str, bytes]:
     return objects
 
 
-def test_item1_confluent_made_tombstone_objects_restore_at_their_offsets(
+def test_confluent_made_tombstone_objects_restore_at_their_offsets(
     restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
 ):
     source, target = f"confluent-{fresh_topic(1)}", fresh_topic(1)
@@ -147,7 +147,7 @@ def test_item1_confluent_made_tombstone_objects_restore_at_their_offsets(
     assert _restored(kafka_bootstrap, target) == _expected(records)
 
 
-def test_item1_dataframe_reader_gives_tombstones_at_their_offsets(
+def test_dataframe_reader_gives_tombstones_at_their_offsets(
     spark, backup, make_config, fresh_bucket, fresh_topic, produce
 ):
     topic = fresh_topic(1)
@@ -162,9 +162,7 @@ def test_item1_dataframe_reader_gives_tombstones_at_their_offsets(
     assert got == [(o, k.encode(), None if v is None else v.encode()) for o, (k, v, _) in enumerate(records)]
 
 
-def test_item1_verify_deep_finds_a_write_mode_bucket_whole(
-    engine, backup, make_config, fresh_bucket, fresh_topic, produce
-):
+def test_verify_deep_finds_a_write_mode_bucket_whole(engine, backup, make_config, fresh_bucket, fresh_topic, produce):
     from kafka_s3.pipelines.verify import verify
 
     topic = fresh_topic(1)

@@ -54,7 +54,8 @@ def configs(make_config, fresh_bucket, tmp_path):
     return make
 
 
-def test_item_h14e_a_lost_middle_chunk_and_its_manifest_stop_restore_verify_and_reader(
+@pytest.mark.issue(14)
+def test_a_lost_middle_chunk_and_its_manifest_stop_restore_verify_and_reader(
     backup, produce, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap, configs
 ):
     topic = fresh_topic(2)
@@ -95,7 +96,8 @@ def test_item_h14e_a_lost_middle_chunk_and_its_manifest_stop_restore_verify_and_
     assert [len(rows) for rows in read_topic(kafka_bootstrap, target).values()] == [9, 6]
 
 
-def test_item_h14e_transaction_markers_between_chunks_are_no_false_alarm(
+@pytest.mark.issue(14)
+def test_transaction_markers_between_chunks_are_no_false_alarm(
     backup, restorer, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap
 ):
     topic = fresh_topic(1)

@@ -46,7 +46,7 @@ def put_deviantart(s3_client, bucket: str, topic: str) -> None:
     s3_client.put_object(Bucket=bucket, Key=f"topics/last_chunk_index.{topic}-00000.txt", Body=data_key.encode())
 
 
-def test_item10_a_confluent_prefix_is_detected_said_in_the_plan_and_restored(
+def test_a_confluent_prefix_is_detected_said_in_the_plan_and_restored(
     restorer, make_config, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
 ):
     source, target = f"confluent-{fresh_topic(1)}", fresh_topic(1)
@@ -67,7 +67,7 @@ def test_item10_a_confluent_prefix_is_detected_said_in_the_plan_and_restored(
     assert [r["value"] for r in read_records(config, 0, 3, 2)] == [b"v3", b"v4"]
 
 
-def test_item10_a_prefix_mixing_confluent_and_deviantart_objects_is_refused(
+def test_a_prefix_mixing_confluent_and_deviantart_objects_is_refused(
     restorer, make_config, fresh_bucket, fresh_topic, s3_client
 ):
     topic = f"mixed-{fresh_topic(1)}"
@@ -86,7 +86,7 @@ def test_item10_a_prefix_mixing_confluent_and_deviantart_objects_is_refused(
         verify(config, None)
 
 
-def test_item10_restore_layout_overrides_the_detection(restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap):
+def test_restore_layout_overrides_the_detection(restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap):
     source, target = f"override-{fresh_topic(1)}", fresh_topic(1)
     put_confluent(s3_client, fresh_bucket, source)
     put_deviantart(s3_client, fresh_bucket, source)  # would be a mix; restore.layout says which to read
@@ -100,7 +100,7 @@ def test_item10_restore_layout_overrides_the_detection(restorer, fresh_bucket, f
     assert [r["value"] for r in read_topic(kafka_bootstrap, target)[0]] == [v.encode() for v in VALUES]
 
 
-def test_item10_a_peer_layout_without_its_reader_is_refused_by_name(
+def test_a_peer_layout_without_its_reader_is_refused_by_name(
     restorer, fresh_bucket, fresh_topic, s3_client, monkeypatch
 ):
     """Lenses' reader is issue 15 part B's plugin: a version without it says so rather than finding nothing."""

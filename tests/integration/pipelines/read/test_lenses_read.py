@@ -1,8 +1,9 @@
 """Issue 15 (B, D10): the DataFrame reader (``spark.read.format("kafka-s3")``) and ``kafka-s3 read`` on a bucket
 written by Lenses' S3 sink, configured by a Lenses source configuration, give the records Lenses' source gives.
 
-The bucket is the one ``test_item7_lenses_restore`` builds from Lenses' source code (LS ``sink/naming/FileNamer``,
-``sink/transformers/SchemalessEnvelopeTransformer``, ``conversion/ToJsonDataConverter``, ``seek/IndexManagerV2``):
+The bucket is the one ``tests.integration.pipelines.restore.test_lenses_json`` builds from Lenses' source code (LS
+``sink/naming/FileNamer``, ``sink/transformers/SchemalessEnvelopeTransformer``, ``conversion/ToJsonDataConverter``,
+``seek/IndexManagerV2``):
 names hold each object's last offset, envelope lines carry key, value, headers and metadata.
 """
 
@@ -12,7 +13,7 @@ import json
 
 import pytest
 
-from tests.integration.pipelines.restore.test_item7_lenses_restore import (
+from tests.integration.pipelines.restore.test_lenses_json import (
     LENSES_SOURCE,
     RECORDS,
     _bytes,
@@ -40,7 +41,7 @@ def lenses_bucket(make_config, fresh_bucket, fresh_topic, s3_client):
     return source, raw
 
 
-def test_item3_dataframe_reader_on_a_lenses_bucket_gives_the_envelope_records(spark, lenses_bucket):
+def test_dataframe_reader_on_a_lenses_bucket_gives_the_envelope_records(spark, lenses_bucket):
     topic, raw = lenses_bucket
 
     df = spark.read.format("kafka-s3").options(**raw).load()
@@ -55,7 +56,7 @@ def test_item3_dataframe_reader_on_a_lenses_bucket_gives_the_envelope_records(sp
     ]
 
 
-def test_item3_kafka_s3_read_on_a_lenses_bucket_prints_its_records(lenses_bucket, tmp_path):
+def test_kafka_s3_read_on_a_lenses_bucket_prints_its_records(lenses_bucket, tmp_path):
     topic, raw = lenses_bucket
     path = write_properties(tmp_path / "lenses-source.properties", raw)
 
@@ -71,12 +72,12 @@ def test_item3_kafka_s3_read_on_a_lenses_bucket_prints_its_records(lenses_bucket
     assert docs[0]["key"] == "k1" and json.loads(docs[0]["value"]) == RECORDS[0][3]
 
 
-def test_item3_dataframe_reader_on_a_lenses_avro_envelope_bucket(
+def test_dataframe_reader_on_a_lenses_avro_envelope_bucket_gives_its_records_headers_and_timestamps(
     spark, make_config, fresh_bucket, fresh_topic, s3_client
 ):
-    from tests.integration.pipelines.restore.test_item2_lenses_avro_parquet import RECORDS as AVRO_RECORDS
-    from tests.integration.pipelines.restore.test_item2_lenses_avro_parquet import _kcql as avro_kcql
-    from tests.integration.pipelines.restore.test_item2_lenses_avro_parquet import lenses_objects as avro_objects
+    from tests.integration.pipelines.restore.test_lenses_avro_parquet import RECORDS as AVRO_RECORDS
+    from tests.integration.pipelines.restore.test_lenses_avro_parquet import _kcql as avro_kcql
+    from tests.integration.pipelines.restore.test_lenses_avro_parquet import lenses_objects as avro_objects
 
     topic = f"orders-{fresh_topic(1)}"
     for key, body in avro_objects(topic, "avro", True).items():

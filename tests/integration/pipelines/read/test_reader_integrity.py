@@ -47,7 +47,8 @@ def plan(raw: dict[str, str], filters=None, **options: str):
     return reader.partitions()
 
 
-def test_h14d_reader_refuses_a_deleted_data_object(backed_up, s3_client, fresh_bucket, spark):
+@pytest.mark.issue(14)
+def test_reader_refuses_a_deleted_data_object(backed_up, s3_client, fresh_bucket, spark):
     topic, raw = backed_up
     key = data_key(topic, 1, 3)
     s3_client.delete_object(Bucket=fresh_bucket, Key=key)
@@ -74,7 +75,8 @@ def test_h14d_reader_refuses_a_deleted_data_object(backed_up, s3_client, fresh_b
     assert sorted((p.partition, [o.start for o in p.objects]) for p in kept) == [(0, [0, 3, 6]), (1, [0, 6])]
 
 
-def test_h14d_reader_refuses_a_truncated_data_object(backed_up, s3_client, fresh_bucket):
+@pytest.mark.issue(14)
+def test_reader_refuses_a_truncated_data_object(backed_up, s3_client, fresh_bucket):
     topic, raw = backed_up
     key = data_key(topic, 0, 6)
     replace_object(s3_client, fresh_bucket, key, get_object(s3_client, fresh_bucket, key)[:-5])
@@ -82,7 +84,8 @@ def test_h14d_reader_refuses_a_truncated_data_object(backed_up, s3_client, fresh
         plan(raw)
 
 
-def test_h14d_reader_refuses_a_deleted_committed_manifest(backed_up, s3_client, fresh_bucket):
+@pytest.mark.issue(14)
+def test_reader_refuses_a_deleted_committed_manifest(backed_up, s3_client, fresh_bucket):
     topic, raw = backed_up
     # A middle chunk's manifest alone: its object, which no manifest names any more, cannot be verified: refused.
     s3_client.delete_object(Bucket=fresh_bucket, Key=manifest_key(topic, 0, 3))
@@ -99,7 +102,8 @@ def test_h14d_reader_refuses_a_deleted_committed_manifest(backed_up, s3_client, 
     assert [p.partition for p in plan(raw, [EqualTo(("partition",), 1)], pushdown="true")] == [1]
 
 
-def test_h14d_kafka_s3_read_refuses_a_missing_object_in_its_range(backed_up, s3_client, fresh_bucket, make_config):
+@pytest.mark.issue(14)
+def test_kafka_s3_read_refuses_a_missing_object_in_its_range(backed_up, s3_client, fresh_bucket, make_config):
     topic, raw = backed_up
     key = data_key(topic, 1, 3)
     s3_client.delete_object(Bucket=fresh_bucket, Key=key)
@@ -112,7 +116,8 @@ def test_h14d_kafka_s3_read_refuses_a_missing_object_in_its_range(backed_up, s3_
     assert [r["offset"] for r in read_records(config, 1, 0, 2, topic)] == [0, 1]
 
 
-def test_h14d_bounded_restore_and_read_cli_refuse_a_missing_object_in_their_range(
+@pytest.mark.issue(14)
+def test_bounded_restore_and_read_cli_refuse_a_missing_object_in_their_range(
     backed_up, s3_client, fresh_bucket, fresh_topic, kafka_bootstrap, tmp_path
 ):
     topic, raw = backed_up

@@ -73,7 +73,7 @@ def confluent_objects(topic: str, fmt: str) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("fmt", ["avro", "json"])
-def test_item1_confluent_written_keys_and_headers_restore_record_exact(
+def test_confluent_written_keys_and_headers_restore_record_exact(
     fmt, restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
 ):
     source, target = f"confluent-{fresh_topic(1)}", fresh_topic(1)

@@ -89,7 +89,7 @@ def restore_properties(source: str, target: str, **more) -> dict:
     return {**ENVELOPE, "topic.rename": f"{source}:{target}", "restore.transaction.records": "90", **more}
 
 
-def test_item17_group_resumes_at_source_record_500_after_an_exactly_once_restore(
+def test_group_resumes_at_source_record_500_after_an_exactly_once_restore(
     source, target, group, backup, restorer, fresh_bucket, kafka_bootstrap, s3_client
 ):
     backup(fresh_bucket, source, ENVELOPE)
@@ -113,7 +113,7 @@ def test_item17_group_resumes_at_source_record_500_after_an_exactly_once_restore
     assert next_records(kafka_bootstrap, target, group, PARTITIONS) == {p: p * 1000 + AT for p in range(PARTITIONS)}
 
 
-def test_item17_a_second_backup_without_group_changes_writes_no_new_snapshot(
+def test_a_second_backup_without_group_changes_writes_no_new_snapshot(
     source, group, backup, fresh_bucket, s3_client, produce, kafka_bootstrap
 ):
     backup(fresh_bucket, source, ENVELOPE)
@@ -126,7 +126,7 @@ def test_item17_a_second_backup_without_group_changes_writes_no_new_snapshot(
     assert len(s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix=prefix)["Contents"]) == 2  # history kept
 
 
-def test_item17_disabled_or_unmatched_groups_are_not_recorded(source, backup, fresh_bucket, s3_client):
+def test_disabled_or_unmatched_groups_are_not_recorded(source, backup, fresh_bucket, s3_client):
     backup(fresh_bucket, source, {**ENVELOPE, "backup.consumer.groups.regex": "nothing-matches"})
     listed = s3_client.list_objects_v2(Bucket=fresh_bucket, Prefix="topics/_kafka-s3/")["Contents"]
     assert not [o["Key"] for o in listed if "/consumer-groups/" in o["Key"]]
@@ -135,7 +135,7 @@ def test_item17_disabled_or_unmatched_groups_are_not_recorded(source, backup, fr
     assert not [o["Key"] for o in listed if "/consumer-groups/" in o["Key"]]
 
 
-def test_item17_point_in_time_bound_before_the_group_offset_puts_the_group_at_the_target_end(
+def test_point_in_time_bound_before_the_group_offset_puts_the_group_at_the_target_end(
     source, target, group, backup, restorer, fresh_bucket, kafka_bootstrap
 ):
     backup(fresh_bucket, source, ENVELOPE)
@@ -153,7 +153,7 @@ def test_item17_point_in_time_bound_before_the_group_offset_puts_the_group_at_th
     assert committed == {(target, p): ends[p] for p in range(PARTITIONS)}
 
 
-def test_item17_a_group_with_active_members_on_the_target_is_refused(
+def test_a_group_with_active_members_on_the_target_is_refused(
     source, target, group, backup, restorer, fresh_bucket, kafka_bootstrap
 ):
     from confluent_kafka import Consumer
@@ -194,7 +194,7 @@ def produce_with_gaps(bootstrap: str, topic: str, partitions: int) -> None:
             producer.abort_transaction(30)
 
 
-def test_item17_source_with_gaps_group_in_an_aborted_range_resumes_at_the_next_restored_record(
+def test_source_with_gaps_group_in_an_aborted_range_resumes_at_the_next_restored_record(
     fresh_topic, target, group, backup, restorer, fresh_bucket, kafka_bootstrap
 ):
     source = fresh_topic(PARTITIONS)
@@ -238,7 +238,7 @@ def open_transaction_on(bootstrap: str, topic: str):
     return producer
 
 
-def test_item17_a_transaction_open_on_the_offset_map_topic_is_waited_for_not_read_as_an_empty_map(
+def test_a_transaction_open_on_the_offset_map_topic_is_waited_for_not_read_as_an_empty_map(
     source, target, group, backup, restorer, fresh_bucket, fresh_topic, kafka_bootstrap
 ):
     """Another restore's transaction open on the offset map topic, begun before this restore wrote its maps: reading
@@ -263,7 +263,7 @@ def test_item17_a_transaction_open_on_the_offset_map_topic_is_waited_for_not_rea
     assert next_records(kafka_bootstrap, target, group, PARTITIONS) == {p: p * 1000 + AT for p in range(PARTITIONS)}
 
 
-def test_item17_an_offset_map_held_back_past_the_wait_is_an_error_naming_topic_and_offset(
+def test_an_offset_map_held_back_past_the_wait_is_an_error_naming_topic_and_offset(
     source, target, group, backup, restorer, fresh_bucket, fresh_topic, kafka_bootstrap
 ):
     from kafka_s3.pipelines.restore.groups import read_offset_maps
@@ -283,7 +283,7 @@ def test_item17_an_offset_map_held_back_past_the_wait_is_an_error_naming_topic_a
         foreign.abort_transaction(30)
 
 
-def test_item17_restore_into_the_recreated_source_topic_without_rename(
+def test_groups_restored_into_the_recreated_source_topic_without_rename_resume_where_they_were(
     source, group, backup, restorer, fresh_bucket, kafka_bootstrap
 ):
     from tests.support.restore import recreate_empty
@@ -301,7 +301,7 @@ def test_item17_restore_into_the_recreated_source_topic_without_rename(
     assert next_records(kafka_bootstrap, source, group, PARTITIONS) == {p: p * 1000 + AT for p in range(PARTITIONS)}
 
 
-def test_item17_kill_9_mid_restore_then_resume_and_consumer_groups_from_the_cli(
+def test_kill_9_mid_restore_then_resume_and_consumer_groups_from_the_cli(
     fresh_topic, target, group, backup, make_config, fresh_bucket, kafka_bootstrap, produce, tmp_path
 ):
     import os
@@ -369,7 +369,7 @@ def test_item17_kill_9_mid_restore_then_resume_and_consumer_groups_from_the_cli(
     assert f"{group}-late" not in planned.stdout
 
 
-def test_item17_groups_command_lists_snapshots_groups_and_translations(
+def test_groups_command_lists_snapshots_groups_and_translations(
     source, target, group, backup, restorer, make_config, fresh_bucket, kafka_bootstrap, tmp_path
 ):
     from tests.support.restore import run_cli, write_properties
@@ -391,7 +391,7 @@ def test_item17_groups_command_lists_snapshots_groups_and_translations(
     )
 
 
-def test_item17_compacted_source_groups_resume_at_the_first_surviving_record(
+def test_compacted_source_groups_resume_at_the_first_surviving_record(
     admin_compacted_source, target, group, backup, restorer, fresh_bucket, kafka_bootstrap
 ):
     source, surviving = admin_compacted_source
@@ -456,7 +456,7 @@ def admin_compacted_source(kafka_bootstrap, produce):
         time.sleep(5)
 
 
-def test_item17_point_in_time_restore_uses_the_snapshot_of_its_time(
+def test_point_in_time_restore_uses_the_snapshot_of_its_time(
     fresh_topic, target, group, backup, restorer, fresh_bucket, kafka_bootstrap, produce, s3_client
 ):
     source = fresh_topic(PARTITIONS)

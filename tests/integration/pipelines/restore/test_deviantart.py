@@ -69,7 +69,7 @@ DEVIANTART_CONFIG = {
 }
 
 
-def test_item9_deviantart_bucket_restores_record_exact(
+def test_deviantart_bucket_restores_record_exact(
     spark, restorer, make_config, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
 ):
     source, target = f"da-{fresh_topic(2)}", fresh_topic(2)

@@ -112,7 +112,7 @@ def _kcql(target: str, bucket: str, fmt: str, with_envelope: bool) -> str:
 
 
 @pytest.mark.parametrize("fmt", ["avro", "parquet"])
-def test_item2_lenses_avro_and_parquet_envelope_buckets_restore_record_exact(
+def test_lenses_avro_and_parquet_envelope_buckets_restore_record_exact(
     fmt, restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
 ):
     source, target = f"orders-{fresh_topic(1)}", fresh_topic(2)
@@ -131,7 +131,7 @@ def test_item2_lenses_avro_and_parquet_envelope_buckets_restore_record_exact(
         ]
 
 
-def test_item2_lenses_avro_bucket_without_envelope_restores_values(
+def test_lenses_avro_bucket_without_envelope_restores_values(
     restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
 ):
     source, target = f"orders-{fresh_topic(1)}", fresh_topic(2)

@@ -98,9 +98,7 @@ def _kcql(target: str, bucket: str, envelope: bool) -> str:
     return f"INSERT INTO {target} SELECT * FROM {bucket}:{PREFIX} STOREAS `JSON`{properties}"
 
 
-def test_item7_lenses_envelope_bucket_restores_record_exact(
-    restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
-):
+def test_lenses_envelope_bucket_restores_record_exact(restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap):
     source, target = f"orders-{fresh_topic(1)}", fresh_topic(2)
     for key, body in lenses_objects(source, envelope=True).items():
         s3_client.put_object(Bucket=fresh_bucket, Key=key, Body=body)
@@ -126,7 +124,7 @@ def test_item7_lenses_envelope_bucket_restores_record_exact(
                 assert record["timestamp"] == want[5]
 
 
-def test_item7_lenses_plain_bucket_restores_values(restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap):
+def test_lenses_plain_bucket_restores_values(restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap):
     source, target = f"orders-{fresh_topic(1)}", fresh_topic(2)
     objects = lenses_objects(source, envelope=False)
     for key, body in objects.items():
@@ -145,7 +143,7 @@ def test_item7_lenses_plain_bucket_restores_values(restorer, fresh_bucket, fresh
         ]
 
 
-def test_item7_lenses_partitionby_bucket_restores_in_offset_order(
+def test_lenses_partitionby_bucket_restores_in_offset_order(
     restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
 ):
     """``PARTITIONBY region``: LS ``CloudKeyNamer`` names ``<prefix>/region=<v>/<topic>(<partition>_<last offset

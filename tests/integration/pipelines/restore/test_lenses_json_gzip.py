@@ -7,7 +7,7 @@ Built from Lenses' source code (LS = lensesio/stream-reactor, ``kafka-connect-cl
   wraps the object's whole output, each record's JSON followed by the line separator;
 - LS ``sink/naming/FileExtensionNamer.fileExtension``: for JSON the codec's extension replaces the format's, so the
   object is ``<offset %012d>_<minTs>_<maxTs>.gz`` (``CompressionCodecName.GZIP`` extension ``gz``);
-- lines and names otherwise as in ``test_item7_lenses_restore`` (its helpers build them).
+- lines and names otherwise as in ``test_lenses_json`` (its helpers build them).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import gzip
 
 import pytest
 
-from tests.integration.pipelines.restore.test_item7_lenses_restore import (
+from tests.integration.pipelines.restore.test_lenses_json import (
     LENSES_SOURCE,
     RECORDS,
     _bytes,
@@ -40,9 +40,7 @@ def gzip_objects(topic: str, envelope: bool) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("envelope", [True, False], ids=["envelope", "plain"])
-def test_item2_lenses_json_gzip_bucket_restores(
-    envelope, restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap
-):
+def test_lenses_json_gzip_bucket_restores(envelope, restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap):
     source, target = f"orders-{fresh_topic(1)}", fresh_topic(2)
     for key, body in gzip_objects(source, envelope).items():
         s3_client.put_object(Bucket=fresh_bucket, Key=key, Body=body)

@@ -155,8 +155,9 @@ def test_invalid_json_line_fails_naming_object_and_line(
     assert_stopped_at_fault(kafka_bootstrap, source, target, restore.config, 0, 4, 5)
 
 
+@pytest.mark.issue(14, item=4)
 @pytest.mark.parametrize("mode", ["ignore", "log"])
-def test_item4_ignore_and_log_skip_only_the_bad_record_and_count_it(
+def test_ignore_and_log_skip_only_the_bad_record_and_count_it(
     mode, backed_up, restorer, fresh_bucket, fresh_topic, s3_client, kafka_bootstrap, caplog, capsys
 ):
     from kafka_s3.cli.render import print_restore_summary

@@ -30,7 +30,7 @@ def counts(bootstrap: str, topic: str) -> list[int]:
     return [len(rows) for rows in read_topic(bootstrap, topic).values()]
 
 
-def test_item3_a_recreated_target_topic_is_restored_again(source, restorer, fresh_bucket, fresh_topic, kafka_bootstrap):
+def test_a_recreated_target_topic_is_restored_again(source, restorer, fresh_bucket, fresh_topic, kafka_bootstrap):
     target = fresh_topic(2)
     properties = {**ENVELOPE, "topic.rename": f"{source}:{target}"}
     assert restorer(fresh_bucket, source, properties).run().records == 18
@@ -45,7 +45,7 @@ def test_item3_a_recreated_target_topic_is_restored_again(source, restorer, fres
     assert {p: fidelity(rows) for p, rows in restored.items()} == {p: fidelity(rows) for p, rows in original.items()}
 
 
-def test_item3_other_bounds_on_a_non_empty_target_are_refused_and_restart_starts_over(
+def test_other_bounds_on_a_non_empty_target_are_refused_and_restart_starts_over(
     source, restorer, fresh_bucket, fresh_topic, kafka_bootstrap
 ):
     target = fresh_topic(2)
@@ -64,7 +64,7 @@ def test_item3_other_bounds_on_a_non_empty_target_are_refused_and_restart_starts
     assert restorer(fresh_bucket, source, properties).run().records == 0  # and it is now the target's progress
 
 
-def test_item3_progress_from_another_bucket_is_not_trusted(
+def test_progress_from_another_bucket_is_not_trusted(
     source, backup, restorer, fresh_bucket, fresh_topic, kafka_bootstrap, s3_client, remove_bucket
 ):
     other = f"{fresh_bucket}-b"

@@ -69,7 +69,7 @@ def total(bootstrap: str, topic: str) -> int:
     return sum(len(rows) for rows in read_topic(bootstrap, topic).values())
 
 
-def test_item1_any_deleted_object_stops_restore_and_verify_before_producing(
+def test_any_deleted_object_stops_restore_and_verify_before_producing(
     backed_up, restore_cli, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap, make_config, tmp_path
 ):
     target = fresh_topic(PARTITIONS)
@@ -94,7 +94,7 @@ def test_item1_any_deleted_object_stops_restore_and_verify_before_producing(
     assert total(kafka_bootstrap, target) == PARTITIONS * PER_PARTITION
 
 
-def test_item1_truncated_object_stops_the_restore_before_producing(
+def test_truncated_object_stops_the_restore_before_producing(
     backed_up, restorer, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap
 ):
     target = fresh_topic(PARTITIONS)
@@ -109,7 +109,7 @@ def test_item1_truncated_object_stops_the_restore_before_producing(
     assert total(kafka_bootstrap, target) == 0
 
 
-def test_item1_dry_run_reports_the_same_problem_with_the_same_exit_code(
+def test_dry_run_reports_the_same_problem_with_the_same_exit_code(
     backed_up, restore_cli, fresh_topic, fresh_bucket, s3_client
 ):
     key = key_of(backed_up, 1, 6, "headers")
@@ -120,7 +120,7 @@ def test_item1_dry_run_reports_the_same_problem_with_the_same_exit_code(
     assert "the restore would fail" in result.stdout and "dry run: nothing was produced" in result.stdout
 
 
-def test_item1_allow_gaps_restores_the_rest_and_lists_every_skipped_range(
+def test_allow_gaps_restores_the_rest_and_lists_every_skipped_range(
     backed_up, restore_cli, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap
 ):
     target = fresh_topic(PARTITIONS)
@@ -138,7 +138,7 @@ def test_item1_allow_gaps_restores_the_rest_and_lists_every_skipped_range(
     assert [r["key"] for r in restored[1]] == [r["key"] for r in original[1][:3] + original[1][6:]]
 
 
-def test_item1_a_deleted_tail_chunk_with_its_manifest_is_found_by_the_committed_mark(
+def test_a_deleted_tail_chunk_with_its_manifest_is_found_by_the_committed_mark(
     backed_up, restorer, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap
 ):
     for kind in EXTENSIONS:
@@ -151,7 +151,7 @@ def test_item1_a_deleted_tail_chunk_with_its_manifest_is_found_by_the_committed_
     assert total(kafka_bootstrap, target) == 0
 
 
-def test_item1_overlapping_objects_stop_the_restore(
+def test_overlapping_objects_stop_the_restore(
     backed_up, restorer, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap
 ):
     stray = key_of(backed_up, 2, 4, "data")  # starts inside the chunk 3..5: its records would be restored twice
@@ -187,7 +187,7 @@ def test_a_chunk_still_uploading_ends_its_partition_there_and_is_said(
     assert [len(rows) for rows in read_topic(kafka_bootstrap, target).values()] == [9, 6, 9]
 
 
-def test_item2_a_bucket_without_manifests_restores_with_a_continuity_note(
+def test_a_bucket_without_manifests_restores_with_a_continuity_note(
     backed_up, restore_cli, fresh_topic, fresh_bucket, s3_client, kafka_bootstrap
 ):
     as_another_tools_bucket(s3_client, fresh_bucket)

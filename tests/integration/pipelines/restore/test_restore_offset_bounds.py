@@ -55,7 +55,7 @@ def ns(bootstrap: str, topic: str) -> list[int]:
     return [json.loads(r["value"])["n"] for r in read_topic(bootstrap, topic)[0]]
 
 
-def test_item6_a_bound_inside_an_object_with_gaps_is_refused_naming_it(
+def test_a_bound_inside_an_object_with_gaps_is_refused_naming_it(
     gapped, restorer, fresh_bucket, fresh_topic, kafka_bootstrap
 ):
     target = fresh_topic(1)
@@ -70,13 +70,13 @@ def test_item6_a_bound_inside_an_object_with_gaps_is_refused_naming_it(
         restore_with(restorer, fresh_bucket, gapped, target, "until", "0:10").run()
 
 
-def test_item6_bounds_at_object_starts_are_exact(gapped, restorer, fresh_bucket, fresh_topic, kafka_bootstrap):
+def test_bounds_at_object_starts_are_exact(gapped, restorer, fresh_bucket, fresh_topic, kafka_bootstrap):
     target = fresh_topic(1)
     assert restore_with(restorer, fresh_bucket, gapped, target, "from", "0:8").run().records == 6
     assert ns(kafka_bootstrap, target) == [6, 7, 8, 9, 10, 11]
 
 
-def test_item6_another_tools_objects_are_counted_before_a_bound_inside_them_is_trusted(
+def test_another_tools_objects_are_counted_before_a_bound_inside_them_is_trusted(
     gapped, restorer, fresh_bucket, fresh_topic, kafka_bootstrap, s3_client
 ):
     as_another_tools_bucket(s3_client, fresh_bucket)  # no manifest: the object's 6 records against its 8 offsets (0..7)

@@ -33,7 +33,7 @@ AVRO_ENVELOPE = {"format.class": "avro", "store.envelope": "true"}
     [(JSON_PLAIN, "timestamps: time of restore"), (AVRO_ENVELOPE, "timestamps: as backed up")],
     ids=["plain", "envelope"],
 )
-def test_item5_plan_and_summary_say_where_timestamps_come_from(
+def test_plan_and_summary_say_where_timestamps_come_from(
     properties, said, backup, restorer, fresh_bucket, fresh_topic, produce, kafka_bootstrap, capsys
 ):
     from kafka_s3.cli.render import print_restore_summary
@@ -61,7 +61,7 @@ def test_item5_plan_and_summary_say_where_timestamps_come_from(
 BYTEARRAY = {"format.class": "bytearray", "behavior.on.null.values": "ignore", "flush.size": "10"}
 
 
-def test_item5_bytearray_values_with_the_separator_or_tombstones_warn_and_restore_refuses(
+def test_bytearray_values_with_the_separator_or_tombstones_warn_and_restore_refuses(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, caplog
 ):
     source, target = fresh_topic(2), fresh_topic(2)

@@ -20,7 +20,7 @@ SIDECARS = {
 }
 
 
-def test_item7_a_sidecar_with_an_extra_record_stops_before_its_object_is_produced(
+def test_a_sidecar_with_an_extra_record_stops_before_its_object_is_produced(
     backup, restorer, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
 ):
     source, target = fresh_topic(1), fresh_topic(1)

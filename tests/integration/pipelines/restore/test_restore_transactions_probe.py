@@ -26,9 +26,7 @@ def source(backup, fresh_bucket, fresh_topic, produce):
     return topic
 
 
-def test_item14_a_failing_probe_is_an_error_not_unsupported(
-    source, restorer, fresh_bucket, fresh_topic, kafka_bootstrap
-):
+def test_a_failing_probe_is_an_error_not_unsupported(source, restorer, fresh_bucket, fresh_topic, kafka_bootstrap):
     target = fresh_topic(1)
     properties = {
         **ENVELOPE,
@@ -50,7 +48,7 @@ def test_item14_a_failing_probe_is_an_error_not_unsupported(
         ("disabled", "restoring at least once (exactly.once.support=disabled)"),
     ],
 )
-def test_item14_the_log_says_which_mode_was_chosen(
+def test_the_log_says_which_mode_was_chosen(
     mode, said, source, restorer, fresh_bucket, fresh_topic, kafka_bootstrap, caplog
 ):
     target = fresh_topic(1)

@@ -22,7 +22,7 @@ ENVELOPE = {"format.class": "avro", "store.envelope": "true"}
 SEQUENCE = [1, 1, 2, 2, 3, 3, 1, 3]
 
 
-def test_item17_schemas_restored_into_an_emptied_registry_decode_with_confluents_deserializer(
+def test_schemas_restored_into_an_emptied_registry_decode_with_confluents_deserializer(
     schema_registry, fresh_topic, produce, backup, restorer, fresh_bucket, s3_client, kafka_bootstrap
 ):
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
@@ -79,7 +79,7 @@ def test_item17_schemas_restored_into_an_emptied_registry_decode_with_confluents
         assert [r["value"][5:] for r in restored] == [v[5:] for v in values]  # only the ids changed
 
 
-def test_item17_schemas_imported_into_a_registry_in_import_mode_keep_their_ids(
+def test_schemas_imported_into_a_registry_in_import_mode_keep_their_ids(
     schema_registry, fresh_topic, produce, backup, restorer, fresh_bucket, kafka_bootstrap
 ):
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient

@@ -42,7 +42,7 @@ def config_keys(s3_client, bucket: str, topic: str) -> list[str]:
     return [o["Key"] for o in s3_client.list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])]
 
 
-def test_item17_topic_configs_are_recorded_with_history(source, admin, backup, fresh_bucket, s3_client, produce):
+def test_topic_configs_are_recorded_with_history(source, admin, backup, fresh_bucket, s3_client, produce):
     backup(fresh_bucket, source, ENVELOPE)
     backup(fresh_bucket, source, ENVELOPE)  # nothing changed: no new record
     keys = config_keys(s3_client, fresh_bucket, source)
@@ -65,7 +65,7 @@ def test_item17_topic_configs_are_recorded_with_history(source, admin, backup, f
     assert latest.configs == {**SOURCE_CONFIGS, "retention.ms": "86400000"}
 
 
-def test_item17_created_target_gets_the_recorded_configs_and_creation_defaults_win(
+def test_created_target_gets_the_recorded_configs_and_creation_defaults_win(
     source, admin, backup, restorer, fresh_bucket
 ):
     backup(fresh_bucket, source, ENVELOPE)
@@ -83,7 +83,7 @@ def test_item17_created_target_gets_the_recorded_configs_and_creation_defaults_w
     assert got == {**SOURCE_CONFIGS, "segment.ms": "7200000"}
 
 
-def test_item17_without_restore_topic_configs_a_created_target_gets_only_the_creation_defaults(
+def test_without_restore_topic_configs_a_created_target_gets_only_the_creation_defaults(
     source, admin, backup, restorer, fresh_bucket
 ):
     backup(fresh_bucket, source, ENVELOPE)
@@ -98,7 +98,7 @@ def test_item17_without_restore_topic_configs_a_created_target_gets_only_the_cre
     assert admin.topic_configs([target])[target] == {"retention.ms": "-1"}
 
 
-def test_item17_existing_target_with_another_cleanup_policy_is_warned_in_the_plan(
+def test_existing_target_with_another_cleanup_policy_is_warned_in_the_plan(
     source, backup, restorer, fresh_bucket, fresh_topic, caplog
 ):
     from kafka_s3.cli.render import describe_plan

@@ -147,7 +147,7 @@ def test_avro_envelope_encodings_the_column_decoder_refuses_go_to_fastavro():
     assert table.column("timestamp").to_pylist()[1] is None
 
 
-def test_avro_envelope_timestamp_fastavro_refuses_is_still_refused():
+def test_avro_envelope_timestamp_fastavro_refuses_is_refused():
     """A timestamp beyond datetime's year 9999 was a corrupt record to fastavro; the column decoder leaves it to
     fastavro, so the error (and under behavior.on.error=ignore the skip) is the same as before."""
     far = b"\x02" + varint(253_402_300_800_000)
@@ -195,7 +195,7 @@ def test_json_envelope_lines_decode_without_per_record_dicts(monkeypatch):
     assert read_table(fmt, data).equals(expected)
 
 
-def test_json_envelope_bad_lines_are_skipped_alone_as_before():
+def test_json_envelope_bad_lines_are_skipped_alone():
     """Lines the column path cannot take (bad base64, a header without a value, a missing offset, not an object)
     go line by line: each is skipped alone, at its line, between the good ones."""
     good = write_object(json_envelope(), [(make_batch([{"offset": i, "key": b"k"} for i in range(4)]), None)])

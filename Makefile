@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
-.PHONY: venv services-up services-down spark-connect demo test test-unit lint lint-selftest chaos bench clean
+.PHONY: venv services-up services-down spark-connect demo test test-unit lint lint-selftest docs chaos bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,12 @@ lint-selftest: venv
 
 test-unit: venv
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+# The generated references: docs/configuration.md from the property definitions, docs/cli.md from the command line's
+# parser (a unit test fails when either is stale).
+docs: venv
+	$(PY) -m kafka_s3.core.config.reference --write docs/configuration.md
+	$(PY) -m kafka_s3.cli.reference --write docs/cli.md
 
 # The kill -9 trials (KAFKA_S3_CHAOS_TRIALS each) and KAFKA_S3_CHAOS_SCHEDULES randomized fault schedules
 # (tests/chaos/chaos_schedule.py; KAFKA_S3_CHAOS_SEED=<seed> KAFKA_S3_CHAOS_SCHEDULES=1 replays a schedule).

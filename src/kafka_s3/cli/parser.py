@@ -1,11 +1,19 @@
 """The ``kafka-s3`` command line: its commands, flags and help texts (what each command does is in
-:mod:`kafka_s3.cli.commands`)."""
+:mod:`kafka_s3.cli.commands`).
+
+One idea, one spelling, on every command that takes it: ``--config``/``-c``, ``--set``, ``--topics``, ``--deep``,
+``--consumer-groups``, ``--json``, ``--once``/``--follow``, ``--no-progress``, ``--master``/``--remote``. An old
+spelling stays accepted as a hidden alias (:class:`Deprecated`): it warns on stderr, naming the new one, and then does
+exactly what the new one does. ``docs/cli.md`` is generated from this parser (:mod:`kafka_s3.cli.reference`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from kafka_s3.core import logs
 
@@ -34,6 +42,57 @@ cmd_config_validate = command("configuration", "cmd_config_validate")
 cmd_bucket_create = command("configuration", "cmd_bucket_create")
 
 
+class Deprecated(argparse.Action):
+    """An old spelling that still works: hidden from ``--help`` and the usage line, it prints
+    ``kafka-s3: warning: OLD is deprecated; use NEW`` on stderr, then does what the new spelling does (the new
+    option's own action runs, so the two cannot drift apart).
+
+    ``use`` is the new spelling, or (an old option taking a value) each value's new spelling: ``None`` where the
+    value was the default anyway (``read --format table``)."""
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, use: str | Mapping[str, str | None], **kwargs: Any
+    ) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+        self.use = use
+
+    def replacements(self) -> list[tuple[str, str | None]]:
+        """(old spelling, new spelling or None: leave it out), as the warning and ``docs/cli.md`` say them."""
+        old = self.option_strings[0]
+        if isinstance(self.use, str):
+            return [(old, self.use)]
+        return [(f"{old} {value}", new) for value, new in self.use.items()]
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        said = option_string or self.option_strings[0]
+        if isinstance(self.use, str):
+            new: str | None = self.use
+        else:
+            new = self.use[str(values)]
+            said = f"{said} {values}"
+        advice = f"use {new}" if new else "leave it out (it is the default)"
+        print(f"kafka-s3: warning: {said} is deprecated; {advice}", file=sys.stderr)
+        if new:
+            target = parser._option_string_actions[new]
+            target(parser, namespace, [] if target.nargs == 0 else values, new)
+
+
+def deprecated(p: argparse.ArgumentParser, old: str, use: str | Mapping[str, str | None]) -> None:
+    """Accept ``old`` on ``p`` as a hidden alias of ``use`` (the options it names must be on ``p`` already)."""
+    if isinstance(use, str):
+        takes_value = p._option_string_actions[use].nargs != 0
+        p.add_argument(old, action=Deprecated, dest=argparse.SUPPRESS, use=use, nargs=None if takes_value else 0)
+    else:
+        assert all(new is None or new in p._option_string_actions for new in use.values()), use
+        p.add_argument(old, action=Deprecated, dest=argparse.SUPPRESS, use=use, choices=list(use))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafka-s3",
@@ -49,36 +108,62 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def common(p: argparse.ArgumentParser, master: bool = False) -> None:
-        p.add_argument("--config", "-c", required=True, help=".properties or Connect REST JSON file")
+    def configuration(p: argparse.ArgumentParser, required: bool = True, what: str = "") -> None:
+        """``--config``/``-c`` and ``--set``: the configuration file and its overrides, on every command."""
+        p.add_argument(
+            "--config", "-c", required=required, metavar="FILE", help=what or ".properties or Connect REST JSON file"
+        )
         p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a property (repeatable)")
-        if master:
-            where = p.add_mutually_exclusive_group()
-            where.add_argument("--master", help="Spark master URL (default local[*]; e.g. spark://host:7077)")
-            where.add_argument(
-                "--remote",
-                metavar="sc://HOST:PORT",
-                help="run the jobs on a Spark Connect server (default $SPARK_REMOTE when no --master is given)",
-            )
+
+    def spark(p: argparse.ArgumentParser) -> None:
+        """``--master`` / ``--remote``: where the commands that run Spark jobs run them."""
+        where = p.add_mutually_exclusive_group()
+        where.add_argument(
+            "--master", metavar="URL", help="Spark master URL (default local[*]; e.g. spark://host:7077)"
+        )
+        where.add_argument(
+            "--remote",
+            metavar="sc://HOST:PORT",
+            help="run the jobs on a Spark Connect server (default $SPARK_REMOTE when no --master is given)",
+        )
+
+    def topics(p: argparse._ActionsContainer, help_text: str, metavar: str = "TOPICS") -> None:
+        p.add_argument("--topics", metavar=metavar, help=help_text)
+
+    def as_json(p: argparse._ActionsContainer, help_text: str = "machine-readable output (JSON)") -> None:
+        p.add_argument("--json", action="store_true", help=help_text)
+
+    def progress(p: argparse._ActionsContainer) -> None:
+        p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     backup = sub.add_parser("backup", help="back topics up to the object store")
-    common(backup, master=True)
+    configuration(backup)
+    spark(backup)
     mode = backup.add_mutually_exclusive_group()
     mode.add_argument("--once", action="store_true", help="back up to the current end of the topics, then exit")
     mode.add_argument("--follow", action="store_true", help="run forever in cycles (default)")
-    backup.add_argument("--no-progress", action="store_true", help="no progress bar")
+    progress(backup)
     backup.set_defaults(func=cmd_backup)
 
     restore = sub.add_parser("restore", help="restore backed-up topics into Kafka")
-    common(restore, master=True)
-    restore.add_argument("--follow", action="store_true", help="keep restoring objects written later")
+    configuration(restore)
+    spark(restore)
+    mode = restore.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="restore what the bucket holds now, then exit (default)")
+    mode.add_argument("--follow", action="store_true", help="keep restoring objects written later")
     restore.add_argument("--dry-run", action="store_true", help="print the plan and the target checks, produce nothing")
-    restore.add_argument("--topics", help="restore only these source topics (comma-separated)")
-    restore.add_argument("--from-timestamp", help="only records at or after this time (epoch ms or ISO-8601)")
-    restore.add_argument("--until-timestamp", help="only records before this time (epoch ms or ISO-8601)")
-    restore.add_argument("--from-offset", help="PARTITION:OFFSET[,...] (or TOPIC:PARTITION:OFFSET): first offset")
-    restore.add_argument("--until-offset", help="PARTITION:OFFSET[,...]: stop before this offset")
-    restore.add_argument("--no-progress", action="store_true", help="no progress bar")
+    topics(restore, "restore only these source topics (comma-separated)")
+    restore.add_argument(
+        "--from-timestamp", metavar="TIME", help="only records at or after this time (epoch ms or ISO-8601)"
+    )
+    restore.add_argument(
+        "--until-timestamp", metavar="TIME", help="only records before this time (epoch ms or ISO-8601)"
+    )
+    restore.add_argument(
+        "--from-offset", metavar="OFFSETS", help="PARTITION:OFFSET[,...] (or TOPIC:PARTITION:OFFSET): first offset"
+    )
+    restore.add_argument("--until-offset", metavar="OFFSETS", help="PARTITION:OFFSET[,...]: stop before this offset")
+    progress(restore)
     restore.add_argument(
         "--allow-gaps",
         action="store_true",
@@ -97,8 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
         "stay; the backup's records are added after them)",
     )
     restore.add_argument(
-        "--verify-deep", action="store_true", help="decode every object before producing anything (reads it all twice)"
+        "--deep", action="store_true", help="decode every object before producing anything (reads it all twice)"
     )
+    deprecated(restore, "--verify-deep", "--deep")
     restore.add_argument(
         "--schemas",
         action="store_true",
@@ -118,39 +204,50 @@ def build_parser() -> argparse.ArgumentParser:
     read = sub.add_parser(
         "read", help="print records of a backup from an offset (block_gzip: fetches only the block holding it)"
     )
-    common(read)
-    read.add_argument("--offset", required=True, metavar="P:O", help="partition and offset of the first record")
-    read.add_argument("--count", type=int, default=1, help="number of records to print (default 1)")
-    read.add_argument("--topic", help="the topic (default: the configuration's or the bucket's only topic)")
-    read.add_argument("--base64", action="store_true", help="print keys, values and headers as base64 (binary data)")
+    configuration(read)
     read.add_argument(
-        "--format",
-        choices=["table", "json", "raw"],
-        default="table",
-        help="table: partition, offset, time, key, value, headers (default); json: an object per line; raw: values",
+        "--offset", required=True, metavar="PARTITION:OFFSET", help="partition and offset of the first record"
     )
+    read.add_argument("--count", type=int, default=1, metavar="N", help="number of records to print (default 1)")
+    topics(read, "the topic, one (default: the configuration's or the bucket's only topic)", metavar="TOPIC")
+    deprecated(read, "--topic", "--topics")
+    read.add_argument("--base64", action="store_true", help="print keys, values and headers as base64 (binary data)")
+    output = read.add_mutually_exclusive_group()
+    as_json(output, "one JSON object per record (machine-readable), instead of the table")
+    output.add_argument("--raw", action="store_true", help="the values only, one per line, instead of the table")
+    deprecated(read, "--format", {"table": None, "json": "--json", "raw": "--raw"})
     read.set_defaults(func=cmd_read)
 
     check = sub.add_parser(
         "verify", help="check that the bucket holds the whole backup (coverage, overlaps, sizes, sidecar counts)"
     )
-    common(check, master=True)
-    check.add_argument("--topics", help="only these topics (comma-separated)")
+    configuration(check)
+    spark(check)
+    topics(check, "only these topics (comma-separated)")
     check.add_argument("--deep", action="store_true", help="also decode every record (Spark tasks), check counts")
-    check.add_argument("--json", action="store_true", help="machine-readable report")
+    as_json(check)
     check.set_defaults(func=cmd_verify)
 
     status = sub.add_parser("status", help="per partition: committed offset, end offset, lag, last object")
-    common(status)
-    status.add_argument("--json", action="store_true")
+    configuration(status)
+    as_json(status)
     status.set_defaults(func=cmd_status)
 
     groups = sub.add_parser(
         "groups", help="consumer groups a backup recorded, its snapshots and, after a restore, their translations"
     )
-    common(groups, master=True)
-    groups.add_argument("--regex", default=".*", help="only groups fully matching this regular expression")
-    groups.add_argument("--json", action="store_true")
+    configuration(groups)
+    spark(groups)
+    groups.add_argument(
+        "--consumer-groups",
+        nargs="?",
+        const=".*",
+        default=".*",
+        metavar="REGEX",
+        help="only the groups fully matching REGEX (default: all)",
+    )
+    deprecated(groups, "--regex", "--consumer-groups")
+    as_json(groups)
     groups.set_defaults(func=cmd_groups)
 
     config = sub.add_parser("config", help="inspect a configuration")
@@ -160,10 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
         ("validate", cmd_config_validate, "check a configuration without running anything"),
     ):
         p = config_sub.add_parser(name, help=help_text)
-        common(p)
+        configuration(p)
         p.add_argument("--connector", choices=["sink", "source"], help="force the connector type")
         if name == "show":
-            p.add_argument("--json", action="store_true")
+            as_json(p)
             p.add_argument(
                 "--defaults",
                 action="store_true",
@@ -174,8 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     bucket = sub.add_parser("bucket", help="bucket helpers")
     bucket_sub = bucket.add_subparsers(dest="bucket_command", required=True)
     create = bucket_sub.add_parser("create", help="create a bucket (backups never create buckets themselves)")
-    create.add_argument("name")
-    create.add_argument("--config", "-c", help="take the store settings from this file")
-    create.add_argument("--set", action="append", metavar="KEY=VALUE")
+    create.add_argument("name", metavar="NAME", help="the bucket's name")
+    configuration(create, required=False, what="take the store settings from this file")
     create.set_defaults(func=cmd_bucket_create)
     return parser

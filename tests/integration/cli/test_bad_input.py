@@ -308,7 +308,7 @@ CASES = [
     Case("read-count-zero", ["read", "--offset", "0:0", "--count", "0"], C, ["--count", "0"]),
     Case("read-past-the-end", ["read", "--offset", "0:100"], D, ["{topic}[0]", "offset 100"]),
     Case("read-partition-absent", ["read", "--offset", "7:0"], D, ["{topic}[7]"]),
-    Case("read-topic-absent", ["read", "--offset", "0:0", "--topic", "{topic}-gone"], D, ["{topic}-gone[0]"]),
+    Case("read-topic-absent", ["read", "--offset", "0:0", "--topics", "{topic}-gone"], D, ["{topic}-gone[0]"]),
     # The manifests give each object's record count (the integrity check): the damage is found reading the object.
     Case("read-inside-a-damaged-object", ["read", "--offset", "0:4"], D, ["invalid JSON", "{o0_3}"], damage=_garbage),
     # ------------------------------------------------------------------ status, bucket create

@@ -47,7 +47,7 @@ def test_read_prints_partition_and_offset_per_record_and_says_where_the_gap_is(b
 
 def test_read_format_json_is_one_object_per_record_and_the_gap_goes_to_stderr(backup_with_a_hole):
     topic, path = backup_with_a_hole
-    result = run_cli(["read", "--config", path, "--offset", "0:1", "--count", "4", "--format", "json"], timeout=120)
+    result = run_cli(["read", "--config", path, "--offset", "0:1", "--count", "4", "--json"], timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     docs = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(d["topic"], d["partition"], d["offset"]) for d in docs] == [(topic, 0, o) for o in (1, 2, 6, 7)]
@@ -58,11 +58,11 @@ def test_read_format_json_is_one_object_per_record_and_the_gap_goes_to_stderr(ba
 
 def test_read_format_raw_prints_values_only(backup_with_a_hole):
     topic, path = backup_with_a_hole
-    result = run_cli(["read", "--config", path, "--offset", "0:2", "--count", "2", "--format", "raw"], timeout=120)
+    result = run_cli(["read", "--config", path, "--offset", "0:2", "--count", "2", "--raw"], timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     assert [json.loads(line)["n"] for line in result.stdout.splitlines()] == [2, 6]
     assert f"gap: {topic}[0] offsets 3..5 not in the backup" in result.stderr
-    b64 = run_cli(["read", "--config", path, "--offset", "0:0", "--format", "raw", "--base64"], timeout=120)
+    b64 = run_cli(["read", "--config", path, "--offset", "0:0", "--raw", "--base64"], timeout=120)
     assert b64.stdout == "eyJuIjogMCwgInMiOiAidmFsdWUtMCJ9\n", b64.stdout  # base64 of the first value
 
 

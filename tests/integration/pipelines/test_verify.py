@@ -1,6 +1,6 @@
 """Issue 14 part C: ``kafka-s3 verify`` checks coverage, overlaps, sizes and sidecars from the listing and the
 manifests; ``--deep`` decodes every record in Spark tasks. Exit 0 when whole, non-zero with problems; ``--json`` for
-machines; another tool's bucket is checked as far as names allow. ``restore --verify-deep`` runs the deep check
+machines; another tool's bucket is checked as far as names allow. ``restore --deep`` runs the deep check
 before producing anything."""
 
 from __future__ import annotations

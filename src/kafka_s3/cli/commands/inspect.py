@@ -43,14 +43,19 @@ def cmd_read(args: argparse.Namespace) -> int:
     partition, offset = parse_position(args.offset)
     if args.count < 1:
         raise ConfigError(f"--count must be at least 1, got {args.count}")
+    named = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else []
+    if len(named) > 1:
+        raise ConfigError(f"read prints the records of one topic: --topics names {len(named)} ({args.topics})")
+    chosen = named[0] if named else None
     configs = api.configurations(args.config, "source", overrides(args))
-    if len(configs) > 1 and not args.topic:
-        raise ConfigError("the file has several KCQL statements: choose one with --topic")
+    if len(configs) > 1 and not chosen:
+        raise ConfigError("the file has several KCQL statements: choose one with --topics")
     records = api.read(
-        args.config, partition=partition, offset=offset, count=args.count, topic=args.topic, overrides=overrides(args)
+        args.config, partition=partition, offset=offset, count=args.count, topic=chosen, overrides=overrides(args)
     )
-    topic = records[0]["topic"] or args.topic or ""
-    out, notes = render(records, topic, partition, offset, args.format, args.base64)
+    topic = records[0]["topic"] or chosen or ""
+    shown = "json" if args.json else "raw" if args.raw else "table"
+    out, notes = render(records, topic, partition, offset, shown, args.base64)
     for line in out:
         print(line)
     sys.stdout.flush()
@@ -70,7 +75,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_groups(args: argparse.Namespace) -> int:
     """The consumer groups a backup recorded (every snapshot's time, the newest one's offsets) and, where a restore
     of it recorded its offset map in the target cluster, where each group would resume there."""
-    report = api.groups(args.config, regex=args.regex, overrides=overrides(args), **spark(args))
+    report = api.groups(args.config, regex=args.consumer_groups, overrides=overrides(args), **spark(args))
 
     def iso(ms: int) -> str:
         return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

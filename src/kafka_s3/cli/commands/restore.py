@@ -21,7 +21,7 @@ def options_of(args: argparse.Namespace) -> api.RestoreOptions:
         from_offset=args.from_offset,
         until_offset=args.until_offset,
         allow_gaps=args.allow_gaps,
-        verify_deep=args.verify_deep,
+        verify_deep=args.deep,
         restart=args.restart,
         append=args.append,
         schemas=args.schemas,

@@ -101,5 +101,5 @@ def _only_topic(config: Config, store: Store, plugins: ReadPlugins) -> str:
     found = sorted({topic for topic, _ in discover(store, plugins, topics or None)})
     if len(found) != 1:
         listed = ", ".join(found) or "none"
-        raise ConfigError(f"--topic is needed: the backup holds {len(found)} topics ({listed})")
+        raise ConfigError(f"--topics is needed: the backup holds {len(found)} topics ({listed})")
     return found[0]

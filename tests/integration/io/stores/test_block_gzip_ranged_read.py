@@ -36,7 +36,7 @@ def test_read_fetches_the_index_and_only_the_block_holding_the_offset(s3_config,
     path = tmp_path / "backup.properties"
     proxied = {**{k: str(v) for k, v in config.originals.items()}, "store.url": fault_proxy.url}
     path.write_text("".join(f"{k}={v}\n" for k, v in proxied.items()))
-    assert main(["read", "--config", str(path), "--offset", "0:123", "--count", "2", "--format", "raw"]) == 0
+    assert main(["read", "--config", str(path), "--offset", "0:123", "--count", "2", "--raw"]) == 0
     assert capsys.readouterr().out == "record number 0123\nrecord number 0124\n"
 
     data_gets = fault_proxy.requests("GET", path=f"{TOPIC}%2B0%2B0000000000\\.gz$")  # (URL-encoded "+")

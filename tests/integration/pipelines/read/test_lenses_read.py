@@ -60,9 +60,7 @@ def test_kafka_s3_read_on_a_lenses_bucket_prints_its_records(lenses_bucket, tmp_
     topic, raw = lenses_bucket
     path = write_properties(tmp_path / "lenses-source.properties", raw)
 
-    result = run_cli(
-        ["read", "--config", str(path), "--offset", "0:0", "--count", "5", "--format", "json"], timeout=180
-    )
+    result = run_cli(["read", "--config", str(path), "--offset", "0:0", "--count", "5", "--json"], timeout=180)
 
     assert result.returncode == 0, result.stderr[-3000:]
     docs = [json.loads(line) for line in result.stdout.splitlines()]

@@ -130,6 +130,6 @@ def test_bounded_restore_and_read_cli_refuse_a_missing_object_in_their_range(
     assert result.returncode == BackupIncomplete.exit_code, result.stderr[-2000:]
     assert f"{topic}[1] offsets 3..5: missing" in result.stderr and key in result.stderr
     assert sum(len(rows) for rows in read_topic(kafka_bootstrap, target).values()) == 0
-    result = run_cli(["read", "--config", str(path), "--topic", topic, "--offset", "1:4"])
+    result = run_cli(["read", "--config", str(path), "--topics", topic, "--offset", "1:4"])
     assert result.returncode == BackupIncomplete.exit_code, result.stderr[-2000:]
     assert f"{topic}[1] offsets 3..5: missing" in result.stderr and key in result.stderr

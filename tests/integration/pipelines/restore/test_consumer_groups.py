@@ -379,12 +379,12 @@ def test_groups_command_lists_snapshots_groups_and_translations(
     restorer(fresh_bucket, source, properties, APPEND).run()
     raw, _ = make_config(fresh_bucket, source, source=True, **{k.replace(".", "__"): v for k, v in properties.items()})
     props = str(write_properties(tmp_path / "restore.properties", raw))
-    listed = run_cli(["groups", "-c", props, "--regex", group])
+    listed = run_cli(["groups", "-c", props, "--consumer-groups", group])
     assert listed.returncode == 0, listed.stderr[-4000:]
     assert f"{source}: 1 consumer-group snapshot(s)" in listed.stdout, listed.stdout
     assert f"group {group}: [0] {AT}, [1] {AT}, [2] {AT}" in listed.stdout, listed.stdout
     assert f"group {group}: {source}[2] {AT} -> {target}[2] " in listed.stdout, listed.stdout
-    as_json = json.loads(run_cli(["groups", "-c", props, "--regex", group, "--json"]).stdout)
+    as_json = json.loads(run_cli(["groups", "-c", props, "--consumer-groups", group, "--json"]).stdout)
     assert as_json["topics"][source]["groups"][group] == {str(p): AT for p in range(PARTITIONS)}
     assert {t["target_partition"]: t["how"] for t in as_json["translations"]} == dict.fromkeys(
         range(PARTITIONS), "record"

@@ -276,7 +276,7 @@ def test_cli_read_prints_values_fetching_one_block(tmp_path, capsys, monkeypatch
     data_key = PREFIX + f"{TOPIC}+0+0000000100.gz"
     chunks = index_of(store, data_key)
     ranges.clear()
-    assert main(["read", "--config", str(path), "--offset", "0:100", "--count", "2", "--format", "raw"]) == 0
+    assert main(["read", "--config", str(path), "--offset", "0:100", "--count", "2", "--raw"]) == 0
     assert capsys.readouterr().out == "value-100\nvalue-101\n"
     assert opened == []
     assert len(chunks) == 5 and chunks[0]["num_records"] == 4  # offsets 100..119: the first of five blocks
@@ -291,7 +291,7 @@ def test_cli_read_base64_and_errors(tmp_path, capsys):
     back_up(tmp_path, list(range(10)))
     path = tmp_path / "backup.properties"
     path.write_text("".join(f"{k}={v}\n" for k, v in raw_config(tmp_path).items()))
-    assert main(["read", "--config", str(path), "--offset", "0:3", "--base64", "--format", "raw"]) == 0
+    assert main(["read", "--config", str(path), "--offset", "0:3", "--base64", "--raw"]) == 0
     assert capsys.readouterr().out == "dmFsdWUtMDAz\n"  # base64 of b"value-003"
     assert main(["read", "--config", str(path), "--offset", "zero"]) == 2
     assert "PARTITION:OFFSET" in capsys.readouterr().err

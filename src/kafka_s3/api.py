@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.groups import SERIES as GROUPS
-from kafka_s3.pipelines.backup.driver import Backup, BackupSummary, CycleReport
+from kafka_s3.pipelines.backup.cycle import BackupSummary, CycleReport
+from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.backup.group import BackupGroup
 from kafka_s3.pipelines.backup.result import PartitionResult
 from kafka_s3.pipelines.read.discovery import Problem

@@ -22,7 +22,7 @@ from kafka_s3.pipelines.read.discovery import BackupObject
 from kafka_s3.pipelines.read.integrity import Finding, Kind, PartitionCheck, survey, without_excluded
 from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.plugins import ReadPlugins
-from kafka_s3.pipelines.worker_cache import cached
+from kafka_s3.pipelines.task_settings import TaskSettings
 
 
 @dataclass
@@ -122,9 +122,8 @@ def deep_check(engine: Engine, config: Config, objects: dict[TP, list[BackupObje
     work = [(tp, objs) for tp, objs in sorted(objects.items()) if objs]
     if not work:
         return {}
-    raw = {k: str(v) for k, v in config.originals.items()}
-    spec = StoreSpec.from_config(config)
-    rows = engine.run_tasks(f"kafka-s3 verify --deep ({len(work)} partitions)", _deep_task(work, raw, spec), len(work))
+    settings = TaskSettings(config, StoreSpec.from_config(config))
+    rows = engine.run_tasks(f"kafka-s3 verify --deep ({len(work)} partitions)", _deep_task(work, settings), len(work))
     out: dict[TP, list[Finding]] = {}
     for row in rows:
         doc = json.loads(row)
@@ -136,24 +135,21 @@ def deep_check(engine: Engine, config: Config, objects: dict[TP, list[BackupObje
     return out
 
 
-def _deep_task(work: list[tuple[TP, list[BackupObject]]], raw: dict[str, str], spec: StoreSpec) -> Task:
+def _deep_task(work: list[tuple[TP, list[BackupObject]]], settings: TaskSettings) -> Task:
     def task(slot: int) -> Iterator[str]:
         tp, objs = work[slot]
-        findings = decode_partition(tp, objs, raw, spec)
+        findings = decode_partition(tp, objs, settings)
         yield json.dumps({"topic": tp[0], "partition": tp[1], "findings": [f.to_dict() for f in findings]})
 
     return task
 
 
-def decode_partition(tp: TP, objects: list[BackupObject], raw: dict[str, str], spec: StoreSpec) -> list[Finding]:
+def decode_partition(tp: TP, objects: list[BackupObject], settings: TaskSettings) -> list[Finding]:
     """Runs in a task: every object decodes, holds the records its manifest says, and stored offsets increase."""
-    from kafka_s3.core.config.source import SOURCE
     from kafka_s3.pipelines.read.reader import read_object
 
-    plugins = cached(
-        "read-plugins:" + json.dumps(raw, sort_keys=True), lambda: ReadPlugins.from_config(SOURCE.parse(raw))
-    )
-    store = cached("store:" + repr(spec), spec.open)
+    plugins = settings.plugins("read-plugins", ReadPlugins.from_config)
+    store = settings.open_store()
     findings: list[Finding] = []
     previous = -1
     for obj in objects:

@@ -47,11 +47,11 @@ if TYPE_CHECKING:
     from pyspark.sql.datasource import Filter
     from pyspark.sql.types import StructType
 
-    from kafka_s3.core.config.model import Config
     from kafka_s3.core.store import Store
     from kafka_s3.pipelines.read.discovery import BackupObject
     from kafka_s3.pipelines.read.options import Bounds
     from kafka_s3.pipelines.read.plugins import ReadPlugins
+    from kafka_s3.pipelines.task_settings import TaskSettings
 
 FROM_OFFSET = "from.offset"
 UNTIL_OFFSET = "until.offset"
@@ -67,13 +67,13 @@ class BackupPartition(InputPartition):
         topic: str,
         partition: int,
         objects: tuple[BackupObject, ...],
+        settings: TaskSettings,
         bounds: Bounds | None = None,
-        layout: str = "auto",
         selection: Selection | None = None,
     ):
         super().__init__((topic, partition))
         self.topic, self.partition, self.objects, self.bounds = topic, partition, objects, bounds
-        self.layout = layout  # restore.layout as the driver detected it: tasks read with the same layout
+        self.settings = settings  # the configuration as the driver parsed it, with the layout it detected
         self.selection = selection  # the filters pushed down: rows outside its offsets are dropped
 
 
@@ -84,20 +84,19 @@ class BackupReader(DataSourceReader):
         self.allow_gaps = allow_gaps  # read what the bucket holds when objects the read needs are damaged
         self.selection = Selection()  # what the filters Spark pushed down ask for (PushdownReader)
 
-    def _setup(self, layout: str | None = None) -> tuple[Config, Store, ReadPlugins]:
-        """``layout``: the layout the driver detected (tasks); ``None``: detect it (the driver)."""
+    def _setup(self) -> tuple[TaskSettings, Store, ReadPlugins]:
+        """On the driver: the configuration parsed, the layout detected; what the tasks read with."""
         from kafka_s3.core.config.source import SOURCE
         from kafka_s3.io.stores.spec import StoreSpec
         from kafka_s3.pipelines.read.layouts import detected
         from kafka_s3.pipelines.read.plugins import ReadPlugins
+        from kafka_s3.pipelines.task_settings import TaskSettings
 
         config = SOURCE.parse(self.raw)
-        store = StoreSpec.from_config(config).open()
-        if layout is None:
-            config, _ = detected(config, store)
-        else:
-            config = config.replace(restore__layout=layout)
-        return config, store, ReadPlugins.from_config(config)
+        spec = StoreSpec.from_config(config)
+        store = spec.open()
+        config, _ = detected(config, store)
+        return TaskSettings(config, spec), store, ReadPlugins.from_config(config)
 
     def partitions(self) -> list[BackupPartition]:
         from kafka_s3.pipelines.read.integrity import (
@@ -114,7 +113,8 @@ class BackupReader(DataSourceReader):
         selection = self.selection
         if selection.nothing:  # contradicting filters (partition = 1 AND partition = 2)
             return []
-        config, store, plugins = self._setup()
+        settings, store, plugins = self._setup()
+        config = settings.config
         options = RestoreOptions(
             from_offsets=parse_offsets(self.offsets.get(FROM_OFFSET), FROM_OFFSET),
             until_offsets=parse_offsets(self.offsets.get(UNTIL_OFFSET), UNTIL_OFFSET),
@@ -145,28 +145,30 @@ class BackupReader(DataSourceReader):
             raise unfinished_error(unfinished)
         for finding in damaged + unfinished:
             log.warning("skipped (%s): %s", ALLOW_GAPS, finding)
-        layout = config["restore.layout"]
         planned = []
         for tp, part in parts.items():
             readable = without_excluded(part, checks.get(tp), hold=not self.allow_gaps)
             objects = select_objects(readable, wanted(tp), len(part.directories) <= 1)
             if objects:
-                planned.append(BackupPartition(*tp, tuple(objects), options.bounds(tp), layout, selection))
+                planned.append(BackupPartition(*tp, tuple(objects), settings, options.bounds(tp), selection))
         return planned
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from kafka_s3.pipelines.read.discovery import SourcePartition
         from kafka_s3.pipelines.read.options import Bounds
+        from kafka_s3.pipelines.read.plugins import ReadPlugins
         from kafka_s3.pipelines.read.reader import read_partition
 
         if not isinstance(partition, BackupPartition):
             return  # partitions() planned none: Spark reads one empty InputPartition(None) instead
 
-        config, store, plugins = self._setup(partition.layout)
+        settings = partition.settings
+        plugins = settings.plugins("read-plugins", ReadPlugins.from_config)
         part = SourcePartition(partition.topic, partition.partition, list(partition.objects))
         bounds = partition.bounds or Bounds()
+        on_error = settings.config["behavior.on.error"]
         yield from read_partition(
-            store, plugins, part, bounds, on_error=config["behavior.on.error"], selection=partition.selection
+            settings.open_store(), plugins, part, bounds, on_error=on_error, selection=partition.selection
         )
 
 

@@ -290,6 +290,9 @@ class ConfigDef:
 
     name: str
     props: dict[str, Prop] = field(default_factory=dict)
+    # "module:attribute" of a connector's definition: a parsed Config pickles it by that name (a Spark task finds
+    # it in its own import of the module), not by value
+    home: str = ""
     # Keys we recognise from Confluent/Connect but do not implement: a warning naming the key, nothing else.
     unsupported: dict[str, str] = field(default_factory=dict)
     # Keys that are known and deliberately without effect here (e.g. a backup's keys in a restore): no warning.
@@ -300,6 +303,11 @@ class ConfigDef:
     checks: list[Callable[[Config], None]] = field(default_factory=list)
     # Rewrites of the raw settings before anything is parsed (e.g. KCQL statements expanded into properties).
     preprocessors: list[Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=list)
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        if not self.home:
+            return super().__reduce__()
+        return (_definition_at, (self.home,))
 
     def define(self, *props: Prop) -> ConfigDef:
         for p in props:
@@ -375,8 +383,26 @@ class ConfigDef:
         return config
 
 
+def _definition_at(home: str) -> ConfigDef:
+    import importlib
+
+    module, attribute = home.split(":")
+    definition = getattr(importlib.import_module(module), attribute)
+    assert isinstance(definition, ConfigDef), home
+    return definition
+
+
 class Config(Mapping[str, Any]):
-    """A parsed configuration: typed values for every defined key, plus pass-through extras and warnings."""
+    """A parsed configuration: typed values for every defined key, plus pass-through extras and warnings.
+
+    Frozen once parsed (:meth:`replace` makes a changed copy). It is what a job's Spark tasks receive: it pickles as
+    its typed values and its definition's name, so a task never parses properties again."""
+
+    definition: ConfigDef
+    _values: dict[str, Any]
+    originals: dict[str, Any]
+    extras: dict[str, str]
+    warnings: list[str]  # filled while parsing (checks, the loader), read-only after
 
     def __init__(
         self,
@@ -386,11 +412,24 @@ class Config(Mapping[str, Any]):
         extras: dict[str, str],
         warnings: list[str],
     ):
-        self.definition = definition
-        self._values = values
-        self.originals = originals
-        self.extras = extras
-        self.warnings = warnings
+        set_ = super().__setattr__
+        set_("definition", definition)
+        set_("_values", values)
+        set_("originals", originals)
+        set_("extras", extras)
+        set_("warnings", warnings)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a parsed configuration is frozen ({name}): make a copy with replace()")
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of the settings: equal for equal configurations (a worker's cache key)."""
+        import hashlib
+        import json
+
+        doc = json.dumps([self.definition.name, self.originals], sort_keys=True, default=str)
+        return hashlib.blake2b(doc.encode(), digest_size=16).hexdigest()
 
     def __getitem__(self, key: str) -> Any:
         if key in self._values:

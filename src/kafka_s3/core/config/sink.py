@@ -122,6 +122,7 @@ def _check_sink(config: Config) -> None:
 
 SINK = ConfigDef(
     "backup (sink)",
+    home=f"{__name__}:SINK",
     unsupported=dict(UNSUPPORTED),
     passthrough_prefixes=PASSTHROUGH,
     checks=[require_one_of("topics", "topics.regex"), _check_sink],

@@ -43,6 +43,7 @@ def _check_source(config: Config) -> None:
 
 SOURCE = ConfigDef(
     "restore (source)",
+    home=f"{__name__}:SOURCE",
     unsupported=dict(UNSUPPORTED),
     passthrough_prefixes=PASSTHROUGH,
     checks=[_check_source],

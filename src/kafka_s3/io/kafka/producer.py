@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -98,7 +98,7 @@ class Delivery:
 class PartitionProducer:
     """The producer of one target partition and the consumer its progress is read and committed with."""
 
-    def __init__(self, target: Target, producer_settings: dict[str, str], consumer_settings: dict[str, str]):
+    def __init__(self, target: Target, producer_settings: Mapping[str, str], consumer_settings: Mapping[str, str]):
         from confluent_kafka import Consumer, Producer
 
         self.target = target
@@ -364,7 +364,7 @@ class PartitionProducer:
             f"its open transaction was committed ({error.str()})"
         )
 
-    def _refused(self, exc: Exception, settings: dict[str, str]) -> Exception:
+    def _refused(self, exc: Exception, settings: Mapping[str, str]) -> Exception:
         """A refused progress commit (or write) as the ACL it needs: committing offsets takes READ on the group and on
         the target topic (the restore's progress is the group's offsets of the target partitions)."""
         error: Any = exc.args[0] if exc.args else None

@@ -8,14 +8,9 @@ group offsets move to the start of each partition's still-open chunk: never past
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.config.restore_props import LEASE_TOPIC, OFFSET_MAP_TOPIC
@@ -24,7 +19,6 @@ from kafka_s3.core.errors import (
     BucketNotFoundError,
     ConfigError,
     Interrupted,
-    KafkaAuthorizationError,
     KafkaError,
     KafkaS3Error,
     PlanError,
@@ -32,18 +26,23 @@ from kafka_s3.core.errors import (
     StoreAccessDeniedError,
     StoreError,
 )
-from kafka_s3.core.groups import SERIES as GROUP_SERIES
-from kafka_s3.core.groups import GroupSnapshot
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
 from kafka_s3.core.rotation import RotationPolicy
-from kafka_s3.core.schemas import SERIES as SCHEMA_SERIES
-from kafka_s3.core.schemas import SavedSchemas
-from kafka_s3.core.topic_config import SERIES as CONFIG_SERIES
-from kafka_s3.core.topic_config import TopicConfig
 from kafka_s3.io.kafka.admin import TP, Admin
-from kafka_s3.io.kafka.denied import lacks
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.io.stores.conformance import check_conditional_put
+from kafka_s3.pipelines.backup.cycle import (
+    ONCE_ATTEMPTS,
+    ONCE_RETRY_BASE_SECONDS,
+    BackupSummary,
+    CycleReport,
+    OnCycle,
+    PartitionState,
+    backoff,
+    gave_up,
+    metadata_field,
+)
+from kafka_s3.pipelines.backup.history import History
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
 from kafka_s3.pipelines.backup.result import PartitionResult
 from kafka_s3.pipelines.backup.resume import (
@@ -59,81 +58,9 @@ from kafka_s3.pipelines.backup.resume import (
 from kafka_s3.pipelines.backup.task import PartitionPlan, backup_task
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.live import LiveCounts
+from kafka_s3.pipelines.task_settings import TaskSettings
 
 log = logging.getLogger("kafka_s3.backup")
-
-
-@dataclass
-class PartitionState:
-    next_offset: int
-    forced_end: int | None = None  # re-create the bucket's chunk ending there first
-    last_scanned: int = -1  # high watermark seen by the last cycle that read this partition
-    open_records: int = 0
-    open_since: float | None = None  # wall time the open chunk was first seen (start of that cycle)
-    open_start: int | None = None  # first offset of the open chunk
-    last_object: str = ""
-    last_chunk: int | None = None  # start of the newest chunk committed (recorded with the group's offsets)
-    # End of the newest chunk this run committed (the next chunk's manifest ``follows`` it); unknown until then, when
-    # the task looks it up in the bucket.
-    previous_end: int | None = None
-    previous_known: bool = False
-    previous_record: str | None = None  # digest of the record at previous_end (the log must still hold it)
-    failures: int = 0  # retryable task failures in a row
-    retry_at: float = 0.0  # monotonic time before which a failing partition is not planned again
-
-
-@dataclass
-class CycleReport:
-    cycle: int
-    partitions: int
-    records: int = 0
-    objects: int = 0
-    bytes: int = 0
-    replayed: int = 0
-    seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)
-    retrying: list[str] = field(default_factory=list)  # partitions that failed and are retried with backoff
-
-
-@dataclass
-class BackupSummary:
-    cycles: list[CycleReport] = field(default_factory=list)
-    committed: dict[TP, int] = field(default_factory=dict)
-    targets: dict[TP, int] = field(default_factory=dict)
-
-    @property
-    def records(self) -> int:
-        return sum(c.records for c in self.cycles)
-
-    @property
-    def objects(self) -> int:
-        return sum(c.objects for c in self.cycles)
-
-    @property
-    def bytes(self) -> int:
-        return sum(c.bytes for c in self.cycles)
-
-
-ONCE_ATTEMPTS = 4  # run_once: tries of a failing partition (as Spark's task retries) before it gives up
-ONCE_RETRY_BASE_SECONDS = 0.5
-
-OnCycle = Callable[[CycleReport, list[PartitionResult]], None]
-"""Called after each cycle's commit with its report and the tasks' results (progress bars, tests)."""
-
-
-# What a backup saves besides the records (named in logs and in the error of a --once run that could not save one)
-SCHEMAS = "Schema Registry subjects"
-TOPIC_CONFIGS = "topic configurations"
-GROUP_SNAPSHOT = "consumer-group snapshot"
-
-
-class PartsNotSaved(KafkaS3Error):
-    """``backup --once`` backed the records up, but not every other part it was asked to save; the exit code is
-    the failing service's (3 object store, 4 Kafka or Schema Registry)."""
-
-    def __init__(self, message: str, exit_code: int = 1):
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def backup_topics(admin: Admin, config: Config) -> tuple[dict[str, int], list[str]]:
@@ -177,23 +104,15 @@ class Backup:
         self._cycle_wall_start = 0.0  # wall time the current cycle started
         self.plugins = BackupPlugins.from_config(config)  # also validates every plugin setting before a job starts
         self.manifests = ManifestStore(self.store, self.plugins.manifest_root, config["directory.delim"])
-        self._noted_counts: dict[str, int] = {}
+        self.history = History(config, self.admin, self.manifests, self.group)
         self._left_out: set[str] = set()  # topics.regex matches left out (logged once)
-        self._last_snapshots: dict[str, GroupSnapshot | None] = {}  # topic -> the newest group snapshot stored
-        self._groups_listing_checked = False  # whether listing groups shows them all was checked (once)
-        self._groups_refused: set[str] = set()  # groups whose offsets were refused, already warned about
-        self._last_configs: dict[str, TopicConfig | None] = {}  # topic -> the newest configuration record stored
-        self._warned: set[str] = set()  # warnings given once per run
-        self._last_schemas: dict[str, SavedSchemas | None] = {}  # topic -> the newest schema record stored
-        self._unsaved: dict[str, KafkaS3Error] = {}  # part -> why its last save failed (cleared when one succeeds)
-        self._once = False  # run_once: a part not saved fails the run (there is no next cycle to retry it in)
         self.topic_ids: dict[str, str] = {}  # topic -> id ("" where the broker has none), recorded with commits
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
         self.targets: dict[TP, int] = {}  # run_once: the offsets it backs up to
         self._conditional_checked = False
         self._retry_base = config["cycle.interval.ms"] / 1000  # a failing partition's first backoff (doubling)
-        self.raw_config = {k: str(v) if not isinstance(v, str) else v for k, v in config.originals.items()}
+        self.task_settings = TaskSettings(config, self.store_spec, self.kafka_settings)
 
     # ------------------------------------------------------------------------------------------------ setup
     def topics(self) -> dict[str, int]:
@@ -208,91 +127,8 @@ class Backup:
                 )
         if not topics and not self.config["topics.regex"]:
             raise KafkaS3Error("no topic to back up")
-        for topic, count in topics.items():
-            if self._noted_counts.get(topic) != count:  # a restore creates missing topics with this count
-                self.manifests.note_partition_count(topic, count)
-                self._noted_counts[topic] = count
-        self._note_topic_configs(topics)
-        self._note_schemas(topics)
+        self.history.note_topics(topics)
         return topics
-
-    def _not_saved(self, part: str, exc: KafkaS3Error) -> None:
-        """A part of the backup besides the records (``SCHEMAS``, ``TOPIC_CONFIGS``, ``GROUP_SNAPSHOT``) failed to
-        save: retried next cycle when following; ``run_once`` fails with it once the records are backed up."""
-        if isinstance(exc, Interrupted):
-            raise exc
-        self._unsaved[part] = exc
-        log.error("%s not saved%s: %s", part, "" if self._once else " (retried next cycle)", exc)
-
-    def _saved(self, part: str) -> None:
-        self._unsaved.pop(part, None)
-
-    def _raise_unsaved(self, summary: BackupSummary) -> None:
-        """``run_once``'s end: the parts it was asked to save and could not, as one error with the exit code of the
-        first failing service (3 object store, 4 Kafka or Schema Registry)."""
-        if not self._unsaved:
-            return
-        first = next(iter(self._unsaved.values()))
-        raise PartsNotSaved(
-            f"the records were backed up ({summary.records} records in {summary.objects} objects), but not saved: "
-            + "; ".join(f"the {part} ({exc})" for part, exc in self._unsaved.items()),
-            exit_code=first.exit_code,
-        )
-
-    def _note_schemas(self, topics: dict[str, int]) -> None:
-        """Save the topics' Schema Registry subjects whenever they changed (when a registry is configured). A
-        failure is retried next cycle (``run_once``: fails the run at its end)."""
-        from kafka_s3.io.schema_registry.subjects import registry_for, save_subjects
-
-        try:
-            client = registry_for(self.config.originals)
-            if client is None:
-                return
-            at = int(time.time() * 1000)
-            for topic in sorted(topics):
-                saved = save_subjects(client, topic, at)
-                if topic not in self._last_schemas:
-                    self._last_schemas[topic] = self.manifests.newest(SCHEMA_SERIES, topic)
-                last = self._last_schemas[topic]
-                if saved.same_as(last) or (last is None and not saved.subjects):
-                    continue
-                self.manifests.note(SCHEMA_SERIES, saved)
-                self._last_schemas[topic] = saved
-                log.info("%s: saved Schema Registry subjects %s", topic, ", ".join(sorted(saved.subjects)))
-        except KafkaS3Error as exc:
-            self._not_saved(SCHEMAS, exc)
-            return
-        self._saved(SCHEMAS)
-
-    def _note_topic_configs(self, topics: dict[str, int]) -> None:
-        """Record each topic's partition count and own configs whenever they changed since the newest record
-        stored (history: records are never replaced). A failure is retried next cycle (``run_once``: fails the run
-        at its end); without the ACL to read them, a warning."""
-        try:
-            configs = self.admin.topic_configs(topics)
-            at = int(time.time() * 1000)
-            for topic, count in sorted(topics.items()):
-                record = TopicConfig(topic, at, count, configs.get(topic, {}))
-                if topic not in self._last_configs:
-                    self._last_configs[topic] = self.manifests.newest(CONFIG_SERIES, topic)
-                if record.same_as(self._last_configs[topic]):
-                    continue
-                self.manifests.note(CONFIG_SERIES, record)
-                self._last_configs[topic] = record
-                log.info(
-                    "%s: recorded %d partitions and configs %s",
-                    topic,
-                    count,
-                    ", ".join(f"{k}={v}" for k, v in sorted(record.configs.items())) or "(defaults)",
-                )
-        except KafkaAuthorizationError as exc:  # optional history: warned once, tried again each cycle
-            if str(exc) not in self._warned:
-                self._warned.add(str(exc))
-                log.warning("topic configurations not recorded (grant the ACL to record them): %s", exc)
-        except KafkaS3Error as exc:
-            self._not_saved(TOPIC_CONFIGS, exc)
-            return
-        self._saved(TOPIC_CONFIGS)
 
     def _check_sources(self, topics: dict[str, int]) -> None:
         """Each cycle: the topics already backed up by this run still have the ids they had (a topic deleted and
@@ -340,8 +176,8 @@ class Backup:
             state = PartitionState(
                 resume.next_offset,
                 forced_end=resume.forced_end,
-                last_object=_metadata_field(metadata, "object", ""),
-                last_chunk=_metadata_field(metadata, "chunk", None),
+                last_object=metadata_field(metadata, "object", ""),
+                last_chunk=metadata_field(metadata, "chunk", None),
             )
             if state.next_offset < log_start[tp]:
                 log.warning(
@@ -416,9 +252,7 @@ class Backup:
         self._cycle_wall_start = time.time()
         if self.live_progress and self.live is None:
             self.live = LiveCounts.open(self.engine.driver_host)
-        task = backup_task(
-            plans, self.raw_config, self.store_spec, self.kafka_settings, self.live.new_round() if self.live else None
-        )
+        task = backup_task(plans, self.task_settings, self.live.new_round() if self.live else None)
         self.engine.start()  # a lazily started session is not the job's time (operators and the benchmark read it)
         job_started = time.monotonic()
         description = f"kafka-s3 backup cycle {self.cycle_number} ({len(plans)} partitions)"
@@ -462,7 +296,7 @@ class Backup:
         if report.retrying:
             self._check_services(report.retrying)
         if any(s.failures >= ONCE_ATTEMPTS for s in self.states.values()):
-            raise _gave_up(f"gave up after {ONCE_ATTEMPTS} attempts: " + "; ".join(report.retrying), report.retrying)
+            raise gave_up(f"gave up after {ONCE_ATTEMPTS} attempts: " + "; ".join(report.retrying), report.retrying)
         return report
 
     def _check_services(self, failures: list[str]) -> None:
@@ -473,11 +307,11 @@ class Backup:
         try:
             self.store.check()
         except StoreError as exc:
-            raise _gave_up(f"{failed}; and the object store does not answer now either: {exc}", [], exc) from None
+            raise gave_up(f"{failed}; and the object store does not answer now either: {exc}", [], exc) from None
         try:
             self.admin.cluster_id()
         except KafkaError as exc:
-            raise _gave_up(f"{failed}; and Kafka does not answer now either: {exc}", [], exc) from None
+            raise gave_up(f"{failed}; and Kafka does not answer now either: {exc}", [], exc) from None
 
     def _apply(self, results: list[PartitionResult], plans: list[PartitionPlan], report: CycleReport) -> None:
         plans_by_tp = {(p.topic, p.partition): p for p in plans}
@@ -521,36 +355,9 @@ class Backup:
                 report.errors.append(f"{tp[0]}[{tp[1]}]: {result.error}")
             else:
                 state.failures, state.retry_at = 0, 0.0
-            committed = result.committed_offset
-            if result.chunks:
-                state.last_chunk = result.chunks[-1].start
-            if committed > state.next_offset or (committed == state.next_offset and result.chunks):
-                commits[tp] = committed
-                # what verify and restore compare the bucket with: the newest chunk the group's offset covers
-                metadata[tp] = json.dumps(
-                    {
-                        "object": state.last_object,
-                        "chunk": state.last_chunk,
-                        "store": self.store.url,
-                        "at": int(time.time() * 1000),
-                        "topic_id": self.topic_ids.get(tp[0], ""),
-                    }
-                )
-            state.next_offset = max(state.next_offset, committed)
-            if result.chunks:
-                state.previous_end, state.previous_known = result.chunks[-1].end, True
-                state.previous_record = result.chunks[-1].last_record
-            if state.forced_end is not None and (result.chunks or committed > plan.start):
-                state.forced_end = None
-            state.last_scanned = result.read_until
-            open_chunk = result.open_chunk
-            if open_chunk:
-                state.open_records = open_chunk.records
-                if state.open_since is None or state.open_start != open_chunk.start:
-                    # A chunk opened during this cycle: its scheduled rotation counts from the cycle's start.
-                    state.open_since, state.open_start = self._cycle_wall_start, open_chunk.start
-            else:
-                state.open_records, state.open_since, state.open_start = 0, None, None
+            if state.absorb(result, plan.start, self._cycle_wall_start):
+                commits[tp] = state.next_offset
+                metadata[tp] = state.commit_metadata(self.store.url, self.topic_ids.get(tp[0], ""))
         # The bucket's own record of each partition's committed end (restores detect a deleted tail with it): every
         # file of these chunks is complete; marked before the group commit, so a crash in between only re-marks.
         for result in results:
@@ -562,104 +369,16 @@ class Backup:
                 log.debug("group %s: %s[%d] committed at %d", self.group, topic, partition, offset)
 
     def snapshot_groups(self) -> None:
-        """Record the committed offsets of the consumer groups on the backed-up topics, after the cycle's commit
-        (``backup.consumer.groups.*``): one immutable object per topic whose groups' offsets changed since the
-        newest snapshot stored. A failure is retried next cycle: the records' backup goes on (``run_once`` fails
-        at its end)."""
-        if not self.config["backup.consumer.groups.enable"]:
-            return
-        if self._once and any(s.failures for s in self.states.values()):
+        """The consumer groups' offsets on the backed-up topics, after a cycle's commit (:class:`.History`)."""
+        if self.history.once and any(s.failures for s in self.states.values()):
             return  # run_once: taken when no partition is failing (else the run fails), not against a failing store
-        topics = sorted({tp[0] for tp in self.states})
-        if not topics:
-            return
-        pattern = re.compile(self.config["backup.consumer.groups.regex"])
-        try:
-            groups = [
-                g
-                for g in self.admin.list_groups()
-                if g != self.group and pattern.fullmatch(g) and not g.startswith("kafka-s3-restore-")
-            ]
-            if not self._groups_listing_checked:
-                self._groups_listing_checked = True
-                self._check_group_listing(groups)
-            found = self.admin.groups_on_topics(groups, topics)
-            newly = sorted(set(found.refused) - self._groups_refused)
-            if newly:
-                self._groups_refused.update(newly)
-                shown = "; ".join(found.refused[g] for g in newly[:5]) + (
-                    f"; and {len(newly) - 5} more" if len(newly) > 5 else ""
-                )
-                log.warning(
-                    "consumer-group snapshots leave out %d group(s) whose offsets the cluster refused to show: %s "
-                    "(grant DESCRIBE on them, or narrow backup.consumer.groups.regex)",
-                    len(newly),
-                    shown,
-                )
-            offsets = found.offsets
-            at = int(time.time() * 1000)
-            for topic in topics:
-                snapshot = GroupSnapshot(
-                    topic,
-                    at,
-                    {
-                        group: {p: o for (t, p), o in sorted(tps.items()) if t == topic}
-                        for group, tps in offsets.items()
-                        if any(t == topic for t, _ in tps)
-                    },
-                )
-                if topic not in self._last_snapshots:
-                    self._last_snapshots[topic] = self.manifests.newest(GROUP_SERIES, topic)
-                last = self._last_snapshots[topic]
-                if snapshot.same_offsets(last) or (last is None and not snapshot.groups):
-                    continue
-                self.manifests.note(GROUP_SERIES, snapshot)
-                self._last_snapshots[topic] = snapshot
-                log.info(
-                    "%s: consumer-group snapshot of %d group(s) at %d",
-                    topic,
-                    len(snapshot.groups),
-                    at,
-                    extra={"topic": topic, "groups": sorted(snapshot.groups), "at": at},
-                )
-        except KafkaS3Error as exc:
-            self._not_saved(GROUP_SNAPSHOT, exc)
-            return
-        self._saved(GROUP_SNAPSHOT)
-
-    def _check_group_listing(self, groups: list[str]) -> None:
-        """Listing consumer groups shows a principal without DESCRIBE on the cluster only the groups it may DESCRIBE:
-        said once, as a warning when that leaves nothing to record (never silently no snapshots)."""
-        operations = self.admin.cluster_operations()
-        if operations is None:
-            # Apache Kafka reports no operations for a principal without DESCRIBE on the cluster, and a server without
-            # ACLs (noida) none at all: the backup's own group (it has READ on it) tells which
-            own = self.admin.describe_groups([self.group]).get(self.group)
-            if own is None or own.operations is None:
-                return
-        elif "DESCRIBE" in operations:
-            return
-        lacking = lacks(self.admin.settings, "DESCRIBE", "cluster", "kafka-cluster")
-        if groups:
-            log.info(
-                "consumer-group snapshots: %s, so they record only the groups it may DESCRIBE (%d match "
-                "backup.consumer.groups.regex now)",
-                lacking,
-                len(groups),
-            )
-            return
-        log.warning(
-            "consumer-group snapshots record nothing: %s, so listing consumer groups shows only the groups it may "
-            "DESCRIBE, and none of those matches backup.consumer.groups.regex; grant DESCRIBE on the consumer groups "
-            "to record (a PREFIXED ACL serves many) or on the cluster, or set backup.consumer.groups.enable=false",
-            lacking,
-        )
+        self.history.snapshot_groups(sorted({tp[0] for tp in self.states}))
 
     def _retry_later(self, tp: TP, state: PartitionState, error: str, report: CycleReport) -> None:
         """A partition whose task failed in a way another attempt may cure: retried with exponential backoff,
         reported in the cycle's report and the log; the other partitions keep moving."""
         state.failures += 1
-        wait = _backoff(self._retry_base, state.failures)
+        wait = backoff(self._retry_base, state.failures)
         state.retry_at = time.monotonic() + wait
         first_line = error.strip().splitlines()[0][:500] if error.strip() else "failed"
         report.retrying.append(f"{tp[0]}[{tp[1]}]: {first_line}")
@@ -686,8 +405,8 @@ class Backup:
     def run_once(self) -> BackupSummary:
         """Back up every record below the high watermarks seen now, flush what is open, and return. A part it was
         asked to save besides the records (schemas, topic configurations, group snapshots) that failed is raised at
-        the end (:class:`PartsNotSaved`)."""
-        self._once = True
+        the end (:class:`~kafka_s3.pipelines.backup.history.PartsNotSaved`)."""
+        self.history.once = True
         self.check_store()
         topics = self.topics()
         self._check_sources(topics)
@@ -709,7 +428,7 @@ class Backup:
         if not summary.cycles:
             self.snapshot_groups()
         summary.committed = {tp: s.next_offset for tp, s in self.states.items()}
-        self._raise_unsaved(summary)
+        self.history.raise_unsaved(summary.records, summary.objects)
         return summary
 
     def follow(self, stop: threading.Event | None = None) -> None:
@@ -736,7 +455,7 @@ class Backup:
                 raise  # the records, the configuration, the bucket or the log are wrong: retrying cannot help
             except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
                 failures += 1
-                wait = _backoff(interval, failures)
+                wait = backoff(interval, failures)
                 log.error(
                     "cycle failed (%d in a row), retrying in %.0fs: %s",
                     failures,
@@ -748,38 +467,6 @@ class Backup:
             stop.wait(max(0.0, interval - (time.monotonic() - started)))
 
 
-def _gave_up(message: str, failures: list[str], cause: KafkaS3Error | None = None) -> BackupFailed:
-    """``run_once``'s failure for partitions it could not back up, with the exit code of the service they failed on
-    (``cause``'s, else the first failure's kind named in ``failures``; 5 when none is the project's own)."""
-    error = BackupFailed(message)
-    if cause is not None:
-        error.exit_code = cause.exit_code
-        return error
-    for line in failures:
-        kind = re.match(r"\S+\[\d+\]: (\w+): ", line)
-        known = _FAILURE_KINDS.get(kind.group(1)) if kind else None
-        if known is not None:
-            error.exit_code = known
-            break
-    return error
-
-
-# The error kinds a backup task reports by name, and their exit codes (3 object store, 4 Kafka or Schema Registry)
-_FAILURE_KINDS = {
-    **{
-        kind.__name__: kind.exit_code
-        for kind in (StoreError, BucketNotFoundError, StoreAccessDeniedError, KafkaError, KafkaAuthorizationError)
-    },
-    "SchemaRegistryUnavailable": 4,
-    "SchemaRegistryError": 4,
-}
-
-
-def _backoff(interval: float, failures: int) -> float:
-    """Seconds to wait after ``failures`` failures in a row: doubling from the cycle interval, at most 5 minutes."""
-    return float(min(300.0, interval * 2 ** min(failures, 8)))
-
-
 def ambiguous_warning(topic: str, partition: int, records: int) -> str:
     return (
         f"{topic}[{partition}]: {records} record{'s' if records != 1 else ''} cannot be restored one by one: "
@@ -788,12 +475,3 @@ def ambiguous_warning(topic: str, partition: int, records: int) -> str:
         "cannot give them back as they were. Their chunk manifests count them and a restore refuses those objects; "
         "use format.class=avro, parquet or json (or store.envelope=true) for such data"
     )
-
-
-def _metadata_field(metadata: str, name: str, default: Any) -> Any:
-    """A field of the metadata the driver commits group offsets with (``default``: absent, or not ours)."""
-    try:
-        doc = json.loads(metadata) if metadata else {}
-    except ValueError:
-        return default
-    return doc.get(name, default) if isinstance(doc, dict) else default

@@ -15,7 +15,8 @@ import threading
 from collections.abc import Callable, Sequence
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.pipelines.backup.driver import Backup, BackupSummary, OnCycle
+from kafka_s3.pipelines.backup.cycle import BackupSummary, OnCycle
+from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.engine import Engine
 
 log = logging.getLogger("kafka_s3.backup")

@@ -9,9 +9,8 @@ Imports stay lean: this module is loaded by every Python worker.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,13 +19,12 @@ import pyarrow as pa
 
 from kafka_s3.pipelines.backup.result import PartitionResult
 from kafka_s3.pipelines.engine import Task
-from kafka_s3.pipelines.worker_cache import cached
 
 if TYPE_CHECKING:
     from kafka_s3.core.store import Store
-    from kafka_s3.io.stores.spec import StoreSpec
     from kafka_s3.pipelines.backup.partition import PartitionBackup
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
+    from kafka_s3.pipelines.task_settings import TaskSettings
 
 # Past the cycle's planned end with no record-count rule to say where the open chunk ends (time rules): records fed
 # to the writer at a time, which bounds how far the read goes beyond that chunk's last record.
@@ -71,11 +69,7 @@ BOUNDARY_REACH = 1000
 
 
 def run_partition(
-    plan: PartitionPlan,
-    config_raw: dict[str, str],
-    store_spec: StoreSpec,
-    kafka_settings: dict[str, str],
-    live: tuple[str, int, int] | None = None,
+    plan: PartitionPlan, settings: TaskSettings, live: tuple[str, int, int] | None = None
 ) -> PartitionResult:
     """Back up ``plan``. A failure another attempt may cure (the store or Kafka failing for this partition) is
     returned as a retryable error with nothing committed, rather than failing the whole job: the driver retries
@@ -83,7 +77,7 @@ def run_partition(
     from kafka_s3.core.errors import PlanError
 
     try:
-        return _run_partition(plan, config_raw, store_spec, kafka_settings, live)
+        return _run_partition(plan, settings, live)
     except PlanError:
         raise  # the log is not the one backed up (SourceChanged): another attempt would be refused again
     except Exception as exc:
@@ -104,13 +98,8 @@ def run_partition(
 
 
 def _run_partition(
-    plan: PartitionPlan,
-    config_raw: dict[str, str],
-    store_spec: StoreSpec,
-    kafka_settings: dict[str, str],
-    live: tuple[str, int, int] | None = None,
+    plan: PartitionPlan, settings: TaskSettings, live: tuple[str, int, int] | None = None
 ) -> PartitionResult:
-    from kafka_s3.core.config.sink import SINK
     from kafka_s3.core.errors import ConfigError, ConversionError, DataError, FormatError, PartitionerError
     from kafka_s3.core.records import payload_bytes
     from kafka_s3.pipelines.backup.commit import ChunkConflict
@@ -121,9 +110,8 @@ def _run_partition(
 
     RECORD_ERRORS = (ConversionError, PartitionerError, DataError, ConfigError, FormatError)
 
-    fingerprint = json.dumps(config_raw, sort_keys=True)
-    plugins = cached("plugins:" + fingerprint, lambda: BackupPlugins.from_config(SINK.parse(config_raw)))
-    store = cached("store:" + repr(store_spec), store_spec.open)
+    plugins = settings.plugins("backup-plugins", BackupPlugins.from_config)
+    store = settings.open_store()
     isolation = plugins.config["isolation.level"]
     start, forced_end = plan.start, plan.forced_end
     open_since_ms, open_until = plan.open_since_ms, plan.open_until
@@ -166,7 +154,7 @@ def _run_partition(
 
         try:
             for batch in _checked_range(
-                kafka_settings,
+                settings.kafka,
                 plan,
                 start,
                 boundary,
@@ -243,7 +231,7 @@ def _boundary(plan: PartitionPlan, plugins: BackupPlugins, store: Store) -> Boun
 
 
 def _checked_range(
-    settings: dict[str, str],
+    settings: Mapping[str, str],
     plan: PartitionPlan,
     start: int,
     boundary: Boundary | None,
@@ -286,17 +274,11 @@ def _checked_range(
             yield batch.slice(below)
 
 
-def backup_task(
-    plans: list[PartitionPlan],
-    config_raw: dict[str, str],
-    store_spec: StoreSpec,
-    kafka_settings: dict[str, str],
-    live: tuple[str, int, int] | None = None,
-) -> Task:
+def backup_task(plans: list[PartitionPlan], settings: TaskSettings, live: tuple[str, int, int] | None = None) -> Task:
     """Slot ``i`` backs up ``plans[i]``. ``live``: where to send running counts (:mod:`kafka_s3.pipelines.live`),
     if anywhere."""
 
     def task(slot: int) -> Iterator[str]:
-        yield run_partition(plans[slot], config_raw, store_spec, kafka_settings, live).to_json()
+        yield run_partition(plans[slot], settings, live).to_json()
 
     return task

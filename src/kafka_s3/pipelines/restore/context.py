@@ -23,6 +23,7 @@ from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
+from kafka_s3.pipelines.task_settings import TaskSettings
 
 
 @dataclass
@@ -62,10 +63,9 @@ class RestoreContext:
             progress_base=f"kafka-s3-restore-{config['name']}",
         )
 
-    @property
-    def raw_config(self) -> dict[str, str]:
+    def task_settings(self) -> TaskSettings:
         """The configuration as tasks receive it (the detected layout included)."""
-        return {k: str(v) for k, v in self.config.originals.items()}
+        return TaskSettings(self.config, self.store_spec, self.producer_settings, self.consumer_settings)
 
     def detect(self) -> Detection:
         """The layout under the prefix, detected once; the configuration and the read plugins then read with it."""

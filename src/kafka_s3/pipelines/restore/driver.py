@@ -232,15 +232,7 @@ class Restore:
         slots = min(len(plans), cap) if cap > 0 else len(plans)
         if self.live_progress and self.live is None:
             self.live = LiveCounts.open(self.engine.driver_host)
-        task = restore_task(
-            plans,
-            self.ctx.raw_config,
-            self.ctx.store_spec,
-            self.ctx.producer_settings,
-            self.ctx.consumer_settings,
-            slots,
-            self.live.new_round() if self.live else None,
-        )
+        task = restore_task(plans, self.ctx.task_settings(), slots, self.live.new_round() if self.live else None)
         self.engine.start()  # a lazily started session is not the job's time (operators and the benchmark read it)
         job_started = time.monotonic()
         rows = self.engine.run_tasks(f"kafka-s3 restore ({len(plans)} partitions)", task, slots)

@@ -27,15 +27,14 @@ from kafka_s3.io.kafka.producer import PartitionProducer, Target
 from kafka_s3.pipelines.engine import Task
 from kafka_s3.pipelines.restore.progress import Decision, ProgressIdentity, Start, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
-from kafka_s3.pipelines.worker_cache import cached
 
 if TYPE_CHECKING:
     from kafka_s3.core.store import Store
-    from kafka_s3.io.stores.spec import StoreSpec
     from kafka_s3.pipelines.live import LiveReporter
     from kafka_s3.pipelines.read.discovery import BackupObject, Problem
     from kafka_s3.pipelines.read.options import Bounds
     from kafka_s3.pipelines.read.plugins import ReadPlugins
+    from kafka_s3.pipelines.task_settings import TaskSettings
 
 log = logging.getLogger(__name__)
 
@@ -278,21 +277,14 @@ class PartitionRestore:
 
 
 def run_restore_partition(
-    plan: RestorePlan,
-    config_raw: dict[str, str],
-    store_spec: StoreSpec,
-    producer_settings: dict[str, str],
-    consumer_settings: dict[str, str],
-    live: tuple[str, int, int] | None = None,
+    plan: RestorePlan, settings: TaskSettings, live: tuple[str, int, int] | None = None
 ) -> RestoreResult:
     """Restore ``plan``'s source partition in this worker (:class:`PartitionRestore`)."""
-    from kafka_s3.core.config.source import SOURCE
     from kafka_s3.pipelines.live import LiveReporter
     from kafka_s3.pipelines.read.plugins import ReadPlugins
 
-    fingerprint = json.dumps(config_raw, sort_keys=True)
-    plugins = cached("read-plugins:" + fingerprint, lambda: ReadPlugins.from_config(SOURCE.parse(config_raw)))
-    store = cached("store:" + repr(store_spec), store_spec.open)
+    plugins = settings.plugins("read-plugins", ReadPlugins.from_config)
+    store = settings.open_store()
     target = Target(
         plan.target_topic,
         plan.target_partition,
@@ -300,19 +292,13 @@ def run_restore_partition(
         plan.transactional_id if plan.exactly_once else None,
         f"{plan.source_topic}[{plan.source_partition}]",
     )
-    writer = PartitionProducer(target, producer_settings, consumer_settings)
+    writer = PartitionProducer(target, settings.kafka, settings.consumer)
     reporter = LiveReporter(live, plan.source_topic, plan.source_partition)
     return PartitionRestore(plan, plugins, store, writer, reporter).run()
 
 
 def restore_task(
-    plans: list[RestorePlan],
-    config_raw: dict[str, str],
-    store_spec: StoreSpec,
-    producer_settings: dict[str, str],
-    consumer_settings: dict[str, str],
-    slots: int,
-    live: tuple[str, int, int] | None = None,
+    plans: list[RestorePlan], settings: TaskSettings, slots: int, live: tuple[str, int, int] | None = None
 ) -> Task:
     """Slot ``i`` restores plans ``i, i+slots, ...`` one after another (``tasks.max`` caps the slots).
     ``live``: where to send running counts (:mod:`kafka_s3.pipelines.live`), if anywhere."""
@@ -320,7 +306,7 @@ def restore_task(
     def task(slot: int) -> Iterator[str]:
         for plan in plans[slot::slots]:
             started = time.monotonic()
-            result = run_restore_partition(plan, config_raw, store_spec, producer_settings, consumer_settings, live)
+            result = run_restore_partition(plan, settings, live)
             yield replace(result, seconds=time.monotonic() - started).to_json()
 
     return task

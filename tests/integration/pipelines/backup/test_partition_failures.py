@@ -10,8 +10,10 @@ import pytest
 from kafka_s3.core.errors import BackupFailed
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.io.stores.spec import StoreSpec
-from kafka_s3.pipelines.backup.driver import Backup, CycleReport, group_id
+from kafka_s3.pipelines.backup.cycle import CycleReport
+from kafka_s3.pipelines.backup.driver import Backup, group_id
 from kafka_s3.pipelines.backup.task import PartitionPlan, run_partition
+from kafka_s3.pipelines.task_settings import TaskSettings
 from tests.support.backup import data_keys, group_offsets, wait_until
 from tests.support.faultproxy import FaultProxy
 
@@ -28,26 +30,22 @@ def test_chunk_conflict_restart_surfaces_a_failed_background_upload(
 ):
     topic = fresh_topic(1)
     produce(topic, [{"value": f"v{i}".encode()} for i in range(9)])
-    raw, config = _config(make_config, fresh_bucket, topic)
+    _, config = _config(make_config, fresh_bucket, topic)
     # An earlier --once flush left a short chunk 3..4 in the bucket (and nothing before it).
     flushed = run_partition(
         PartitionPlan(topic, 0, start=3, end=5, hard_end=5, flush_open=True),
-        raw,
-        StoreSpec.from_config(config),
-        client_settings(config, "consumer"),
+        TaskSettings(config, StoreSpec.from_config(config), client_settings(config, "consumer")),
     )
     assert [(c.start, c.end) for c in flushed.chunks] == [(3, 4)] and flushed.error is None
 
     with FaultProxy(s3_env["endpoint_url"]) as proxy:
-        raw, config = _config(make_config, fresh_bucket, topic, **{"store.url": proxy.url, "s3.part.retries": "0"})
+        _, config = _config(make_config, fresh_bucket, topic, **{"store.url": proxy.url, "s3.part.retries": "0"})
         # Chunk 0..2 commits (its manifest), but its data object's upload fails in the background; then chunk 3..5
         # meets the bucket's 3..4 and the task restarts from there.
         proxy.fail(503, times=1000, method="PUT", path=r"0000000000\.bin$")
         result = run_partition(
             PartitionPlan(topic, 0, start=0, end=9, hard_end=9),
-            raw,
-            StoreSpec.from_config(config),
-            client_settings(config, "consumer"),
+            TaskSettings(config, StoreSpec.from_config(config), client_settings(config, "consumer")),
         )
         assert proxy.requests(method="PUT", path=r"0000000000\.bin$")
 

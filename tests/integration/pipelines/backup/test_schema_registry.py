@@ -272,7 +272,7 @@ def test_envelope_backups_restore_raw_bytes_without_any_registry(
     """AvroConverter configured with a registry nobody answers: an envelope backup never decodes values, so even
     bytes that are not in the wire format (or name unknown schema ids) come back byte for byte. The registry's
     subjects could not be saved, which --once says (exit 4) after backing the records up."""
-    from kafka_s3.pipelines.backup.driver import PartsNotSaved
+    from kafka_s3.pipelines.backup.history import PartsNotSaved
 
     topic, target = fresh_topic(1), fresh_topic(1, prefix="restored")
     values = [wire(424242, 1, record(1, 0)), b"not avro at all", None, wire(7, 3, record(3, 3))]

@@ -219,3 +219,33 @@ def test_inline_private_keys_are_secret():
     for key in ("ssl.keystore.key", "consumer.override.ssl.keystore.key", "ssl.key.pem", "producer.ssl.key.pem"):
         assert is_secret_key(key), key
     assert not is_secret_key("ssl.keystore.certificate.chain") and not is_secret_key("ssl.truststore.location")
+
+
+def _sink(**settings: str):
+    raw = {"name": "b", "topics": "t", "s3.bucket.name": "bucket", "flush.size": "3", "format.class": "json"}
+    return SINK.parse({**raw, **settings})
+
+
+@pytest.mark.issue(27)
+def test_a_parsed_configuration_travels_as_its_values_and_the_name_of_its_definition():
+    import pickle
+
+    config = _sink(**{"format.class": "json", "sasl.password": "s3cret"})
+    data = pickle.dumps(config)
+    back = pickle.loads(data)
+    assert back.definition is SINK  # found by name: a task never holds, nor parses with, a copy of the definition
+    assert dict(back) == dict(config) and back.originals == config.originals
+    assert back.fingerprint == config.fingerprint
+    assert len(data) < 8_000  # the definition's hundreds of properties and their docs do not travel
+    assert b"Unique name of the backup" not in data
+
+
+@pytest.mark.issue(27)
+def test_a_parsed_configuration_is_frozen_and_replace_makes_a_changed_copy():
+    config = _sink()
+    with pytest.raises(AttributeError, match="frozen"):
+        config.originals = {}  # type: ignore[misc]
+    changed = config.replace(flush__size=5)
+    assert (config["flush.size"], changed["flush.size"]) == (3, 5)
+    assert changed.fingerprint != config.fingerprint
+    assert _sink().fingerprint == config.fingerprint

@@ -357,7 +357,7 @@ def test_cli_shows_and_validates_every_statement(tmp_path, capsys):
 def test_cli_backup_runs_every_statement_as_one_group(tmp_path, monkeypatch, capsys):
     from kafka_s3 import api
     from kafka_s3.cli.main import main
-    from kafka_s3.pipelines.backup.driver import BackupSummary
+    from kafka_s3.pipelines.backup.cycle import BackupSummary
 
     seen = []
 

@@ -8,7 +8,8 @@ import time
 
 from kafka_s3.core.config.kcql import KCQL_KEY
 from kafka_s3.core.config.sink import SINK
-from kafka_s3.pipelines.backup.driver import Backup, PartitionState
+from kafka_s3.pipelines.backup.cycle import PartitionState
+from kafka_s3.pipelines.backup.driver import Backup
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
 TP = ("t", 0)

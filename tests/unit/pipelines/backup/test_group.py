@@ -11,7 +11,7 @@ from kafka_s3.core.config.loader import load_all
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import KafkaS3Error
 from kafka_s3.pipelines.backup import group as backup_group
-from kafka_s3.pipelines.backup.driver import BackupSummary, CycleReport
+from kafka_s3.pipelines.backup.cycle import BackupSummary, CycleReport
 
 STATEMENTS = (
     "INSERT INTO b1:p SELECT * FROM orders STOREAS JSON; "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_s3.core.errors import BackupFailed, KafkaError, StoreError
-from kafka_s3.pipelines.backup.driver import _gave_up
+from kafka_s3.pipelines.backup.cycle import gave_up
 
 
 @pytest.mark.parametrize(
@@ -20,10 +20,10 @@ from kafka_s3.pipelines.backup.driver import _gave_up
     ],
 )
 def test_giving_up_takes_the_exit_code_of_the_failing_service(failure, code):
-    error = _gave_up("gave up after 4 attempts: " + failure, [failure])
+    error = gave_up("gave up after 4 attempts: " + failure, [failure])
     assert isinstance(error, BackupFailed) and error.exit_code == code
 
 
 def test_a_service_that_does_not_answer_gives_its_own_exit_code():
-    assert _gave_up("t[0]: ...", [], StoreError("head_bucket s3://b: cannot reach")).exit_code == 3
-    assert _gave_up("t[0]: ...", [], KafkaError("metadata request failed")).exit_code == 4
+    assert gave_up("t[0]: ...", [], StoreError("head_bucket s3://b: cannot reach")).exit_code == 3
+    assert gave_up("t[0]: ...", [], KafkaError("metadata request failed")).exit_code == 4

@@ -1,6 +1,6 @@
 """The one configuration a job's Spark tasks receive: parsed and checked once on the driver, pickled once with the job.
 
-A task builds its plugins and store client from it (once per Python worker: :mod:`kafka_s3.pipelines.worker_cache`),
+A task builds its plugins and store client from it (once per Python worker: :mod:`kafka_s3.runtime.worker_cache`),
 and never parses properties: what the driver validated, warned about and detected (a peer's layout) is what every
 task runs with.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.pipelines.worker_cache import cached
+from kafka_s3.runtime.worker_cache import cached
 
 if TYPE_CHECKING:
     from kafka_s3.core.store import Store

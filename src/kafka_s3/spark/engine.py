@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 
 from kafka_s3.core.errors import Interrupted, KafkaS3Error
-from kafka_s3.core.lean import keep_pandas_unloaded
 from kafka_s3.core.stall import logged_wait
 from kafka_s3.pipelines.engine import Task
+from kafka_s3.runtime.lean import keep_pandas_unloaded
 from kafka_s3.spark.errors import engine_error
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _task_per_row(task: Task) -> Callable[[Iterator[pa.RecordBatch]], Iterator[p
     """
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        keep_pandas_unloaded()  # a worker running kafka-s3's tasks never needs pandas (kafka_s3.core.lean)
+        keep_pandas_unloaded()  # a worker running kafka-s3's tasks never needs pandas (kafka_s3.runtime.lean)
         for batch in batches:
             for slot in batch.column(0).to_pylist():
                 try:

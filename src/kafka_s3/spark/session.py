@@ -284,9 +284,9 @@ def _import_modules(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
 
     import pyarrow as pa
 
-    from kafka_s3.core.lean import keep_pandas_unloaded
+    from kafka_s3.runtime.lean import keep_pandas_unloaded
 
-    keep_pandas_unloaded()  # before any module builds an Arrow value from Python ones (kafka_s3.core.lean)
+    keep_pandas_unloaded()  # before any module builds an Arrow value from Python ones (kafka_s3.runtime.lean)
     for batch in batches:
         for name in WORKER_MODULES:
             importlib.import_module(name)

@@ -2,7 +2,8 @@
 S3, real Spark) leave pandas unimported in the Python worker that ran their tasks.
 
 pandas is ~40 MiB resident per worker and 0.2-0.5 s of CPU to import; in a worker, the only thing that imported it was
-pyarrow asking, on its first conversion of a Python list, whether the list was a pandas object (``kafka_s3.core.lean``).
+pyarrow asking, on its first conversion of a Python list, whether the list was a pandas object
+(``kafka_s3.runtime.lean``).
 The command's own process is not checked: pyspark imports pandas there itself (the classic session's py4j argument
 converter imports ``pyspark.testing.utils``, which imports pandas; the Connect client requires it).
 """

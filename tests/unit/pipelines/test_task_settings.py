@@ -10,8 +10,8 @@ import pytest
 from kafka_s3.core.config.model import ConfigDef
 from kafka_s3.core.config.source import SOURCE
 from kafka_s3.io.stores.spec import StoreSpec
-from kafka_s3.pipelines import worker_cache
 from kafka_s3.pipelines.task_settings import TaskSettings
+from kafka_s3.runtime import worker_cache
 
 pytestmark = pytest.mark.issue(27)
 

@@ -57,8 +57,8 @@ from kafka_s3.pipelines.backup.resume import (
 )
 from kafka_s3.pipelines.backup.task import PartitionPlan, backup_task
 from kafka_s3.pipelines.engine import Engine
-from kafka_s3.pipelines.live import LiveCounts
 from kafka_s3.pipelines.task_settings import TaskSettings
+from kafka_s3.runtime.live import LiveCounts
 
 log = logging.getLogger("kafka_s3.backup")
 

@@ -105,8 +105,8 @@ def _run_partition(
     from kafka_s3.pipelines.backup.commit import ChunkConflict
     from kafka_s3.pipelines.backup.partition import PartitionBackup
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
-    from kafka_s3.pipelines.live import LiveReporter
-    from kafka_s3.pipelines.worker_memory import Releaser
+    from kafka_s3.runtime.live import LiveReporter
+    from kafka_s3.runtime.worker_memory import Releaser
 
     RECORD_ERRORS = (ConversionError, PartitionerError, DataError, ConfigError, FormatError)
 
@@ -275,7 +275,7 @@ def _checked_range(
 
 
 def backup_task(plans: list[PartitionPlan], settings: TaskSettings, live: tuple[str, int, int] | None = None) -> Task:
-    """Slot ``i`` backs up ``plans[i]``. ``live``: where to send running counts (:mod:`kafka_s3.pipelines.live`),
+    """Slot ``i`` backs up ``plans[i]``. ``live``: where to send running counts (:mod:`kafka_s3.runtime.live`),
     if anywhere."""
 
     def task(slot: int) -> Iterator[str]:

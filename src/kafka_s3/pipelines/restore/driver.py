@@ -20,7 +20,6 @@ from kafka_s3.core.store import Store
 from kafka_s3.io.kafka.admin import TP, Admin
 from kafka_s3.io.kafka.leases import Lease
 from kafka_s3.pipelines.engine import Engine
-from kafka_s3.pipelines.live import LiveCounts
 from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
 from kafka_s3.pipelines.read.options import RestoreOptions
@@ -35,6 +34,7 @@ from kafka_s3.pipelines.restore.schemas import SchemaImport
 from kafka_s3.pipelines.restore.targets import TargetChecks
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
 from kafka_s3.pipelines.restore.translation import translate_groups
+from kafka_s3.runtime.live import LiveCounts
 
 log = logging.getLogger("kafka_s3.restore")
 

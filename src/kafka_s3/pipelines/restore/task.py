@@ -30,11 +30,11 @@ from kafka_s3.pipelines.restore.result import RestoreResult
 
 if TYPE_CHECKING:
     from kafka_s3.core.store import Store
-    from kafka_s3.pipelines.live import LiveReporter
     from kafka_s3.pipelines.read.discovery import BackupObject, Problem
     from kafka_s3.pipelines.read.options import Bounds
     from kafka_s3.pipelines.read.plugins import ReadPlugins
     from kafka_s3.pipelines.task_settings import TaskSettings
+    from kafka_s3.runtime.live import LiveReporter
 
 log = logging.getLogger(__name__)
 
@@ -280,8 +280,8 @@ def run_restore_partition(
     plan: RestorePlan, settings: TaskSettings, live: tuple[str, int, int] | None = None
 ) -> RestoreResult:
     """Restore ``plan``'s source partition in this worker (:class:`PartitionRestore`)."""
-    from kafka_s3.pipelines.live import LiveReporter
     from kafka_s3.pipelines.read.plugins import ReadPlugins
+    from kafka_s3.runtime.live import LiveReporter
 
     plugins = settings.plugins("read-plugins", ReadPlugins.from_config)
     store = settings.open_store()
@@ -301,7 +301,7 @@ def restore_task(
     plans: list[RestorePlan], settings: TaskSettings, slots: int, live: tuple[str, int, int] | None = None
 ) -> Task:
     """Slot ``i`` restores plans ``i, i+slots, ...`` one after another (``tasks.max`` caps the slots).
-    ``live``: where to send running counts (:mod:`kafka_s3.pipelines.live`), if anywhere."""
+    ``live``: where to send running counts (:mod:`kafka_s3.runtime.live`), if anywhere."""
 
     def task(slot: int) -> Iterator[str]:
         for plan in plans[slot::slots]:

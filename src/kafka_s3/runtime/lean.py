@@ -33,7 +33,7 @@ class _RefusePandas(importlib.abc.MetaPathFinder):
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname == "pandas" or fullname.startswith("pandas."):
-            raise ModuleNotFoundError(f"pandas is kept out of this process (kafka_s3.core.lean): {fullname}")
+            raise ModuleNotFoundError(f"pandas is kept out of this process (kafka_s3.runtime.lean): {fullname}")
         return None
 
 

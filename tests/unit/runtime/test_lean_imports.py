@@ -128,7 +128,7 @@ def test_pandas_still_loads_for_pyarrow_apis_that_need_it():
         """
         import sys
         import pyarrow as pa
-        from kafka_s3.core.lean import keep_pandas_unloaded
+        from kafka_s3.runtime.lean import keep_pandas_unloaded
 
         keep_pandas_unloaded()
         assert pa.array([1, None]).to_pylist() == [1, None] and "pandas" not in sys.modules

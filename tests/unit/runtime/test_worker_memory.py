@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafka_s3.pipelines.worker_memory import RELEASE_EVERY_BYTES, Releaser, release
+from kafka_s3.runtime.worker_memory import RELEASE_EVERY_BYTES, Releaser, release
 
 
 def test_releaser_releases_once_per_interval_of_bytes_read():

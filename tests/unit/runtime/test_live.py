@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import time
 
-from kafka_s3.pipelines.live import INTERVAL_S, LiveCounts, LiveReporter
+from kafka_s3.runtime.live import INTERVAL_S, LiveCounts, LiveReporter
 
 
 def wait_for(counts: LiveCounts, expected: dict, timeout: float = 5.0) -> dict:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import FormatError
 from kafka_s3.core.layouts.detection import Detection
-from kafka_s3.io.kafka.admin import TP
+from kafka_s3.io.kafka.clients import TP
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.engine import Engine, Task
 from kafka_s3.pipelines.read.committed import cross_check, read_marks

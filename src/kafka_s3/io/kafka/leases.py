@@ -20,7 +20,8 @@ from typing import Any
 from kafka_s3.core.errors import KafkaError, PlanError
 from kafka_s3.core.leases import RENEW_MS, TTL_MS, Claim, Heard, Rival, rivals
 from kafka_s3.io.kafka import retry
-from kafka_s3.io.kafka.admin import Admin, quiet_settings
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.io.kafka.clients import quiet_settings
 
 log = logging.getLogger("kafka_s3.restore")
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 from kafka_s3.core.errors import DataError, KafkaError, KafkaS3Error, PlanError
 from kafka_s3.core.groups import OffsetMap
 from kafka_s3.io.kafka import retry
-from kafka_s3.io.kafka.admin import holding_records, quiet_settings
+from kafka_s3.io.kafka.clients import holding_records, quiet_settings
 from kafka_s3.io.kafka.denied import TOPIC_AUTHORIZATION_FAILED, denial, principal
 
 if TYPE_CHECKING:

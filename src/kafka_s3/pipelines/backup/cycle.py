@@ -23,7 +23,7 @@ from kafka_s3.core.errors import (
     StoreAccessDeniedError,
     StoreError,
 )
-from kafka_s3.io.kafka.admin import TP
+from kafka_s3.io.kafka.clients import TP
 from kafka_s3.pipelines.backup.result import PartitionResult
 
 ONCE_ATTEMPTS = 4  # run_once: tries of a failing partition (as Spark's task retries) before it gives up

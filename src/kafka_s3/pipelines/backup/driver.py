@@ -28,7 +28,8 @@ from kafka_s3.core.errors import (
 )
 from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
 from kafka_s3.core.rotation import RotationPolicy
-from kafka_s3.io.kafka.admin import TP, Admin
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.io.kafka.clients import TP
 from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.io.stores.conformance import check_conditional_put
 from kafka_s3.pipelines.backup.cycle import (

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import RestoreFailed
 from kafka_s3.core.store import Store
-from kafka_s3.io.kafka.admin import TP, Admin
+from kafka_s3.io.kafka.admin import Admin
+from kafka_s3.io.kafka.clients import TP
 from kafka_s3.io.kafka.leases import Lease
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.read.discovery import Problem

@@ -14,7 +14,7 @@ import logging
 
 from kafka_s3.core.errors import KafkaAuthorizationError, KafkaError, PlanError
 from kafka_s3.io.kafka import retry
-from kafka_s3.io.kafka.admin import TP
+from kafka_s3.io.kafka.clients import TP
 from kafka_s3.io.kafka.denied import denial
 from kafka_s3.pipelines.restore.context import RestoreContext
 from kafka_s3.pipelines.restore.plan import RestorePlanSet

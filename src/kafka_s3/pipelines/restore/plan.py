@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.errors import ConfigError, PlanError
-from kafka_s3.io.kafka.admin import TP
+from kafka_s3.io.kafka.clients import TP
 from kafka_s3.pipelines.read.ambiguity import refuse_ambiguous
 from kafka_s3.pipelines.read.bounds import refuse_empty_bounds
 from kafka_s3.pipelines.read.committed import cross_check, read_marks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_s3.io.stores.s3 import s3_action
+from kafka_s3.io.stores.s3_errors import s3_action
 
 
 @pytest.mark.parametrize(

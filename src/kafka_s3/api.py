@@ -5,6 +5,8 @@ A configuration is a ``.properties`` or Kafka Connect REST JSON file (a path), a
 (:class:`~kafka_s3.core.errors.KafkaS3Error` and its kinds, each with the ``exit_code`` the CLI exits with). Jobs run
 on a Spark session built on first use (``master``/``remote``, as the CLI's ``--master``/``--remote``) or on one
 given (``spark``). The CLI parses arguments, calls these functions and renders what they return.
+
+Over 450 lines: one short function per command and its result type, kept in one module so the API reads as one page.
 """
 
 from __future__ import annotations

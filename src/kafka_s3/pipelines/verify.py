@@ -146,7 +146,7 @@ def _deep_task(work: list[tuple[TP, list[BackupObject]]], settings: TaskSettings
 
 def decode_partition(tp: TP, objects: list[BackupObject], settings: TaskSettings) -> list[Finding]:
     """Runs in a task: every object decodes, holds the records its manifest says, and stored offsets increase."""
-    from kafka_s3.pipelines.read.reader import read_object
+    from kafka_s3.pipelines.read.objects import read_object
 
     plugins = settings.plugins("read-plugins", ReadPlugins.from_config)
     store = settings.open_store()

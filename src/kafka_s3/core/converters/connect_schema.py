@@ -1,6 +1,6 @@
 """Kafka Connect's schemas, as JsonConverter writes them, mapped to Avro and Arrow.
 
-One module owns every translation of Connect schemas so they cannot drift apart:
+One module (hence over 450 lines) owns every translation of Connect schemas so they cannot drift apart:
 
 - Connect JSON schema -> :class:`ConnectSchema` -> Avro schema (the way Confluent's ``AvroData`` maps it with
   ``connect.meta.data=true``, as the S3 sink configures it: ``connect.doc``, ``connect.version``,

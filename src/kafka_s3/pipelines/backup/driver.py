@@ -4,6 +4,9 @@ Per topic-partition the driver keeps the next offset to read. It comes from the 
 by default, so Kafka's own tools show the backup's lag) or, when the group has nothing, from the bucket's latest
 chunk manifest (the backup resumes from what is already stored), or from the log start. After each Spark job the
 group offsets move to the start of each partition's still-open chunk: never past data that is not durable.
+
+Over 450 lines: resuming, planning, running and committing a cycle all read and move the partitions' state; the
+state itself is :mod:`.cycle`, what is kept beside the records :mod:`.history`.
 """
 
 from __future__ import annotations

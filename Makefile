@@ -32,7 +32,7 @@ demo: services-up
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The gates: lint and formatting (ruff), types (mypy: strict on core/), layers and cycles (import-linter), and the
+# The gates: lint and formatting (ruff), types (mypy, strict), layers and cycles (import-linter), and the
 # whole suite collects (a test importing a module that moved or is gone fails here, without starting any service).
 lint: venv
 	$(VENV)/bin/ruff check .

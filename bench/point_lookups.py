@@ -1,4 +1,4 @@
-"""Point lookups in a backup (issue 18 item 5): ten offsets of one partition through ``spark.read.format("kafka-s3")``
+"""Point lookups in a backup: ten offsets of one partition through ``spark.read.format("kafka-s3")``
 with filter pushdown, beside the same query planned as a full scan, and ``kafka-s3 read``'s in-process lookup.
 
     KAFKA_S3_SERVICES_DIR=.services .venv/bin/python bench/point_lookups.py [--records 200000] [--repeat 3]

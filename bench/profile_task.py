@@ -1,6 +1,6 @@
 """Where a whole ``kafka-s3 backup`` / ``restore`` spends the machine's CPU, and what its Python workers do with it.
 
-Issue 18 asks that a target not reached be explained by a profile, not a guess. The rate ÷ raw ratios compare a
+A target not reached is explained by a profile, not a guess. The rate ÷ raw ratios compare a
 command that fetches from Kafka *and* stores to S3 (or reads S3 *and* produces) with a baseline that does only one of
 the two, on the same two cores that also run the broker, the S3 server and Spark's JVM. This script runs the
 bench's records through one backup and one restore and reports:

@@ -1,5 +1,5 @@
 """What the Kafka reader's Python adds per record when a backup stores headers and timestamps (the envelope), beside
-a value-only backup that skips them — issue 18's "header building" lever, measured before deciding it.
+a value-only backup that skips them — the "header building" lever, measured before deciding it.
 
 Consumes the bench's records (keys, two headers, 1 KiB values) from one partition once, then times
 ``kafka_s3.io.kafka.reader._batch`` over the same 5,000-message chunks with and without headers and timestamps:

@@ -1,10 +1,10 @@
 """Derived numbers (rates, ratios, targets) and the Markdown report of one benchmark run.
 
-Every comparison is a ratio of two rates measured in the same run. The *rate* is what a user sees, as issue 18
-defines it: records / (wall of the command − wall of the same command on a 4-record topic of the same shape), so
-planning, listing, commits and the workers' start count and only the fixed start-up is taken out. *End-to-end*
-rates use the whole wall time of the process; *steady* rates count only the time inside the Spark jobs (kafka-s3)
-or from the first record to the end (Quix).
+Every comparison is a ratio of two rates measured in the same run. The *rate* is what a user sees (as
+docs/performance.md says): records / (wall of the command − wall of the same command on a 4-record topic of the same
+shape), so planning, listing, commits and the workers' start count and only the fixed start-up is taken out.
+*End-to-end* rates use the whole wall time of the process; *steady* rates count only the time inside the Spark jobs
+(kafka-s3) or from the first record to the end (Quix).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ FORMAT_LABELS = {
 MODE_LABELS = {"eos": "exactly-once", "alo": "at-least-once"}
 # The peer's format compared with each kafka-s3 format (None: the faster of the peer's formats).
 PEER_MATCH = {"json-gzip": "json", "parquet-snappy": "parquet"}
-# Issue 18's targets: every format (the envelope included), both restore modes, at 1 KiB and 100 B.
+# The performance targets (docs/performance.md): every format (the envelope included), both restore modes, at 1 KiB
+# and 100 B.
 BACKUP_TARGET = 0.60  # × raw confluent-kafka consume
 RESTORE_TARGET = 0.50  # × raw confluent-kafka produce
 PEER_FACTOR = 3.0  # × Quix Streams FileSink / FileSource
@@ -220,7 +221,7 @@ def _judge(label: str, variant: dict, items: list[tuple[str, float | None]], thr
 
 
 def _variant_targets(variant: dict) -> list[dict]:
-    """Issue 18, targets 1 and 2 for one variant: every format, both restore modes, judged on the rate (wall minus
+    """Targets 1 and 2 for one variant: every format, both restore modes, judged on the rate (wall minus
     the 4-record wall); the end-to-end ratio is shown beside each."""
     out = []
     backups = variant.get("backups", {})
@@ -508,7 +509,7 @@ def render(results: dict) -> str:
     lines += [
         "",
         "Benchmarks are not tests: nothing here is asserted. The machine is shared and noisy, so every claim is a "
-        "ratio to a baseline measured in this same run. **Rate** (issue 18) = records / (wall − wall of the same "
+        "ratio to a baseline measured in this same run. **Rate** = records / (wall − wall of the same "
         "command on a 4-record topic of the same shape): planning, listing, commits and worker start count, only the "
         "fixed start-up is taken out. *End-to-end* = records / wall. "
         "*Steady* = records / time inside the Spark jobs (kafka-s3) "
@@ -595,10 +596,10 @@ def render(results: dict) -> str:
     lines += _memory_section(results)
 
     lines += [
-        "## Targets (from the issue)",
+        "## Targets",
         "",
-        "Every target of issue 18. Ratios are judged on the rate (wall − 4-record wall); the plain end-to-end ratio "
-        f"is beside each. Broker: {results.get('services', {}).get('kafka', 'n/a')}.",
+        "Every performance target (docs/performance.md). Ratios are judged on the rate (wall − 4-record wall); the "
+        f"plain end-to-end ratio is beside each. Broker: {results.get('services', {}).get('kafka', 'n/a')}.",
         "",
         "| target | variant | measured | held |",
         "|---|---|---|---|",

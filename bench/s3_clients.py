@@ -1,4 +1,4 @@
-"""The S3 client lever of issue 18: put/get throughput of the candidate clients on the same S3 endpoint.
+"""The S3 client lever: put/get throughput of the candidate clients on the same S3 endpoint.
 
     .venv/bin/python bench/s3_clients.py                        # 8 × 16 MiB objects, 1 and 4 threads
     .venv/bin/python bench/s3_clients.py --objects 16 --object-mib 64 --threads 1,8 --repeat 3

@@ -29,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)  # one of the cmd_* functions
         return code
     except KafkaS3Error as exc:
-        if args.debug:  # the trace, then the same line and exit code as without --debug (README's table)
+        if args.debug:  # the trace, then the same line and exit code as without --debug (docs/operations.md's table)
             traceback.print_exc()
         print(f"kafka-s3: error: {logs.redact(str(exc))}", file=sys.stderr)
         return exc.exit_code

@@ -1,4 +1,4 @@
-"""Issue 18: the bench report's pure helpers — the rate (wall minus the 4-record wall), the targets of the issue,
+"""The bench report's pure helpers — the rate (wall minus the 4-record wall), the performance targets,
 the small-runs target and the scale curve's plot data. Benchmarks assert no times; these check the arithmetic."""
 
 from __future__ import annotations

@@ -43,11 +43,6 @@ log = logging.getLogger("kafka_s3")
 
 ConfigLike = str | os.PathLike[str] | Mapping[str, Any] | Config
 Side = Literal["sink", "source"]
-SOURCE_CLASSES = (
-    "io.confluent.connect.s3.source.S3SourceConnector",
-    "S3SourceConnector",
-    "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector",
-)
 __all__ = [
     "Backup",
     "BackupGroup",
@@ -103,7 +98,9 @@ def side_of(config: ConfigLike) -> Side:
         raw = config
     else:
         raw = read_raw(os.fspath(config))
-    return "source" if str(raw.get("connector.class", "")) in SOURCE_CLASSES else "sink"
+    from kafka_s3.core.peers import source_classes
+
+    return "source" if str(raw.get("connector.class", "")) in source_classes() else "sink"
 
 
 def configurations(
@@ -483,10 +480,10 @@ def create_bucket(
 ) -> BucketCreation:
     """Create bucket ``name`` with the store settings of ``config`` (endpoint, credentials, TLS), if it does not exist
     yet (backups never create buckets themselves)."""
-    from kafka_s3.core.config.kcql import KCQL_KEY
     from kafka_s3.core.config.loader import interpolate, read_raw
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.core.errors import BucketNotFoundError
+    from kafka_s3.core.peers import without_statements
     from kafka_s3.io.stores.spec import StoreSpec
 
     raw: dict[str, Any] = {"name": "bucket", "topics": "-", "flush.size": "1", "format.class": "json"}
@@ -496,7 +493,7 @@ def create_bucket(
         raw.update({k: str(v) for k, v in config.items()})
     elif config is not None:
         raw.update(interpolate(read_raw(os.fspath(config))))
-    raw.pop(KCQL_KEY, None)  # store settings only
+    raw = without_statements(raw)  # store settings only (a statement would set its own bucket)
     raw.update({**(overrides or {}), "s3.bucket.name": name})
     store = StoreSpec.from_config(SINK.parse(raw)).open()
     try:

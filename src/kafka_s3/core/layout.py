@@ -6,7 +6,9 @@ inverse functions and are tested as such.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
@@ -157,3 +159,21 @@ class Layout:
             extension=extension,
             kind=kind,
         )
+
+
+# ------------------------------------------------------------------------------------- names holding last offsets
+def assign_starts(last_offsets: Sequence[int]) -> list[int]:
+    """First offsets of one directory's objects from the last offsets their names hold (sorted ascending; layouts
+    whose ``names_hold_last_offset``): the previous object's last offset plus one, and 0 for the first object (a
+    lower bound: what came before it is not in the bucket, so nothing tells where it starts; the readers take offsets
+    from the records or count back from the last one)."""
+    starts = []
+    previous = -1
+    for last in last_offsets:
+        starts.append(previous + 1)
+        previous = last
+    return starts
+
+
+def with_start(name: ObjectName, start: int) -> ObjectName:
+    return dataclasses.replace(name, start_offset=start)

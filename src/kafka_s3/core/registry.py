@@ -3,7 +3,9 @@
 A plugin is found by its short name (``avro``), by an alias such as the Confluent Java class name
 (``io.confluent.connect.s3.format.avro.AvroFormat``), or by a dotted Python path to a user class
 (``my_pkg.partitioners.ByRegion`` or ``my_pkg.partitioners:ByRegion``). Targets are registered as import strings so
-that resolving one plugin never imports the others: Spark worker start-up stays lean.
+that resolving one plugin never imports the others: Spark worker start-up stays lean. A registry may name a function
+that registers further plugins (the peers', ``kafka_s3.core.peers``: each peer registers its own formats and
+partitioners): it is called once, before the first lookup.
 """
 
 from __future__ import annotations
@@ -34,11 +36,20 @@ def import_object(path: str) -> Any:
 class Registry(Generic[T]):
     """Maps names and aliases to import strings; resolves user classes by dotted path."""
 
-    def __init__(self, kind: str, config_key: str):
+    def __init__(self, kind: str, config_key: str, more: str | None = None):
         self.kind = kind
         self.config_key = config_key
         self._targets: dict[str, str] = {}
         self._aliases: dict[str, str] = {}
+        #: "module:function" registering further plugins in this registry (``function(registry)``), called once
+        #: before the first lookup: the plugins of modules that sit above the registry's own (the peers')
+        self._more = more
+
+    def _complete(self) -> None:
+        more = self._more
+        if more is not None:
+            import_object(more)(self)  # registering a name again (two threads at once) replaces it with itself
+            self._more = None
 
     def register(self, name: str, target: str, aliases: tuple[str, ...] = ()) -> None:
         self._targets[name] = target
@@ -47,13 +58,16 @@ class Registry(Generic[T]):
             self._aliases[alias.lower()] = name
 
     def names(self) -> list[str]:
+        self._complete()
         return list(self._targets)
 
     def aliases_of(self, name: str) -> list[str]:
+        self._complete()
         return [a for a, n in self._aliases.items() if n == name and a != name.lower()]
 
     def canonical(self, value: str) -> str:
         """The registered short name for ``value``, or ``value`` itself when it is a dotted path to a user class."""
+        self._complete()
         name = self._aliases.get(value.strip().lower())
         if name is not None:
             return name

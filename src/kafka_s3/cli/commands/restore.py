@@ -111,9 +111,9 @@ def _statements(args: argparse.Namespace, configs: list[Config], options: api.Re
 
 
 def label(config: Config) -> str:
-    from kafka_s3.core.config.kcql import KCQL_KEY
+    from kafka_s3.core.peers import statement
 
-    return str(config[KCQL_KEY] or ", ".join(config["topics"]))
+    return statement(config) or ", ".join(config["topics"])
 
 
 def dry_run(job: api.Restore, consumer_groups: str | None = None) -> int:

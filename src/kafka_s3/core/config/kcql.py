@@ -51,10 +51,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.java_time import Printer, compile_java_pattern
+
+if TYPE_CHECKING:
+    from kafka_s3.core.config.model import Config
 
 KCQL_KEY = "connect.s3.kcql"
 DEFAULT_FLUSH_COUNT = "50000"
@@ -512,6 +515,30 @@ def lenses_layout_blockers(config: Mapping[str, Any]) -> list[str]:
         if config.get(sidecar):
             blockers.append(f"{sidecar}=true")
     return blockers
+
+
+def check_sink(config: Config) -> None:
+    """The checks of a backup configuration of Lenses' sink class: its plain JSON holds no byte arrays; a
+    configuration its layout cannot hold is written in Confluent's layout, with a warning saying why."""
+    blockers = lenses_layout_blockers(config)
+    if not blockers and config["format.class"] == "lenses_json" and not config["store.envelope"]:
+        from kafka_s3.core.config.registries import CONVERTERS
+        from kafka_s3.core.registry import import_object
+
+        if import_object(CONVERTERS).canonical(config["value.converter"]) == "bytearray":
+            raise ConfigError(
+                f"value.converter={config['value.converter']}: Lenses' plain JSON (STOREAS JSON without "
+                "'store.envelope'=true) cannot hold byte arrays (Lenses' sink refuses them too): set "
+                "value.converter to StringConverter or JsonConverter (schemas.enable=false), or add "
+                "PROPERTIES('store.envelope'=true)",
+                key="value.converter",
+            )
+    if blockers:
+        config.warnings.append(
+            f"connector.class={LENSES_SINK_CLASS}: {', '.join(blockers)} cannot be written in Lenses' layout "
+            "(it holds STOREAS JSON, CSV, AVRO, PARQUET, TEXT or BYTES): the backup writes Confluent's layout "
+            "(<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>) and kafka-s3's own objects"
+        )
 
 
 @dataclass

@@ -205,12 +205,12 @@ def load_all(
     environ: Mapping[str, str] | None = None,
     register_secrets: Register | None = None,
 ) -> list[Config]:
-    """Like :func:`load`, but one configuration per KCQL statement when ``connect.s3.kcql`` holds several (each
-    with its statement's properties over the file's); a single configuration otherwise."""
-    from kafka_s3.core.config.kcql import split_statements
+    """Like :func:`load`, but one configuration per statement when a peer's settings hold several (Lenses' KCQL:
+    ``connect.s3.kcql``; each with its statement's properties over the file's); a single configuration otherwise."""
+    from kafka_s3.core.config.registries import peers
 
     raw, warnings = _settings(definition, path, overrides, environ, register_secrets)
-    configs = [definition.parse(statement) for statement in split_statements(raw)]
+    configs = [definition.parse(statement) for statement in peers().split_statements(raw)]
     for config in configs:
         config.warnings[:0] = warnings
     return configs

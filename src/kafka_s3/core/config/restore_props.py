@@ -7,11 +7,14 @@ backup takes a restore's keys quietly (and the restore a backup's), without eith
 from __future__ import annotations
 
 from kafka_s3.core.config.model import Importance, OneOf, Prop, Range, Type
+from kafka_s3.core.config.registries import peers
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
 OFFSET_MAP_TOPIC = "kafka-s3-offset-map"  # restore.offset.map.topic's default; backups leave that topic out
 LEASE_TOPIC = "kafka-s3-restore-leases"  # restore.lease.topic's default; backups leave that topic out too
+#: restore.layout's names besides auto and kafka-s3's own: the peers' (kafka_s3.core.peers)
+_PEER_LAYOUTS: tuple[str, ...] = tuple(peer.name for peer in peers().PEERS)
 
 # Both sides read it: the backup saves the subjects, restore --schemas registers them (one file serves both).
 SCHEMAS_REGISTRY_URL = Prop(
@@ -182,11 +185,12 @@ RESTORE_PROPS = (
         Type.STRING,
         "auto",
         "Whose object layout the bucket holds under topics.dir: auto (detected from the object names: kafka-s3, "
-        "confluent, lenses or deviantart; a prefix mixing them is refused), or one of those names to skip the "
-        "detection. Restore, verify, read and the DataFrame reader all use it; the plan says which layout it is.",
+        f"{', '.join(_PEER_LAYOUTS[:-1])} or {_PEER_LAYOUTS[-1]}; a prefix mixing them is refused), or one of those "
+        "names to skip the detection. Restore, verify, read and the DataFrame reader all use it; the plan says which "
+        "layout it is.",
         M,
         "kafka-s3",
-        OneOf(("auto", "kafka-s3", "confluent", "lenses", "deviantart")),
+        OneOf(("auto", "kafka-s3", *_PEER_LAYOUTS)),
         origin="kafka-s3",
     ),
 )

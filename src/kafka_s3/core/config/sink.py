@@ -1,12 +1,11 @@
-"""The backup (sink) connector's properties: Confluent's S3 sink, plus kafka-s3's own (marked in the reference)."""
+"""The backup (sink) connector's properties: Confluent's S3 sink, plus kafka-s3's own (marked in the reference), plus
+what the peers bring (``kafka_s3.core.peers``: their properties, property names, statements and checks)."""
 
 from __future__ import annotations
 
 import re
 
-from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
-from kafka_s3.core.config.deviantart import DEVIANTART
-from kafka_s3.core.config.kcql import LENSES_SINK_CLASS, lenses_layout_blockers
+from kafka_s3.core.config.common import FORMAT, KAFKA, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
 from kafka_s3.core.config.model import (
     REQUIRED,
     Check,
@@ -19,22 +18,21 @@ from kafka_s3.core.config.model import (
     Type,
     require_one_of,
 )
+from kafka_s3.core.config.registries import peers
 from kafka_s3.core.config.restore_props import RESTORE_PROPS, SCHEMAS_REGISTRY_URL
 from kafka_s3.core.errors import ConfigError
 
 H, M, L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 MiB = 1024 * 1024
 
-SINK_CONNECTOR_CLASSES = (
-    "io.confluent.connect.s3.S3SinkConnector",
-    "S3SinkConnector",
-    "kafka_s3.pipelines.backup.driver",
-)
-# Other S3 sinks whose files kafka-s3 runs: DeviantArt's (block_gzip, its property names) and Lenses' (KCQL).
-OTHER_SINK_CLASSES = (
-    "com.deviantart.kafka_connect_s3.S3SinkConnector",
-    "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector",
-)
+#: kafka-s3's own sink class; the peers' sink classes (Confluent's, Lenses', DeviantArt's) come from their registry
+OWN_SINK_CLASSES = ("kafka_s3.pipelines.backup.driver",)
+
+
+def sink_connector_classes() -> tuple[str, ...]:
+    """Every ``connector.class`` a backup runs: the peers' sinks' and kafka-s3's own."""
+    classes: tuple[str, ...] = peers().sink_classes()
+    return classes + OWN_SINK_CLASSES
 
 
 def _regex_error(value: str) -> str | None:
@@ -47,10 +45,10 @@ def _regex_error(value: str) -> str | None:
 
 def _check_sink(config: Config) -> None:
     connector = config.get("connector.class") or ""
-    if connector and connector not in SINK_CONNECTOR_CLASSES + OTHER_SINK_CLASSES:
+    if connector and connector not in sink_connector_classes():
         raise ConfigError(
             f"connector.class={connector!r} is not a sink connector kafka-s3 runs as a backup "
-            f"(allowed: {', '.join(SINK_CONNECTOR_CLASSES[:2])})",
+            f"(allowed: {', '.join(peers().DEFAULT.sink_classes)})",
             key="connector.class",
         )
     part_size = config["s3.part.size"]
@@ -70,26 +68,7 @@ def _check_sink(config: Config) -> None:
             "time zone (set e.g. timezone=UTC)",
             key="timezone",
         )
-    if connector == LENSES_SINK_CLASS:
-        blockers = lenses_layout_blockers(config)
-        if not blockers and config["format.class"] == "lenses_json" and not config["store.envelope"]:
-            from kafka_s3.core.config.registries import CONVERTERS
-            from kafka_s3.core.registry import import_object
-
-            if import_object(CONVERTERS).canonical(config["value.converter"]) == "bytearray":
-                raise ConfigError(
-                    f"value.converter={config['value.converter']}: Lenses' plain JSON (STOREAS JSON without "
-                    "'store.envelope'=true) cannot hold byte arrays (Lenses' sink refuses them too): set "
-                    "value.converter to StringConverter or JsonConverter (schemas.enable=false), or add "
-                    "PROPERTIES('store.envelope'=true)",
-                    key="value.converter",
-                )
-        if blockers:
-            config.warnings.append(
-                f"connector.class={LENSES_SINK_CLASS}: {', '.join(blockers)} cannot be written in Lenses' layout "
-                "(it holds STOREAS JSON, CSV, AVRO, PARQUET, TEXT or BYTES): the backup writes Confluent's layout "
-                "(<prefix>/<topic>/<directories>/<topic>+<partition>+<offset><ext>) and kafka-s3's own objects"
-            )
+    peers().check_sink(config)  # the sink peer's own (Lenses: what its layout holds)
     partitioner = config["partitioner.class"]
     if partitioner == "field" and not config["partition.field.name"]:
         raise ConfigError("partitioner.class=FieldPartitioner needs partition.field.name", key="partition.field.name")
@@ -369,6 +348,9 @@ SINK.define(
         origin="kafka-s3",
     ),
 )
-SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL).include(DEVIANTART)
+SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER)
+for _peer in peers().PEERS:
+    if _peer.config is not None:
+        SINK.include(_peer.config)  # its properties, property names and configuration translation
 # One file serves backup and restore: the restore's own keys are known here, without effect on a backup.
 SINK.quiet.update(p.key for p in RESTORE_PROPS if p.key not in SINK.props)

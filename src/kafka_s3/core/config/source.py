@@ -6,32 +6,31 @@ objects were written, which the restore reads from the objects themselves).
 
 from __future__ import annotations
 
-from kafka_s3.core.config.common import FORMAT, KAFKA, KCQL, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
-from kafka_s3.core.config.deviantart import DEVIANTART
-from kafka_s3.core.config.kcql import LENSES_SOURCE_CLASS
+from kafka_s3.core.config.common import FORMAT, KAFKA, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
 from kafka_s3.core.config.model import Config, ConfigDef
+from kafka_s3.core.config.registries import peers
 from kafka_s3.core.config.restore_props import RESTORE_PROPS
-from kafka_s3.core.config.sink import OTHER_SINK_CLASSES, SINK
+from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import ConfigError
 
-SOURCE_CONNECTOR_CLASSES = (
-    (
-        "io.confluent.connect.s3.source.S3SourceConnector",
-        "S3SourceConnector",
-        "kafka_s3.pipelines.restore.driver",
-        LENSES_SOURCE_CLASS,
-    )
-    + ("io.confluent.connect.s3.S3SinkConnector", "S3SinkConnector")
-    + OTHER_SINK_CLASSES
-)  # a backup's file restores its own data
+#: kafka-s3's own source class; the peers' source classes (Confluent's, Lenses') come from their registry
+OWN_SOURCE_CLASSES = ("kafka_s3.pipelines.restore.driver",)
+
+
+def source_connector_classes() -> tuple[str, ...]:
+    """Every ``connector.class`` a restore takes: the peers' sources', kafka-s3's own, and the peers' sinks' (a
+    backup's file restores its own data)."""
+    registry = peers()
+    classes: tuple[str, ...] = registry.source_classes() + OWN_SOURCE_CLASSES + registry.sink_classes()
+    return classes
 
 
 def _check_source(config: Config) -> None:
     connector = config.get("connector.class") or ""
-    if connector and connector not in SOURCE_CONNECTOR_CLASSES:
+    if connector and connector not in source_connector_classes():
         raise ConfigError(
-            f"connector.class={connector!r} cannot be restored by kafka-s3 (allowed: {SOURCE_CONNECTOR_CLASSES[0]} "
-            "or a backup's own S3SinkConnector configuration)",
+            f"connector.class={connector!r} cannot be restored by kafka-s3 (allowed: "
+            f"{peers().DEFAULT.source_classes[0]} or a backup's own S3SinkConnector configuration)",
             key="connector.class",
         )
     for entry in config["topic.rename"]:
@@ -49,6 +48,9 @@ SOURCE = ConfigDef(
     checks=[_check_source],
 )
 SOURCE.define(*RESTORE_PROPS)
-SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(KCQL).include(DEVIANTART)
+SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER)
+for _peer in peers().PEERS:
+    if _peer.config is not None:
+        SOURCE.include(_peer.config)  # its properties, property names and configuration translation
 # A backup's configuration restores as is: the sink's own keys are known, not unknown.
 SOURCE.quiet.update(key for key in SINK.props if key not in SOURCE.props)

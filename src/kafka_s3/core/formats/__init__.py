@@ -1,4 +1,7 @@
-"""Object formats: one module per format, each with a writer (records -> bytes) and a reader (bytes -> records)."""
+"""Object formats: one module per format, each with a writer (records -> bytes) and a reader (bytes -> records).
+
+Confluent's formats (kafka-s3's own) are registered here; a peer's own formats live in its package and are registered
+from there (``kafka_s3.core.peers``), when the registry is first used."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from kafka_s3.core.registry import Registry
 if TYPE_CHECKING:
     from kafka_s3.core.formats.base import Format
 
-REGISTRY: Registry[type[Format]] = Registry("format", "format.class")
+REGISTRY: Registry[type[Format]] = Registry("format", "format.class", more="kafka_s3.core.peers:register_formats")
 REGISTRY.register(
     "json",
     "kafka_s3.core.formats.json:JsonFormat",
@@ -30,21 +33,3 @@ REGISTRY.register(
     "kafka_s3.core.formats.parquet:ParquetFormat",
     aliases=("io.confluent.connect.s3.format.parquet.ParquetFormat", "ParquetFormat"),
 )
-REGISTRY.register(
-    "block_gzip",
-    "kafka_s3.core.formats.block_gzip:BlockGzipFormat",
-    aliases=(
-        "com.deviantart.kafka_connect_s3.BlockGZIPFormat",
-        "com.deviantart.kafka_connect_s3.BlockGZIPFileWriter",
-        "BlockGZIPFormat",
-        "block-gzip",
-        "blockgzip",
-    ),
-)
-REGISTRY.register("lenses_json", "kafka_s3.core.formats.lenses_json:LensesJsonFormat")
-REGISTRY.register("lenses_avro", "kafka_s3.core.formats.lenses_struct:LensesAvroFormat")
-REGISTRY.register("lenses_parquet", "kafka_s3.core.formats.lenses_struct:LensesParquetFormat")
-REGISTRY.register("lenses_text", "kafka_s3.core.formats.lenses_text:LensesTextFormat")
-REGISTRY.register("lenses_bytes", "kafka_s3.core.formats.lenses_text:LensesBytesFormat")
-REGISTRY.register("csv", "kafka_s3.core.formats.csv:CsvFormat", aliases=("CSV",))
-REGISTRY.register("csv_withheaders", "kafka_s3.core.formats.csv:CsvWithHeadersFormat", aliases=("CSV_WITHHEADERS",))

@@ -20,7 +20,7 @@ and becomes a record as LS ``formats/reader/converters/SchemalessEnvelopeConvert
 
 Without the envelope each line is the value alone: it becomes the value's bytes as it is in the file (LS
 ``TextConverter`` makes the line a STRING value), with no key, headers or timestamp. Offsets are counted back from
-the last offset the object's name holds (:class:`~kafka_s3.core.layouts.lenses.LensesLayout`).
+the last offset the object's name holds (:class:`~kafka_s3.core.peers.lenses.layout.LensesLayout`).
 
 With ``connect.s3.compression.codec=GZIP`` (``s3.compression.type=gzip``) an object is one gzip stream over all its
 lines (LS ``formats/writer/JsonFormatWriter.write``: a ``GzipCompressorOutputStream`` around the object) and its
@@ -149,7 +149,7 @@ class LensesJsonFormat(Format):
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
         """Lenses' own bytes (:mod:`kafka_s3.core.formats.lenses_json_writer`), for a Lenses sink configuration."""
-        from kafka_s3.core.layouts.lenses import SINK_CLASS
+        from kafka_s3.core.peers.lenses.layout import SINK_CLASS
 
         if self.config.get("connector.class") != SINK_CLASS:
             raise ConfigError(

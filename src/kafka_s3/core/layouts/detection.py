@@ -3,8 +3,10 @@ connector, told apart by object names alone (facts sheet A1, B1/B4, C).
 
 A small registry: each layout has a name (the value of ``restore.layout``), a title for the plan, a detector that
 claims keys by their name relative to the prefix, and the import string of the :class:`~kafka_s3.core.layout.Layout`
-class that reads it (``None``: the standard one). A layout whose reader is not installed is still *detected*, so a
-restore refuses it by name instead of finding "no objects". :func:`detect` is pure: the caller lists the keys.
+class that reads it (``None``: the standard one). kafka-s3's own is registered here, each peer's from its
+:class:`~kafka_s3.core.peers.base.Peer` (``kafka_s3.core.peers``), in the registry's order. A layout whose reader is
+not installed is still *detected*, so a restore refuses it by name instead of finding "no objects". :func:`detect`
+is pure: the caller lists the keys.
 
 =============  =======================================================================================
 layout         names (relative to the prefix)
@@ -21,15 +23,15 @@ deviantart     ``<yyyy-MM-dd>/<topic>-<partition %05d>-<offset %012d>.gz[.index.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.manifest import MANIFEST_DIR
+from kafka_s3.core.peers import DEFAULT, PEERS
 
 AUTO = "auto"
-TOPIC = r"[A-Za-z0-9._-]+"
+OWN = "kafka-s3"
 
 #: (relative key, directory delimiter, file delimiter) -> whether the layout wrote it
 Claim = Callable[[str, str, str], bool]
@@ -44,33 +46,8 @@ class LayoutKind:
     reader: str | None = None  # "module:Class" of the Layout reading it; None: kafka_s3.core.layout.Layout
 
 
-def _confluent(key: str, delim: str, file_delim: str) -> bool:
-    parts = key.split(delim)
-    if len(parts) < 2:
-        return False
-    d = re.escape(file_delim)
-    match = re.match(rf"^({TOPIC}){d}\d+{d}\d+\.", parts[-1])
-    return match is not None and match.group(1) == parts[0]
-
-
 def _kafka_s3(key: str, delim: str, file_delim: str) -> bool:
     return key.startswith(MANIFEST_DIR + delim)
-
-
-_LENSES_PLAIN = re.compile(rf"^{TOPIC}/\d+/\d+(_-?\d+_-?\d+)?\.[A-Za-z0-9.]+$")
-_LENSES_PARTITIONED = re.compile(rf"(^|/){TOPIC}\(\d+_\d+\)\.[A-Za-z0-9.]+$")
-
-
-def _lenses(key: str, delim: str, file_delim: str) -> bool:
-    return key.startswith(".indexes/") or bool(_LENSES_PLAIN.match(key) or _LENSES_PARTITIONED.search(key))
-
-
-_DEVIANTART_DATA = re.compile(rf"^\d{{4}}-\d{{2}}-\d{{2}}/{TOPIC}-\d{{5}}-\d{{12}}\.gz(\.index\.json)?$")
-_DEVIANTART_CURSOR = re.compile(rf"^last_chunk_index\.{TOPIC}-\d{{5}}\.txt$")
-
-
-def _deviantart(key: str, delim: str, file_delim: str) -> bool:
-    return bool(_DEVIANTART_DATA.match(key) or _DEVIANTART_CURSOR.match(key))
 
 
 LAYOUTS: dict[str, LayoutKind] = {}
@@ -80,22 +57,9 @@ def register(kind: LayoutKind) -> None:
     LAYOUTS[kind.name] = kind
 
 
-register(LayoutKind("kafka-s3", "kafka-s3", "kafka-s3's (Confluent's names with chunk manifests)", _kafka_s3))
-register(LayoutKind("confluent", "Confluent", "Confluent's S3 sink", _confluent))
-register(
-    LayoutKind(
-        "lenses", "Lenses", "Lenses' stream-reactor", _lenses, reader="kafka_s3.core.layouts.lenses:LensesLayout"
-    )
-)
-register(
-    LayoutKind(
-        "deviantart",
-        "DeviantArt",
-        "DeviantArt's connector",
-        _deviantart,
-        reader="kafka_s3.core.layouts.deviantart:DeviantArtLayout",
-    )
-)
+register(LayoutKind(OWN, "kafka-s3", "kafka-s3's (Confluent's names with chunk manifests)", _kafka_s3))
+for _peer in PEERS:
+    register(LayoutKind(_peer.name, _peer.short, _peer.title, _peer.claims, reader=_peer.layout))
 
 
 @dataclass(frozen=True)
@@ -128,8 +92,8 @@ def detect(keys: Iterable[str], prefix: str, delim: str = "/", file_delim: str =
         if claimant is not None:
             examples.setdefault(claimant, key)
     found = set(examples)
-    peers = found - {"kafka-s3", "confluent"}
-    if len(peers) > 1 or (peers and "confluent" in found):
+    peers = found - {OWN, DEFAULT.name}  # the tools whose layouts are not kafka-s3's own
+    if len(peers) > 1 or (peers and DEFAULT.name in found):
         listed = "; ".join(f"{LAYOUTS[n].title} (e.g. {examples[n]})" for n in LAYOUTS if n in found)
         raise LayoutError(
             f"{where or prefix or 'the bucket'} mixes the objects of several tools: {listed}. Restore one layout at "
@@ -137,8 +101,8 @@ def detect(keys: Iterable[str], prefix: str, delim: str = "/", file_delim: str =
         )
     if peers:
         found = peers  # kafka-s3's manifests beside a peer's names: our backup written in that peer's layout
-    elif "kafka-s3" in found:
-        found = {"kafka-s3"}  # Confluent's names with our manifests: our backup
+    elif OWN in found:
+        found = {OWN}  # Confluent's names with our manifests: our backup
     if not found:
         return Detection(None, examples, where=where)
     (name,) = found

@@ -1,4 +1,7 @@
-"""Partitioners: which directory (encoded partition) each record goes to."""
+"""Partitioners: which directory (encoded partition) each record goes to.
+
+Confluent's partitioners are registered here; a peer's own (Lenses' PARTITIONBY) are registered from its package
+(``kafka_s3.core.peers``), when the registry is first used."""
 
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ if TYPE_CHECKING:
     from kafka_s3.core.partitioners.base import Partitioner
     from kafka_s3.core.partitioners.timestamps import TimestampExtractor
 
-REGISTRY: Registry[type[Partitioner]] = Registry("partitioner", "partitioner.class")
+REGISTRY: Registry[type[Partitioner]] = Registry(
+    "partitioner", "partitioner.class", more="kafka_s3.core.peers:register_partitioners"
+)
 REGISTRY.register(
     "default",
     "kafka_s3.core.partitioners.default:DefaultPartitioner",
@@ -36,7 +41,6 @@ REGISTRY.register(
     "kafka_s3.core.partitioners.time_based:HourlyPartitioner",
     aliases=("io.confluent.connect.storage.partitioner.HourlyPartitioner", "HourlyPartitioner"),
 )
-REGISTRY.register("kcql", "kafka_s3.core.partitioners.kcql:KcqlPartitioner", aliases=("KcqlPartitioner",))
 
 EXTRACTORS: Registry[type[TimestampExtractor]] = Registry("timestamp extractor", "timestamp.extractor")
 EXTRACTORS.register(

@@ -27,6 +27,9 @@ class Partitioner(ABC):
     #: True when directories depend on the record value (field, RecordField time): values are converted even in
     #: envelope mode, which otherwise stores raw bytes without converting them.
     uses_values: bool = False
+    #: True when the directory is the record's Kafka partition alone (DefaultPartitioner): a layout naming its own
+    #: directories (``Layout.directory``) names them after the partition instead of taking the partitioner's
+    by_kafka_partition: bool = False
 
     def __init__(self, config: Config):
         self.config = config

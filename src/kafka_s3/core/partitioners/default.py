@@ -15,6 +15,7 @@ class DefaultPartitioner(Partitioner):
     """Keeps Kafka's partitioning: the directory depends only on the record's partition (deterministic)."""
 
     name = "default"
+    by_kafka_partition = True
 
     def encode(self, records: pa.RecordBatch, values: Logical, now_ms: int) -> pa.Array:
         partitions = pc.cast(records.column("partition"), pa.string())

@@ -103,10 +103,10 @@ class FileNaming:
         return {OBJECT_METADATA: self.manifests.key(self.topic, self.partition, chunk_start)}
 
     def _open_staged(self, encoded: str, first_offset: int, chunk_start: int, replaying: Manifest | None) -> OpenFile:
-        """An object named when it closes (Lenses' layout): its bytes are staged (:mod:`.staging`). A replayed chunk's
-        object already in the bucket whole is not written again."""
+        """An object named when it closes (``Layout.names_at_close``: Lenses'): its bytes are staged (:mod:`.staging`).
+        A replayed chunk's object already in the bucket whole is not written again."""
         layout = self.plugins.layout
-        partitioned = encoded if self.plugins.partitioner.name == "kcql" else None  # PARTITIONBY's directories
+        partitioned = self._partitioned(encoded)
         directory = layout.directory(self.topic, self.partition, partitioned)
         recorded = ""
         if replaying is not None:
@@ -121,6 +121,11 @@ class FileNaming:
         file.writer = self.plugins.value_format.writer(cast(BinaryIO, staged), ctx)
         return file
 
+    def _partitioned(self, directory: str) -> str | None:
+        """The partitioner's directories for a layout naming its own (``None``: the records' Kafka partition, which
+        the layout names itself)."""
+        return None if self.plugins.partitioner.by_kafka_partition else directory
+
     def name_staged(self, f: OpenFile, chunk_start: int) -> None:
         """Upload a closed staged object under its name: Lenses' ``<last offset>_<minTs>_<maxTs>`` (a replayed chunk
         keeps the name its manifest recorded, which the same records give anyway)."""
@@ -133,7 +138,7 @@ class FileNaming:
             -1 if f.untimed or f.first_timestamp is None else f.first_timestamp,
             -1 if f.last_timestamp is None else f.last_timestamp,
             self.plugins.value_format.extension,
-            f.directory if self.plugins.partitioner.name == "kcql" else None,
+            self._partitioned(f.directory),
         )
         if f.key and f.key != key:
             log.warning(

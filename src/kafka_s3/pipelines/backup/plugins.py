@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_s3.core.config.deviantart import SINK_CLASS as DEVIANTART_SINK_CLASS
-from kafka_s3.core.config.kcql import lenses_layout_blockers
+from kafka_s3.core import peers
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Converter
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.formats.base import Format
 from kafka_s3.core.layout import Layout
-from kafka_s3.core.layouts.deviantart import DeviantArtLayout
-from kafka_s3.core.layouts.lenses import LensesLayout
 from kafka_s3.core.manifest import manifest_root
 from kafka_s3.core.partitioners.base import Partitioner
 from kafka_s3.core.rotation import RotationPolicy
@@ -57,12 +54,8 @@ class BackupPlugins:
         )
         key_converter = converters.REGISTRY.resolve(config["key.converter"])(config.with_prefix("key.converter."), True)
         envelope = config["store.envelope"]
-        layout = Layout.from_config(config)
-        if config.get("connector.class") == DEVIANTART_SINK_CLASS:
-            layout = DeviantArtLayout.from_config(config)  # DeviantArt's names, as its connector writes them
-        elif not lenses_layout_blockers(config):
-            layout = LensesLayout.from_config(config)  # Lenses' names and lock objects, as its sink writes them
-        # a peer's layout has its own format (DeviantArt writes only Block-GZIP), whatever format.class says
+        layout = peers.backup_layout(config)  # its sink peer's names (and cursor or lock objects) where they hold it
+        # a peer's layout may have its own format (DeviantArt's writes only Block-GZIP), whatever format.class says
         format_class = layout.value_format or config["format.class"]
         value_format = formats.REGISTRY.resolve(format_class)(config, "value", value_converter, envelope)
         keys_format = (
@@ -127,11 +120,12 @@ class BackupPlugins:
 
         return (
             self.envelope
-            or self.names_at_close  # Lenses' names hold the records' first and last timestamps
+            or self.names_at_close  # names decided at close may hold the records' first and last timestamps
             or not isinstance(self.partitioner, (DefaultPartitioner, FieldPartitioner))
         )
 
     @property
     def names_at_close(self) -> bool:
-        """Whether object names are known only when an object closes (Lenses' layout): objects are staged first."""
+        """Whether object names are known only when an object closes (the layout's ``names_at_close``): objects are
+        staged first."""
         return self.layout.names_at_close

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.formats.base import FileContext, Format
-from kafka_s3.core.layout import Layout, ObjectName
-from kafka_s3.core.layouts.lenses import assign_starts, with_start
+from kafka_s3.core.layout import Layout, ObjectName, assign_starts, with_start
 from kafka_s3.core.layouts.tombstones import VALUES, Source, interleave
 from kafka_s3.core.manifest import MANIFEST_DIR
 from kafka_s3.core.store import Store
@@ -164,7 +163,7 @@ def discover(
     for part in partitions.values():
         part.objects.sort(key=lambda o: (o.start, o.key))
         if layout.names_hold_last_offset:
-            part.objects = _lenses_spans(part.objects)
+            part.objects = _spans_from_last_offsets(part.objects)
         if any(o.tombstones for o in part.objects):
             part.objects = _merge_tombstones(store, plugins, part)
     return dict(sorted(partitions.items()))
@@ -253,9 +252,9 @@ def _records_of(store: Store, fmt: Format, obj: BackupObject, recorded: Recorded
         return sum(batch.num_rows for batch in fmt.read(source, ctx))
 
 
-def _lenses_spans(objects: list[BackupObject]) -> list[BackupObject]:
-    """Lenses' names hold each object's last offset: keep it as ``last_offset`` and start each object after the one
-    before it in its directory (:func:`kafka_s3.core.layouts.lenses.assign_starts`)."""
+def _spans_from_last_offsets(objects: list[BackupObject]) -> list[BackupObject]:
+    """Names holding each object's last offset (``Layout.names_hold_last_offset``): keep it as ``last_offset`` and
+    start each object after the one before it in its directory (:func:`kafka_s3.core.layout.assign_starts`)."""
     by_directory: dict[str, list[BackupObject]] = {}
     for obj in objects:
         by_directory.setdefault(obj.name.directory, []).append(obj)

@@ -30,7 +30,6 @@ class ReadPlugins:
     @classmethod
     def from_config(cls, config: Config) -> ReadPlugins:
         from kafka_s3.core import converters, formats
-        from kafka_s3.core.layouts import lenses
 
         value_converter = converters.REGISTRY.resolve(config["value.converter"])(
             config.with_prefix("value.converter."), False
@@ -40,8 +39,6 @@ class ReadPlugins:
             value_converter.route = key_converter.route = _lazy_router(config)
         envelope = config["store.envelope"]
         layout = layout_of(config)
-        if config.get("connector.class") == lenses.SOURCE_CLASS and config.get("restore.layout", "auto") == "auto":
-            layout = lenses.LensesLayout.from_config(config)  # a Lenses source configuration reads Lenses' layout
         value_format = layout.value_format or config["format.class"]  # a peer's own format
         return cls(
             config=config,
@@ -54,8 +51,8 @@ class ReadPlugins:
 
     @property
     def stored_offsets(self) -> bool:
-        """Whether the records read carry their offsets (envelope objects, and Lenses' objects, whose names hold their
-        last offset) rather than being numbered from an object's start offset."""
+        """Whether the records read carry their offsets (envelope objects, and objects whose names hold their last
+        offset) rather than being numbered from an object's start offset."""
         return self.envelope or self.layout.names_hold_last_offset
 
     @property
@@ -83,12 +80,16 @@ class ReadPlugins:
 
 
 def layout_of(config: Config) -> Layout:
-    """The Layout class ``restore.layout`` names (its registered reader), else the standard one. A layout whose reader
-    is not part of this version is refused by name rather than read as another tool's (which would find nothing)."""
-    from kafka_s3.core.layouts.detection import LAYOUTS
+    """The Layout class ``restore.layout`` names (its registered reader), else the standard one; with
+    ``restore.layout=auto`` a peer's source configuration reads that peer's layout. A layout whose reader is not part
+    of this version is refused by name rather than read as another tool's (which would find nothing)."""
+    from kafka_s3.core.layouts.detection import AUTO, LAYOUTS
+    from kafka_s3.core.peers import source_layout
     from kafka_s3.core.registry import import_object
 
-    name = config.get("restore.layout", "auto")
+    name = config.get("restore.layout", AUTO)
+    if name == AUTO:
+        name = source_layout(config) or AUTO
     kind = LAYOUTS.get(name)
     if kind is None or kind.reader is None:
         return Layout.from_config(config)

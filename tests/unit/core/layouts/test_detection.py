@@ -121,8 +121,9 @@ def test_a_layout_without_its_reader_is_refused_by_name(monkeypatch):
 
 
 def test_lenses_reads_with_its_reader_when_this_version_has_it():
-    """The Lenses reader is issue 15 part B's plugin, registered by name (kafka_s3.core.layouts.lenses:LensesLayout):
-    with it restore.layout=lenses reads with it, without it the layout is refused by name."""
+    """The Lenses reader is issue 15 part B's plugin, registered by name
+    (kafka_s3.core.peers.lenses.layout:LensesLayout): with it restore.layout=lenses reads with it, without it the layout
+    is refused by name."""
     try:
         reader = import_object(LAYOUTS["lenses"].reader or "")
     except (ImportError, AttributeError):

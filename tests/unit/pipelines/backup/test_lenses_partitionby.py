@@ -28,7 +28,7 @@ import pytest
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import ConfigError, PartitionerError
-from kafka_s3.core.layouts.lenses import LensesLayout
+from kafka_s3.core.peers.lenses.layout import LensesLayout
 from kafka_s3.core.records import make_batch
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.backup.partition import PartitionBackup

@@ -87,7 +87,7 @@ def test_a_different_cut_defers_to_the_bucket(setup):
 def test_a_replayed_deviantart_chunk_keeps_the_date_its_manifest_recorded(tmp_path, monkeypatch):
     """DeviantArt's date directory is the upload's (DA S3Writer.getChunkFileKey): a chunk whose manifest exists but
     whose objects never completed is finished on a later day under the names the manifest recorded."""
-    from kafka_s3.core.layouts import deviantart
+    from kafka_s3.core.peers.deviantart import layout as deviantart
 
     config = SINK.parse(
         {

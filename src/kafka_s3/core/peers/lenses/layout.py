@@ -11,16 +11,14 @@ PARTITIONBY a,b        ``<prefix>/a=<v>/b=<v>/<topic>(<partition>_<offset %012d>
 
 The offset in a name is the **last** record's offset (LS ``writer/Writer.commit`` names the file after
 ``uncommittedOffset``). Discovery therefore knows where each object ends; where it starts is the end of the object
-before it in the same directory, plus one (:func:`assign_starts`). Lenses keeps its exactly-once index objects at the
-bucket root under ``.indexes/`` (facts sheet B4): they are never data.
+before it in the same directory, plus one (:func:`~kafka_s3.core.layout.assign_starts`). Lenses keeps its
+exactly-once index objects at the bucket root under ``.indexes/`` (facts sheet B4): they are never data.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,6 +35,15 @@ INDEX_DIR = ".indexes"
 _PLAIN_NAME = re.compile(r"^(?P<offset>\d+)(?:_(?P<min>-?\d+)_(?P<max>-?\d+))?$")
 _PARTITIONED_NAME = re.compile(r"^(?P<topic>[A-Za-z0-9._-]+)\((?P<partition>\d+)_(?P<offset>\d+)\)$")
 _PARTITION_DIR = re.compile(r"^\d+$")
+TOPIC = r"[A-Za-z0-9._-]+"
+_CLAIMED_PLAIN = re.compile(rf"^{TOPIC}/\d+/\d+(_-?\d+_-?\d+)?\.[A-Za-z0-9.]+$")
+_CLAIMED_PARTITIONED = re.compile(rf"(^|/){TOPIC}\(\d+_\d+\)\.[A-Za-z0-9.]+$")
+
+
+def claims(key: str, delim: str, file_delim: str) -> bool:
+    """Whether Lenses' sink wrote ``key`` (relative to the prefix): ``<topic>/<partition>/<offset>[_<minTs>_<maxTs>]
+    .<ext>``, ``…/<topic>(<partition>_<offset>).<ext>``, or its ``.indexes/`` (at the bucket root)."""
+    return key.startswith(INDEX_DIR + "/") or bool(_CLAIMED_PLAIN.match(key) or _CLAIMED_PARTITIONED.search(key))
 
 
 @dataclass(frozen=True)
@@ -141,20 +148,3 @@ class LensesLayout(Layout):
             f"object {key} is inside {prefix or 'the bucket'} with a {extension} extension but its name is not Lenses' "
             f"<topic>/<partition>/<offset>[_<minTs>_<maxTs>]{extension} nor <topic>(<partition>_<offset>){extension}"
         )
-
-
-def assign_starts(last_offsets: Sequence[int]) -> list[int]:
-    """First offsets of one directory's objects from the last offsets their names hold (sorted ascending): the
-    previous object's last offset plus one, and 0 for the first object (a lower bound: what came before it is not in
-    the bucket, so nothing tells where it starts; the readers take offsets from the records or count back from the
-    last one)."""
-    starts = []
-    previous = -1
-    for last in last_offsets:
-        starts.append(previous + 1)
-        previous = last
-    return starts
-
-
-def with_start(name: ObjectName, start: int) -> ObjectName:
-    return dataclasses.replace(name, start_offset=start)

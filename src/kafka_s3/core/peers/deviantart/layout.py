@@ -33,6 +33,15 @@ CURSOR_PREFIX = "last_chunk_index."
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _NAME = re.compile(r"^(?P<topic>.+)-(?P<partition>\d{5,})-(?P<offset>\d{12,})$")
+TOPIC = r"[A-Za-z0-9._-]+"
+_CLAIMED_DATA = re.compile(rf"^\d{{4}}-\d{{2}}-\d{{2}}/{TOPIC}-\d{{5}}-\d{{12}}\.gz(\.index\.json)?$")
+_CLAIMED_CURSOR = re.compile(rf"^last_chunk_index\.{TOPIC}-\d{{5}}\.txt$")
+
+
+def claims(key: str, delim: str, file_delim: str) -> bool:
+    """Whether DeviantArt's connector wrote ``key`` (relative to the prefix): ``<yyyy-MM-dd>/<topic>-<partition
+    %05d>-<offset %012d>.gz[.index.json]`` or ``last_chunk_index.<topic>-<partition %05d>.txt``."""
+    return bool(_CLAIMED_DATA.match(key) or _CLAIMED_CURSOR.match(key))
 
 
 def upload_date() -> str:

@@ -9,7 +9,7 @@ from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.config.source import SOURCE
 from kafka_s3.core.errors import LayoutError
 from kafka_s3.core.layouts.detection import LAYOUTS
-from kafka_s3.core.layouts.deviantart import DeviantArtLayout
+from kafka_s3.core.peers.deviantart.layout import DeviantArtLayout
 from kafka_s3.pipelines.read.plugins import ReadPlugins, layout_of
 
 EXTENSIONS = {".gz": "data", ".index.json": "index"}

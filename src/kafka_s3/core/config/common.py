@@ -73,7 +73,7 @@ KAFKA = ConfigDef("connection").define(
 
 # ---------------------------------------------------------------------------------------------------- S3 and storage
 STORAGE = ConfigDef("storage").define(
-    Prop("s3.bucket.name", Type.STRING, REQUIRED, "The S3 bucket.", H, "S3", aliases=("s3.bucket",)),
+    Prop("s3.bucket.name", Type.STRING, REQUIRED, "The S3 bucket.", H, "S3"),
     Prop(
         "s3.region",
         Type.STRING,
@@ -91,7 +91,7 @@ STORAGE = ConfigDef("storage").define(
         "$AWS_ENDPOINT_URL_S3, then AWS. A file:///path URL selects the local directory store.",
         H,
         "Storage",
-        aliases=("s3.endpoint", "aws.custom.endpoint"),
+        aliases=("aws.custom.endpoint",),
     ),
     Prop(
         "storage.class",
@@ -109,7 +109,6 @@ STORAGE = ConfigDef("storage").define(
         "Top-level directory (key prefix) under which objects are stored.",
         H,
         "Storage",
-        aliases=("s3.prefix",),
     ),
     Prop("directory.delim", Type.STRING, "/", "Directory delimiter pattern.", M, "Storage"),
     Prop("file.delim", Type.STRING, "+", "File delimiter pattern.", M, "Storage"),
@@ -120,7 +119,6 @@ STORAGE = ConfigDef("storage").define(
         "Use path-style access (http://endpoint/bucket/key) instead of virtual-hosted buckets.",
         L,
         "S3",
-        aliases=("s3.path_style",),
     ),
     Prop(
         "aws.access.key.id",
@@ -308,18 +306,6 @@ FORMAT = ConfigDef("format").define(
         "the line separator (\\n).",
         L,
         "S3",
-    ),
-    Prop(
-        "compressed_block_size",
-        Type.LONG,
-        "67108864",
-        "format.class=block_gzip: uncompressed bytes (record bytes plus line separators) after which the current "
-        "gzip block closes and a new one starts; each block is listed in the <name>.index sidecar, so a reader "
-        "can fetch one block with a ranged GET. DeviantArt's property name and default (64 MiB).",
-        L,
-        "S3",
-        Range(1),
-        origin="kafka-s3",
     ),
     Prop(
         "store.kafka.keys",
@@ -555,7 +541,6 @@ UNSUPPORTED = {
     "s3.schema.partition.affix.type": "Not supported.",
     "avro.schemas.cache.size": "Not needed.",
     "value.converter.schemas.cache.size": "Not needed.",
-    "local.buffer.dir": "Uploads stream from memory and spill to temporary files on their own (DeviantArt's buffer).",
     "aws.auth.mode": "Credentials come from aws.access.key.id/aws.secret.access.key or the default AWS chain.",
     "aws.vhost.bucket": "Use s3.path.style.access.enabled=false for virtual-hosted buckets.",
 }

@@ -306,6 +306,9 @@ class ConfigDef:
     checks: list[Callable[[Config], None]] = field(default_factory=list)
     # Rewrites of the raw settings before anything is parsed (e.g. KCQL statements expanded into properties).
     preprocessors: list[Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=list)
+    # Other names of properties defined elsewhere, alias -> key (a peer's property names, declared in its package),
+    # accepted as the properties' own aliases are.
+    aliases: dict[str, str] = field(default_factory=dict)
 
     def __reduce__(self) -> str | tuple[Any, ...]:
         if not self.home:
@@ -327,10 +330,15 @@ class ConfigDef:
         self.passthrough_prefixes += tuple(x for x in other.passthrough_prefixes if x not in self.passthrough_prefixes)
         self.checks.extend(other.checks)
         self.preprocessors.extend(p for p in other.preprocessors if p not in self.preprocessors)
+        self.aliases.update(other.aliases)
         return self
 
     def alias_map(self) -> dict[str, str]:
-        return {alias: p.key for p in self.props.values() for alias in p.aliases}
+        return {**self.aliases, **{alias: p.key for p in self.props.values() for alias in p.aliases}}
+
+    def aliases_of(self, key: str) -> list[str]:
+        """Every other name of property ``key`` (included definitions' first, then the property's own)."""
+        return [alias for alias, target in self.alias_map().items() if target == key]
 
     def groups(self) -> list[str]:
         seen: list[str] = []

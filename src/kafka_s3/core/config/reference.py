@@ -51,7 +51,8 @@ def render_definition(definition: ConfigDef, title: str, skip: AbstractSet[str] 
         for p in props:
             valid = p.validator.describe() if p.validator else ""
             marker = " *(kafka-s3)*" if p.origin == "kafka-s3" else ""
-            aliases = f" Also accepted as: {', '.join(f'`{a}`' for a in p.aliases)}." if p.aliases else ""
+            names = definition.aliases_of(p.key)
+            aliases = f" Also accepted as: {', '.join(f'`{a}`' for a in names)}." if names else ""
             lines.append(
                 f"| `{p.key}`{marker} | {p.type.value} | {_default(p)} | {_cell(valid)} | {_cell(p.doc)}{aliases} |"
             )

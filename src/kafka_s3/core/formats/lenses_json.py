@@ -149,7 +149,7 @@ class LensesJsonFormat(Format):
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
         """Lenses' own bytes (:mod:`kafka_s3.core.formats.lenses_json_writer`), for a Lenses sink configuration."""
-        from kafka_s3.core.peers.lenses.layout import SINK_CLASS
+        from kafka_s3.core.config.kcql import LENSES_SINK_CLASS as SINK_CLASS
 
         if self.config.get("connector.class") != SINK_CLASS:
             raise ConfigError(

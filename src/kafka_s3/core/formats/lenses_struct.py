@@ -65,7 +65,7 @@ class _LensesStructFormat(Format):
     ):
         super().__init__(config, role, converter, envelope)
         self._rows: LensesStructWriter | None = None
-        from kafka_s3.core.peers.lenses.layout import SINK_CLASS
+        from kafka_s3.core.config.kcql import LENSES_SINK_CLASS as SINK_CLASS
 
         if config and config.get("connector.class") == SINK_CLASS:  # a backup: refuse converters Lenses cannot write
             from kafka_s3.core.formats.lenses_struct_writer import LensesStructWriter, converters_of
@@ -79,7 +79,7 @@ class _LensesStructFormat(Format):
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
         """Lenses' own objects (:mod:`kafka_s3.core.formats.lenses_struct_writer`), for a Lenses sink configuration."""
-        from kafka_s3.core.peers.lenses.layout import SINK_CLASS
+        from kafka_s3.core.config.kcql import LENSES_SINK_CLASS as SINK_CLASS
 
         if self.config.get("connector.class") != SINK_CLASS:
             raise ConfigError(

@@ -89,8 +89,8 @@ class _LensesPlainFormat(Format):
 
     def _check_writable(self, ctx: FileContext) -> str:
         """The value converter's kind (``string``, ``json``, ``bytearray``), for a Lenses sink configuration only."""
+        from kafka_s3.core.config.kcql import LENSES_SINK_CLASS as SINK_CLASS
         from kafka_s3.core.formats.lenses_json_writer import converter_kind
-        from kafka_s3.core.peers.lenses.layout import SINK_CLASS
 
         if self.config.get("connector.class") != SINK_CLASS:
             raise ConfigError(

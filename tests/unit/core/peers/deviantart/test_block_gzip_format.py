@@ -11,7 +11,7 @@ import pytest
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats import REGISTRY
 from kafka_s3.core.formats.base import Block, FileContext
-from kafka_s3.core.formats.block_gzip import BlockGzipFormat
+from kafka_s3.core.peers.deviantart.block_gzip import BlockGzipFormat
 from kafka_s3.core.records import make_batch
 from tests.support.formats import CTX, WriteOnlySink, read_object, sink_config
 

@@ -30,19 +30,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.config.deviantart import SINK_CLASS as DEVIANTART_SINK_CLASS
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats.base import Block, FileContext, FormatWriter, IndexedFormat, Role
 from kafka_s3.core.formats.bytearray import READ_BATCH_BYTES
 from kafka_s3.core.formats.compression import LEVEL_KEY, CompressingSink, decompressed
 from kafka_s3.core.formats.envelope import role_batch
 from kafka_s3.core.formats.framing import SizeGrouper, joined, split_arrays
+from kafka_s3.core.peers.deviantart.config import BLOCK_SIZE_KEY
+from kafka_s3.core.peers.deviantart.config import SINK_CLASS as DEVIANTART_SINK_CLASS
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
     from kafka_s3.core.converters.base import Converter, Logical
 
-BLOCK_SIZE_KEY = "compressed_block_size"
 SEPARATOR = b"\n"
 INDEX_FIELDS = ("byte_offset", "byte_length", "byte_length_uncompressed", "num_records", "first_record_offset")
 DEVIANTART_INDEX_FIELDS = (

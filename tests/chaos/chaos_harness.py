@@ -28,6 +28,7 @@ whose source topic was deleted and re-created exits non-zero naming topic, parti
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import heapq
 import itertools
 import json
@@ -1036,7 +1037,8 @@ class ScheduleRun:
     def run(self) -> list[str]:
         s = self.schedule
         self.say(s.describe().replace("\n", "\n           "))
-        self.say(f"code under test: {_code_version()}")
+        self.code = _code_version()
+        self.say(f"code under test: {self.code}")
         self.say(
             f"kafka: {self.broker.kind}; S3: {self.services.s3_endpoint} behind a fault proxy; workdir {self.workdir}"
         )
@@ -1217,6 +1219,8 @@ class ScheduleRun:
         if self.recreate_topic:
             self.check_recreated()
         self.check_exits()
+        if _code_version() != self.code:
+            self.notes.append(f"the code under test changed during the schedule: {self.code} -> {_code_version()}")
         for note in self.notes:
             self.say(f"note: {note}")
         for stall in self.stalls:
@@ -1416,8 +1420,11 @@ def _code_version() -> str:
         dirty = subprocess.run(["git", "status", "--short", "src"], cwd=root, capture_output=True, text=True)
     except OSError:
         return "unknown (no git)"
-    changed = len(dirty.stdout.splitlines())
-    return head.stdout.strip() + (f" with {changed} uncommitted file(s) in src/" if changed else "")
+    if not dirty.stdout.strip():
+        return head.stdout.strip()
+    diff = subprocess.run(["git", "diff", "HEAD", "--", "src"], cwd=root, capture_output=True)
+    digest = hashlib.sha1(diff.stdout + dirty.stdout.encode()).hexdigest()[:8]
+    return f"{head.stdout.strip()} with {len(dirty.stdout.splitlines())} uncommitted file(s) in src/ (diff {digest})"
 
 
 def traceback_summary(output: str) -> str | None:

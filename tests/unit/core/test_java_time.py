@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from kafka_s3.core.config.kcql import KCQL_KEY, lenses_date_printer
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import ConfigError
+from kafka_s3.core.peers.lenses.kcql import KCQL_KEY
+from kafka_s3.core.peers.lenses.policy import lenses_date_printer
 from kafka_s3.core.timezones import zone_info
 
 GOLDEN = Path(__file__).parent / "java_time_golden" / "golden.tsv"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 
-from kafka_s3.core.config import kcql
 from kafka_s3.core.config.model import REQUIRED, Check, ConfigDef, Importance, OneOf, Plugin, Prop, Range, Type
 from kafka_s3.core.config.registries import CONVERTERS, EXTRACTORS, FORMATS, PARTITIONERS, STORES
 from kafka_s3.core.timezones import timezone_error
@@ -399,6 +398,8 @@ FORMAT = ConfigDef("format").define(
 )
 
 # ---------------------------------------------------------------------------------------------------- partitioners
+#: partition.path.style's values (KCQL's WITHPARTITIONER takes them too)
+PATH_STYLES = ("KeysAndValues", "Values")
 PARTITIONER = ConfigDef("partitioner").define(
     Prop(
         "partitioner.class",
@@ -427,7 +428,7 @@ PARTITIONER = ConfigDef("partitioner").define(
         "gives field1=value1/field2=value2, for the partition.field.name fields.",
         M,
         "Partitioner",
-        OneOf(kcql.PARTITIONER_STYLES),
+        OneOf(PATH_STYLES),
         origin="kafka-s3",
     ),
     Prop(
@@ -482,31 +483,6 @@ PARTITIONER = ConfigDef("partitioner").define(
         "Value field holding the record time (RecordField extractor): epoch ms number, or ISO-8601 string.",
         M,
         "Partitioner",
-    ),
-)
-
-# ---------------------------------------------------------------------------------------------------- KCQL
-KCQL = ConfigDef("kcql", preprocessors=[kcql.expand]).define(
-    Prop(
-        kcql.KCQL_KEY,
-        Type.STRING,
-        "",
-        "Lenses' KCQL: INSERT INTO bucket:prefix SELECT * FROM topic [PARTITIONBY f1, _key, _header.h] "
-        "[STOREAS AVRO|PARQUET|JSON|TEXT|BYTES|CSV|CSV_WITHHEADERS] [WITHPARTITIONER KeysAndValues|Values] "
-        "[WITH_FLUSH_SIZE bytes] "
-        "[WITH_FLUSH_INTERVAL seconds] [WITH_FLUSH_COUNT records] [PROPERTIES('flush.count'=n, 'flush.size'=bytes, "
-        "'flush.interval'=seconds)], statements separated by ';'. Each statement sets "
-        "s3.bucket.name, topics.dir, topics, format.class, partitioner.class=kcql, partition.field.name, "
-        "partition.path.style, flush.size (default 50000), rotate.size.bytes and rotate.schedule.interval.ms (with "
-        "timezone UTC; under Lenses' sink class Lenses' defaults 500000000 bytes and 3600 s, counted from the chunk's "
-        "opening: rotate.schedule.anchor=open), over the file's values; several statements run as one backup. "
-        "With connector.class="
-        "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector a statement restores Lenses' objects: "
-        "INSERT INTO topic SELECT * FROM bucket:prefix STOREAS JSON [PROPERTIES('store.envelope'=true)] restores every "
-        "topic under bucket:prefix into topic.",
-        M,
-        "KCQL",
-        origin="kafka-s3",
     ),
 )
 

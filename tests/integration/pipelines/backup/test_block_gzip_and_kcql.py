@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from kafka_s3.core.config.kcql import KCQL_KEY, split_statements
 from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.peers.lenses.config import split_statements
+from kafka_s3.core.peers.lenses.kcql import KCQL_KEY
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range

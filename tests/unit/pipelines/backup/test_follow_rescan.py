@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from kafka_s3.core.config.kcql import KCQL_KEY
 from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.peers.lenses.kcql import KCQL_KEY
 from kafka_s3.pipelines.backup.cycle import PartitionState
 from kafka_s3.pipelines.backup.driver import Backup
 

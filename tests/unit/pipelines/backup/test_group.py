@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from kafka_s3.core.config.kcql import KCQL_KEY
 from kafka_s3.core.config.loader import load_all
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import KafkaS3Error
+from kafka_s3.core.peers.lenses.kcql import KCQL_KEY
 from kafka_s3.pipelines.backup import group as backup_group
 from kafka_s3.pipelines.backup.cycle import BackupSummary, CycleReport
 

@@ -28,8 +28,6 @@ from kafka_s3.core.layout import Kind, Layout, ObjectName
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
 
-SINK_CLASS = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
-SOURCE_CLASS = "io.lenses.streamreactor.connect.aws.s3.source.S3SourceConnector"
 INDEX_DIR = ".indexes"
 
 _PLAIN_NAME = re.compile(r"^(?P<offset>\d+)(?:_(?P<min>-?\d+)_(?P<max>-?\d+))?$")
@@ -57,7 +55,7 @@ class LensesLayout(Layout):
 
     @classmethod
     def from_config(cls, config: Config) -> LensesLayout:
-        from kafka_s3.core.config.kcql import lenses_padding
+        from kafka_s3.core.peers.lenses.policy import lenses_padding
 
         prefix = config["topics.dir"].strip("/") if config["topics.dir"] else ""
         padding = tuple(sorted(lenses_padding(config).items()))

@@ -9,12 +9,13 @@ import json
 
 import pytest
 
-from kafka_s3.core.config.kcql import LENSES_SOURCE_CLASS, split_statements
 from kafka_s3.core.errors import ConfigError, FormatError, LayoutError
 from kafka_s3.core.formats.base import FileContext
-from kafka_s3.core.formats.lenses_json import LensesJsonFormat
 from kafka_s3.core.layout import assign_starts
+from kafka_s3.core.peers.lenses.config import split_statements
+from kafka_s3.core.peers.lenses.json import LensesJsonFormat
 from kafka_s3.core.peers.lenses.layout import LensesLayout
+from kafka_s3.core.peers.lenses.policy import SOURCE_CLASS as LENSES_SOURCE_CLASS
 from kafka_s3.core.records import to_dicts
 
 DATA = {".json": "data"}

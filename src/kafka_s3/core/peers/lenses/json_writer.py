@@ -9,7 +9,7 @@ One JSON document per line, ``\\n`` after each (LS ``formats/writer/JsonFormatWr
   name keeps its last value: they come from a Scala ``Map``). A schemaless JSON object (JsonConverter with
   ``schemas.enable=false``: a ``java.util.HashMap``) goes through ``convertMap``, which rebuilds it as a Scala
   ``mutable.HashMap``. Jackson writes the lot (``sink/conversion/ToJsonDataConverter``, the ``MapSinkData`` case):
-  every object in its map's hash order (:mod:`kafka_s3.core.formats.java_json`), byte[] as base64.
+  every object in its map's hash order (:mod:`kafka_s3.core.peers.lenses.java_json`), byte[] as base64.
 - **Plain**: the value alone, as ``ToJsonDataConverter.convertMessageValueToByteArray`` gives it: a string or number
   through Connect's JsonConverter (``schemas.enable=false``), a schemaless JSON object (a ``java.util.HashMap``) through
   Jackson. Lenses cannot write a byte[] value or a tombstone this way (``IllegalStateException``; a null from the
@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from kafka_s3.core.errors import ConfigError, DataError, FormatError
 from kafka_s3.core.formats.base import FileContext, FormatWriter
-from kafka_s3.core.formats.java_json import JavaMap, Raw, ScalaMap, jackson, java_double
+from kafka_s3.core.peers.lenses.java_json import JavaMap, Raw, ScalaMap, jackson, java_double
 from kafka_s3.core.records import NO_TIMESTAMP_TYPE
 
 if TYPE_CHECKING:

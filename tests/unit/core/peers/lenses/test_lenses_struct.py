@@ -36,14 +36,15 @@ import fastavro
 import pyarrow.parquet as pq
 import pytest
 
-from kafka_s3.core.config.kcql import split_statements
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.converters.connect_schema import DATE, DECIMAL, TIMESTAMP, ConnectSchema
 from kafka_s3.core.errors import ConfigError, DataError
 from kafka_s3.core.formats import REGISTRY
 from kafka_s3.core.formats.avro_container import MAGIC
 from kafka_s3.core.formats.base import FileContext
-from kafka_s3.core.formats.lenses_struct_writer import converters_of, header_schema_and_value, to_optional
+from kafka_s3.core.peers.lenses.config import split_statements
+from kafka_s3.core.peers.lenses.struct_rows import converters_of
+from kafka_s3.core.peers.lenses.struct_schemas import header_schema_and_value, to_optional
 from kafka_s3.core.records import make_batch
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"

@@ -11,8 +11,8 @@
 FieldPartitioner, a record without one of the fields (null key, missing header or field) cannot be placed: it is an
 error naming the record.
 
-Where a Lenses S3 sink configuration writes Lenses' layout (:func:`~kafka_s3.core.config.kcql
-.lenses_layout_blockers`) the directories are Lenses' own (LS = lensesio/stream-reactor
+Where a Lenses S3 sink configuration writes Lenses' layout (:func:`~kafka_s3.core.peers.lenses
+.policy.lenses_layout_blockers`) the directories are Lenses' own (LS = lensesio/stream-reactor
 ``kafka-connect-cloud-common``, ``sink/``): the fields ``_topic``, ``_partition`` and ``_date.<pattern>`` exist too
 (``config/PartitionSpecifier``); a directory's ``name=`` is Lenses' field name — ``key`` for ``_key``, ``topic``,
 ``partition``, ``date``, else the path after the specifier (``config/PartitionField``, ``PartitionNamePath
@@ -33,7 +33,6 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_s3.core.config.kcql import lenses_date_printer, lenses_layout_blockers, lenses_padding
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.errors import ConfigError
@@ -48,6 +47,12 @@ from kafka_s3.core.partitioners.values import (
     record_error,
     require_structured,
 )
+from kafka_s3.core.peers.lenses.policy import (
+    LENSES_DATE_PREFIX,
+    lenses_date_printer,
+    lenses_layout_blockers,
+    lenses_padding,
+)
 from kafka_s3.core.timezones import zone_info
 
 FIELDS_KEY = "partition.field.name"
@@ -58,7 +63,6 @@ VALUE_PREFIX = "_value."
 #: Lenses' own fields (LS ``config/PartitionSpecifier``)
 LENSES_TOPIC = "_topic"
 LENSES_PARTITION = "_partition"
-LENSES_DATE_PREFIX = "_date."
 #: a field missing from a present value or key, in Lenses' directories (LS ``naming/CloudKeyNamer``)
 LENSES_MISSING = "[missing]"
 

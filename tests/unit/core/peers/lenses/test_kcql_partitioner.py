@@ -5,11 +5,11 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from kafka_s3.core.config.kcql import KCQL_KEY
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import ConfigError, PartitionerError
 from kafka_s3.core.partitioners import REGISTRY
-from kafka_s3.core.partitioners.kcql import KcqlPartitioner
+from kafka_s3.core.peers.lenses.kcql import KCQL_KEY
+from kafka_s3.core.peers.lenses.partitioner import KcqlPartitioner
 from kafka_s3.core.records import make_batch
 from tests.support.partitioners import bytes_values, json_values, partitioner, struct_values
 

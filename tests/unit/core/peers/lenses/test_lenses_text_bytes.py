@@ -18,11 +18,12 @@ import io
 
 import pytest
 
-from kafka_s3.core.config.kcql import KCQL_KEY, lenses_layout_blockers
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.config.source import SOURCE
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.formats.base import FileContext
+from kafka_s3.core.peers.lenses.kcql import KCQL_KEY
+from kafka_s3.core.peers.lenses.policy import lenses_layout_blockers
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"

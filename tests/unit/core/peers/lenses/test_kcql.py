@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from kafka_s3.core.config.kcql import KCQL_KEY, parse, split_statements
 from kafka_s3.core.config.loader import load, load_all
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.config.source import SOURCE
 from kafka_s3.core.errors import ConfigError
+from kafka_s3.core.peers.lenses.config import split_statements
+from kafka_s3.core.peers.lenses.kcql import KCQL_KEY, parse
 
 CONNECTION = {"name": "lenses-s3-sink", "aws.region": "eu-west-1"}
 

@@ -14,8 +14,8 @@ number or boolean its JSON text, null no bytes. The partition, offset and timest
 Without the envelope each record is the value alone (Parquet: a one-column table's column, or the row as a struct),
 with no key, headers or timestamp; offsets are counted back from the last offset the object's name holds.
 
-The writer of a Lenses sink configuration (``STOREAS AVRO``/``PARQUET``) is :mod:`kafka_s3.core.formats
-.lenses_struct_writer`.
+The writer of a Lenses sink configuration (``STOREAS AVRO``/``PARQUET``) is :mod:`kafka_s3.core.peers.lenses
+.struct_writer`.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ import pyarrow.parquet as pq
 
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
-from kafka_s3.core.formats.lenses_json import derived_offsets
+from kafka_s3.core.peers.lenses.json import derived_offsets
 from kafka_s3.core.records import CREATE_TIME, NO_TIMESTAMP_TYPE, RECORD_SCHEMA, TIMESTAMP_TYPE, batch_from_columns
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
     from kafka_s3.core.converters.base import Converter
-    from kafka_s3.core.formats.lenses_struct_writer import LensesStructWriter
+    from kafka_s3.core.peers.lenses.struct_rows import LensesStructWriter
 
 BATCH = 4096
 
@@ -65,10 +65,10 @@ class _LensesStructFormat(Format):
     ):
         super().__init__(config, role, converter, envelope)
         self._rows: LensesStructWriter | None = None
-        from kafka_s3.core.config.kcql import LENSES_SINK_CLASS as SINK_CLASS
+        from kafka_s3.core.peers.lenses.policy import SINK_CLASS
 
         if config and config.get("connector.class") == SINK_CLASS:  # a backup: refuse converters Lenses cannot write
-            from kafka_s3.core.formats.lenses_struct_writer import LensesStructWriter, converters_of
+            from kafka_s3.core.peers.lenses.struct_rows import LensesStructWriter, converters_of
 
             values, keys = converters_of(config, converter)
             LensesStructWriter(FileContext("", 0, 0), envelope, values, keys, self.suffix == ".parquet")
@@ -78,8 +78,8 @@ class _LensesStructFormat(Format):
         return self.suffix  # LS FileExtensionNamer: Avro and Parquet keep theirs whatever the codec
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
-        """Lenses' own objects (:mod:`kafka_s3.core.formats.lenses_struct_writer`), for a Lenses sink configuration."""
-        from kafka_s3.core.config.kcql import LENSES_SINK_CLASS as SINK_CLASS
+        """Lenses' own objects (:mod:`kafka_s3.core.peers.lenses.struct_writer`), for a Lenses sink configuration."""
+        from kafka_s3.core.peers.lenses.policy import SINK_CLASS
 
         if self.config.get("connector.class") != SINK_CLASS:
             raise ConfigError(
@@ -88,7 +88,7 @@ class _LensesStructFormat(Format):
                 f"{ctx.topic}, partition {ctx.partition})",
                 key="format.class",
             )
-        from kafka_s3.core.formats.lenses_struct_writer import lenses_struct_writer
+        from kafka_s3.core.peers.lenses.struct_writer import lenses_struct_writer
 
         rows = self._rows
         shared = (
@@ -104,7 +104,7 @@ class _LensesStructFormat(Format):
         .rolloverFileOnSchemaChange``); ``None`` without the envelope (the values' own schemas decide)."""
         if not self.envelope or len(records) == 0:
             return None
-        from kafka_s3.core.formats.lenses_struct_writer import LensesStructWriter, converters_of
+        from kafka_s3.core.peers.lenses.struct_rows import LensesStructWriter, converters_of
 
         topic, partition = records.column("topic")[0].as_py(), records.column("partition")[0].as_py()
         if self._rows is None or self._rows.ctx.topic != topic or self._rows.ctx.partition != partition:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from kafka_s3.core.config.kcql import KCQL_KEY
 from kafka_s3.core.config.sink import SINK
+from kafka_s3.core.peers.lenses.kcql import KCQL_KEY
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"
 STRING = "org.apache.kafka.connect.storage.StringConverter"

@@ -26,7 +26,7 @@ With ``connect.s3.compression.codec=GZIP`` (``s3.compression.type=gzip``) an obj
 lines (LS ``formats/writer/JsonFormatWriter.write``: a ``GzipCompressorOutputStream`` around the object) and its
 extension is ``.gz`` instead of ``.json`` (LS ``sink/naming/FileExtensionNamer.fileExtension``: for JSON the codec's
 extension replaces the format's).
-The writer of a Lenses sink configuration is :mod:`kafka_s3.core.formats.lenses_json_writer`.
+The writer of a Lenses sink configuration is :mod:`kafka_s3.core.peers.lenses.json_writer`.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ class LensesJsonFormat(Format):
         return ".gz" if self.compression == "gzip" else ".json"  # LS FileExtensionNamer.fileExtension
 
     def writer(self, sink: BinaryIO, ctx: FileContext) -> FormatWriter:
-        """Lenses' own bytes (:mod:`kafka_s3.core.formats.lenses_json_writer`), for a Lenses sink configuration."""
-        from kafka_s3.core.config.kcql import LENSES_SINK_CLASS as SINK_CLASS
+        """Lenses' own bytes (:mod:`kafka_s3.core.peers.lenses.json_writer`), for a Lenses sink configuration."""
+        from kafka_s3.core.peers.lenses.policy import SINK_CLASS
 
         if self.config.get("connector.class") != SINK_CLASS:
             raise ConfigError(
@@ -158,7 +158,7 @@ class LensesJsonFormat(Format):
                 f"{ctx.partition})",
                 key="format.class",
             )
-        from kafka_s3.core.formats.lenses_json_writer import lenses_writer
+        from kafka_s3.core.peers.lenses.json_writer import lenses_writer
 
         return lenses_writer(self.config, sink, ctx, self.converter, self.envelope)
 

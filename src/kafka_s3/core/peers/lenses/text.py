@@ -23,7 +23,7 @@ Reading (a Lenses source configuration), as LS reads them:
   for an empty object (``hasNext`` is false at size 0); here it gives one record with an empty value, because the
   object's name holds that record's offset.
 
-Offsets are counted back from the last offset the object's name holds (:func:`~kafka_s3.core.formats.lenses_json
+Offsets are counted back from the last offset the object's name holds (:func:`~kafka_s3.core.peers.lenses.json
 .derived_offsets`). What a restore cannot give back as it was written is counted by the writers
 (:meth:`~kafka_s3.core.formats.base.FormatWriter.ambiguous`) so that a restore refuses such objects: a TEXT value
 holding a line break (escaped, or read back as two lines) and a BYTES tombstone (read back as an empty value).
@@ -41,8 +41,8 @@ import pyarrow as pa
 
 from kafka_s3.core.errors import ConfigError, DataError, FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
-from kafka_s3.core.formats.java_json import java_double
-from kafka_s3.core.formats.lenses_json import lines_batch
+from kafka_s3.core.peers.lenses.java_json import java_double
+from kafka_s3.core.peers.lenses.json import lines_batch
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config
@@ -89,8 +89,8 @@ class _LensesPlainFormat(Format):
 
     def _check_writable(self, ctx: FileContext) -> str:
         """The value converter's kind (``string``, ``json``, ``bytearray``), for a Lenses sink configuration only."""
-        from kafka_s3.core.config.kcql import LENSES_SINK_CLASS as SINK_CLASS
-        from kafka_s3.core.formats.lenses_json_writer import converter_kind
+        from kafka_s3.core.peers.lenses.json_writer import converter_kind
+        from kafka_s3.core.peers.lenses.policy import SINK_CLASS
 
         if self.config.get("connector.class") != SINK_CLASS:
             raise ConfigError(

@@ -27,8 +27,8 @@ import pytest
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import ConfigError, DataError
 from kafka_s3.core.formats.base import FileContext
-from kafka_s3.core.formats.java_json import java_hashmap_order, scala_hashmap_order
-from kafka_s3.core.formats.lenses_json import LensesJsonFormat
+from kafka_s3.core.peers.lenses.java_json import java_hashmap_order, scala_hashmap_order
+from kafka_s3.core.peers.lenses.json import LensesJsonFormat
 from kafka_s3.core.records import make_batch
 
 GOLDEN = Path(__file__).parent / "lenses_golden"

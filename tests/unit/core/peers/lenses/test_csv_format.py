@@ -18,7 +18,7 @@ import pytest
 from kafka_s3.core.converters.base import Logical
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats.base import FileContext
-from kafka_s3.core.formats.csv import CsvFormat, CsvWithHeadersFormat, java_double
+from kafka_s3.core.peers.lenses.csv import CsvFormat, CsvWithHeadersFormat, java_double
 from kafka_s3.core.records import make_batch, to_dicts
 
 USERS = pa.StructArray.from_arrays(

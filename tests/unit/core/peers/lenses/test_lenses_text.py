@@ -23,7 +23,7 @@ import pytest
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import DataError, FormatError
 from kafka_s3.core.formats.base import FileContext
-from kafka_s3.core.formats.lenses_text import LensesBytesFormat, LensesTextFormat
+from kafka_s3.core.peers.lenses.text import LensesBytesFormat, LensesTextFormat
 from kafka_s3.core.records import make_batch, to_dicts
 
 LENSES_SINK = "io.lenses.streamreactor.connect.aws.s3.sink.S3SinkConnector"

@@ -26,8 +26,8 @@ import pyarrow as pa
 
 from kafka_s3.core.errors import ConfigError, FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
-from kafka_s3.core.formats.java_json import java_double
-from kafka_s3.core.formats.lenses_json import lines_batch, read_lines
+from kafka_s3.core.peers.lenses.java_json import java_double
+from kafka_s3.core.peers.lenses.json import lines_batch, read_lines
 
 if TYPE_CHECKING:
     from kafka_s3.core.config.model import Config

@@ -1,17 +1,17 @@
 """The peers: the tools besides kafka-s3 whose buckets it reads and writes, one package each.
 
-=============  ===============================================================================================
-package        what it holds
-=============  ===============================================================================================
-``confluent``  Confluent's S3 sink and source, the default: its names and formats are kafka-s3's own
-               (``core/layout.py``, ``core/formats``), so only its connector classes and how its names are told
-               apart live here
-``lenses``     Lenses' stream-reactor: KCQL (parser and translation into properties), its layout (names decided
-               when an object closes, lock objects), its JSON, TEXT, BYTES, CSV, Avro and Parquet objects, its
-               PARTITIONBY partitioner
-``deviantart`` DeviantArt's kafka-connect-s3: its property names and defaults, its layout (upload-date
-               directories, cursor objects), Block-GZIP with its index
-=============  ===============================================================================================
+==============  ==============================================================================================
+package         what it holds
+==============  ==============================================================================================
+``confluent``   Confluent's S3 sink and source, the default: its names and formats are kafka-s3's own
+                (``core/layout.py``, ``core/formats``), so only its connector classes and how its names are told
+                apart live here
+``lenses``      Lenses' stream-reactor: KCQL (parser, translation into properties, Lenses' rules), its layout
+                (names decided when an object closes, lock objects), its JSON, TEXT, BYTES, CSV, Avro and Parquet
+                objects, its PARTITIONBY partitioner
+``deviantart``  DeviantArt's kafka-connect-s3: its property names and defaults, its layout (upload-date
+                directories, cursor objects), Block-GZIP with its index
+==============  ==============================================================================================
 
 Each package exposes one :class:`~kafka_s3.core.peers.base.Peer` as ``PEER``; :data:`PEERS` lists them, and the
 functions below are what the configuration, the layout detection and the pipelines ask instead of naming a peer.

@@ -116,7 +116,8 @@ def tokens(text: str) -> Iterator[Token]:
 
 @dataclass(frozen=True)
 class Statement:
-    """One ``INSERT INTO ... SELECT * FROM ...`` statement."""
+    """One ``INSERT INTO ... SELECT * FROM ...`` statement, as written (its properties:
+    :mod:`kafka_s3.core.peers.lenses.config`)."""
 
     text: str
     bucket: str

@@ -244,3 +244,29 @@ def test_each_manifest_follows_the_chunk_before_it_across_runs_and_replays(setup
     result = again.finish(15, flush_open=False)
     assert [(c.start, c.follows) for c in result.chunks] == [(0, None), (3, 2), (9, 5), (12, 11)]
     assert _manifest_bytes(store) == before
+
+
+@pytest.mark.issue(26, item=8)
+def test_a_replayed_chunk_the_log_cannot_complete_yet_is_left_open_not_committed_short(setup, caplog):
+    """A re-run replays a chunk whose manifest exists while the log's readable end (an open transaction holds the
+    last stable offset) lies inside it: ``--once`` must not commit the replay short and move on from where it
+    stopped reading — the next chunk would then start inside the stored one (found by a chaos schedule: chunks 0..69
+    and 64..143, restores refused the overlap). The chunk stays open; the next run replays it whole."""
+    plugins, store = setup
+    first = PartitionBackup(plugins, store, "t", 0)
+    first.write(_records(0, 3))  # chunk 0..2 committed
+    first.finish(3, flush_open=False)
+    store.delete(["topics/t/partition=0/t+0+0000000000.bin"])  # its upload never completed (a killed run)
+
+    with caplog.at_level(logging.WARNING):
+        short = PartitionBackup(plugins, store, "t", 0)
+        short.write(_records(0, 2))  # the log's stable end is 2 for now
+        result = short.finish(2, flush_open=True)
+    assert "re-created chunk" not in caplog.text
+    assert result.chunks == () and result.committed_offset == 0 and result.open_chunk.start == 0
+
+    later = PartitionBackup(plugins, store, "t", 0)
+    later.write(_records(result.committed_offset, 6))
+    done = later.finish(6, flush_open=True)
+    assert [(c.start, c.end) for c in done.chunks] == [(0, 2), (3, 5)]
+    assert _objects(store)["topics/t/partition=0/t+0+0000000000.bin"] == b"v0\nv1\nv2\n"

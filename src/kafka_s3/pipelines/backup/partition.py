@@ -418,7 +418,21 @@ class PartitionBackup:
         open_start = self.chunk_start if self.open else None
         open_records = sum(f.records for f in self.open.values())
         open_first_ts = self.chunk_first_timestamp
-        if self.open and (flush_open or self.rotator.close_if_due(int(self.clock() * 1000))):
+        # A replayed chunk closes only where its manifest ends (the rotator cuts it there): a log whose stable end
+        # is still inside it (an open transaction) leaves it open, so the next chunk never starts inside it.
+        replaying = self.replaying
+        short_replay = replaying is not None and read_until <= replaying.end
+        if replaying is not None and short_replay:
+            log.info(
+                "%s: chunk %d..%d waits for the log's records up to %d (readable below %d now); the next cycle "
+                "replays it",
+                self.where,
+                replaying.start,
+                replaying.end,
+                replaying.end,
+                read_until,
+            )
+        if self.open and not short_replay and (flush_open or self.rotator.close_if_due(int(self.clock() * 1000))):
             self._commit_chunk()
             open_start = None
             open_records = 0

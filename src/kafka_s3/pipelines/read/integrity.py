@@ -430,6 +430,7 @@ def survey(
     loaded = [pm for by_partition in manifests.values() for pm in by_partition.values()]
     with_records(partitions, loaded)
     checks = check_backup(partitions, manifests, sizes)
+    _hold_back_first_chunks(checks, partitions, lambda topic: manifest_store.load_topic(topic, cache))
     _find_lost_manifests(store, checks, partitions, manifests)
     late = {tp for tp, check in checks.items() if any(f.kind is Kind.UNLISTED for f in check.findings)}
     for topic in sorted({t for t, _ in late}):
@@ -437,6 +438,26 @@ def survey(
         for tp in (tp for tp in late if tp[0] == topic):
             _forgive_newer_chunks(checks[tp], manifests[topic].get(tp[1]), fresh.get(tp[1]))
     return Survey(partitions, manifests, checks, sizes)
+
+
+def _hold_back_first_chunks(
+    checks: dict[tuple[str, int], PartitionCheck],
+    partitions: dict[tuple[str, int], SourcePartition],
+    fresh_manifests: Callable[[str], dict[int, PartitionManifests]],
+) -> None:
+    """Partitions listed with objects and no manifests whose manifests a fresh listing finds: their first chunks
+    were committed between the two listings (manifest first, then files). Left for the next read, as any chunk
+    committed after the listing — never taken for a backup whose manifests are lost."""
+    bare = [tp for tp, check in checks.items() if not check.verified and tp in partitions]
+    fresh = {topic: fresh_manifests(topic) for topic in sorted({t for t, _ in bare})}
+    for tp in bare:
+        found = fresh[tp[0]].get(tp[1])
+        if found is None or not found.chunks:
+            continue
+        check = checks[tp]
+        check.findings = [f for f in check.findings if f.kind is not Kind.UNVERIFIABLE]
+        check.verified = True
+        check.frontier = min(o.start for o in partitions[tp].objects)
 
 
 def _find_lost_manifests(

@@ -92,6 +92,18 @@ def test_a_committed_chunk_without_manifest_is_a_deleted_tail():
     assert (finding.kind, finding.first, finding.last) == (Kind.MISSING, 6, None)
 
 
+@pytest.mark.issue(26, item=7)
+def test_a_committed_chunk_whose_manifest_alone_is_gone_says_its_objects_are_still_there():
+    """The manifest of a committed chunk deleted, its object kept: the finding says the object is there and cannot be
+    verified (it said the chunk's objects were deleted, sending an operator to look for a loss that is not one)."""
+    chunks = [chunk(0, 2), chunk(3, 5), chunk(6, 8)]
+    part, sizes = listing(chunks)
+    [finding, *_] = run([chunks[0], chunks[2]], sizes, part, marks=(0, 3, 6)).blocking
+    assert (finding.kind, finding.first, finding.keys) == (Kind.MISSING, 3, (key(3),))
+    assert "its object(s) are still there but cannot be verified" in finding.message
+    assert "deleted" not in finding.message
+
+
 def test_an_incomplete_chunk_beyond_the_committed_mark_is_in_progress_not_an_error():
     chunks = [chunk(0, 2), chunk(3, 5)]
     part, sizes = listing(chunks)

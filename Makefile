@@ -15,19 +15,21 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The local services, the Spark Connect server and the demo are dev tooling (tools/, outside the wheel), run as
+# `python -m tools.<module>` from the repository root.
 services-up: venv
-	$(PY) -m kafka_s3.dev.services up
+	$(PY) -m tools.services up
 
 # The services and a Spark Connect server (sc://127.0.0.1:21502): commands given --remote (or $SPARK_REMOTE from
 # .services/env) skip Spark's start-up. services-down stops it too.
 spark-connect: venv
-	KAFKA_S3_DEV_SPARK_CONNECT=1 $(PY) -m kafka_s3.dev.services up
+	KAFKA_S3_DEV_SPARK_CONNECT=1 $(PY) -m tools.services up
 
 services-down:
-	@if [ -x $(PY) ]; then $(PY) -m kafka_s3.dev.services down; fi
+	@if [ -x $(PY) ]; then $(PY) -m tools.services down; fi
 
 demo: services-up
-	$(PY) -m kafka_s3.dev.demo
+	$(PY) -m tools.demo
 
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)

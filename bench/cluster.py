@@ -2,7 +2,7 @@
 core each), started from pyspark's distribution beside ``local[*]`` and stopped at the end of the run.
 
 It uses its own ports (``PORT``..``PORT + 3``) and state directory (``<results>/<stamp>.tmp/spark``), so it never
-touches the cluster of the tests (``kafka_s3.dev.spark_cluster``, port 27077).
+touches the cluster of the tests (``tools.spark_cluster``, port 27077).
 """
 
 from __future__ import annotations

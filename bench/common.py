@@ -10,12 +10,15 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # the services (tools/, outside the wheel) import from the repository root
+    sys.path.append(str(ROOT))
 PAGE = os.sysconf("SC_PAGE_SIZE")
 MiB = 1024 * 1024
 
@@ -60,7 +63,7 @@ OWN_PORTS = {"apache": 21292, "noida": 21192}  # the bench's own broker (``--own
 
 def running_kafka_kind() -> str | None:
     """The broker the shared services run now (read-only: pid files and ports), None when none runs."""
-    from kafka_s3.dev import services as dev
+    from tools import services as dev
 
     os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
     if dev._alive(dev.apache_pid()):
@@ -82,9 +85,9 @@ def services_up(kafka_kind: str, work: Path, own_kafka: bool = False, own_port: 
     - external Kafka / S3 named by env vars are used as they are;
     - ``own_kafka``, or a shared broker of another kind than ``kafka_kind``: a broker of the bench's own (Apache Kafka
       on port 21292 or noida-db on 21192, state in ``work``, stopped by ``stop_own_kafka``);
-    - else the shared broker, started (``kafka_s3.dev.services``) only when no broker runs at all;
+    - else the shared broker, started (``tools.services``) only when no broker runs at all;
     - S3: the shared SeaweedFS, started only when it does not run."""
-    from kafka_s3.dev import services as dev
+    from tools import services as dev
 
     os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
     if kafka_kind not in KAFKA_LABELS:
@@ -111,7 +114,7 @@ def services_up(kafka_kind: str, work: Path, own_kafka: bool = False, own_port: 
 def s3_settings() -> tuple[str | None, str | None, str | None, str]:
     """(endpoint, access key, secret key, region): the external S3 named by env vars, else the shared SeaweedFS
     (started only when it does not run)."""
-    from kafka_s3.dev import services as dev
+    from tools import services as dev
 
     os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
     if os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("KAFKA_S3_EXTERNAL_S3"):
@@ -127,7 +130,7 @@ def s3_settings() -> tuple[str | None, str | None, str | None, str]:
 
 def start_own_kafka(kind: str, work: Path, port: int | None = None) -> str:
     """A broker of the bench's own on ``port`` (default ``OWN_PORTS[kind]``), state under ``work``."""
-    from kafka_s3.dev import services as dev
+    from tools import services as dev
 
     if kind == "apache":
         reason = dev.apache_unavailable()
@@ -139,7 +142,7 @@ def start_own_kafka(kind: str, work: Path, port: int | None = None) -> str:
 
 
 def stop_own_kafka(work: Path) -> None:
-    from kafka_s3.dev import services as dev
+    from tools import services as dev
 
     if (work / "apache-kafka" / "pid").exists():
         dev.stop_apache_kafka(work / "apache-kafka")
@@ -147,7 +150,7 @@ def stop_own_kafka(work: Path) -> None:
 
 
 def start_own_noida(work: Path, port: int) -> str:
-    from kafka_s3.dev.services import kafka_healthy
+    from tools.kafka_broker import kafka_healthy
 
     noida = ROOT / ".venv" / "bin" / "noida-db"
     data = work / "noida"

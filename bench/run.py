@@ -594,7 +594,7 @@ class Bench:
         """Target 4 over Spark Connect: 4-record backups and restores through a Connect server of the bench's own
         (started here, stopped at the end), alternating with the same commands on ``local[*]``."""
         import small_runs
-        from kafka_s3.dev.services import start_spark_connect, stop_spark_connect
+        from tools.services import start_spark_connect, stop_spark_connect
 
         out: dict = {}
         results["connect"] = out

@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     services = services_up(kafka_kind_default(), work)
     remote = args.remote
     if not remote:
-        from kafka_s3.dev.services import DEFAULT_SPARK_CONNECT_PORT, start_spark_connect
+        from tools.services import DEFAULT_SPARK_CONNECT_PORT, start_spark_connect
 
         started = time.monotonic()
         remote = start_spark_connect(int(os.environ.get("KAFKA_S3_DEV_SPARK_CONNECT_PORT", DEFAULT_SPARK_CONNECT_PORT)))

@@ -1,6 +1,6 @@
 """Shared fixtures.
 
-Integration fixtures start the project's own services on first use (``kafka_s3.dev.services``), or use the external
+Integration fixtures start the project's own services on first use (``tools.services``), or use the external
 Kafka / S3 named by ``KAFKA_BOOTSTRAP_SERVERS`` / ``AWS_ENDPOINT_URL_S3`` (+ ``AWS_ACCESS_KEY_ID``,
 ``AWS_SECRET_ACCESS_KEY``, ``AWS_REGION``) when those are set. Unit tests never touch them.
 """
@@ -22,7 +22,7 @@ def _kafka_under_test() -> tuple[str | None, str]:
     """Which Kafka the integration tests talk to, and a line saying so (and why) for pytest's header. Unless a broker
     is external (``KAFKA_BOOTSTRAP_SERVERS``) or one is chosen (``KAFKA_S3_DEV_KAFKA``), the suite runs against Apache
     Kafka when a distribution and Java 17+ are available, else against noida-db."""
-    from kafka_s3.dev import services as dev
+    from tools import services as dev
 
     external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     apache_missing = dev.apache_unavailable()
@@ -39,7 +39,7 @@ def _kafka_under_test() -> tuple[str | None, str]:
 def pytest_configure(config):
     kind, line = _kafka_under_test()
     if kind:
-        os.environ["KAFKA_S3_DEV_KAFKA"] = kind  # read by the services fixture (kafka_s3.dev.services)
+        os.environ["KAFKA_S3_DEV_KAFKA"] = kind  # read by the services fixture (tools.services)
     config._kafka_s3_header = line
 
 
@@ -52,8 +52,8 @@ def pytest_collection_modifyitems(config, items):
     end — never a silent skip: ``apache_kafka`` tests start brokers of their own from a distribution;
     ``secure_kafka`` tests need a secured Apache Kafka (an external one, ``KAFKA_S3_SECURE_BOOTSTRAP``..., or one
     started from the distribution)."""
-    from kafka_s3.dev import services as dev
-    from kafka_s3.dev.secure_kafka import secure_kafka_unavailable
+    from tools import services as dev
+    from tools.secure_kafka import secure_kafka_unavailable
 
     config._kafka_s3_not_run = []
     for marker, unavailable, what in (
@@ -81,7 +81,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 @pytest.fixture(scope="session")
 def services():
     """Connection settings of the running services; also exported to os.environ for subprocesses."""
-    from kafka_s3.dev import services as dev
+    from tools import services as dev
 
     os.environ.setdefault("KAFKA_S3_SERVICES_DIR", str(ROOT / ".services"))
     settings = dev.ensure_up(quiet=True)

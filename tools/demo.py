@@ -107,12 +107,13 @@ def main() -> int:
     from kafka_s3.core.config.sink import SINK
     from kafka_s3.core.config.source import SOURCE
     from kafka_s3.core.errors import BucketNotFoundError
-    from kafka_s3.dev.services import ensure_up, state_dir
     from kafka_s3.io.kafka.admin import Admin
     from kafka_s3.io.stores.spec import StoreSpec
     from kafka_s3.pipelines.backup.driver import Backup
     from kafka_s3.pipelines.restore.driver import Restore
     from kafka_s3.spark.engine import SparkEngine
+    from tools.processes import state_dir
+    from tools.services import ensure_up
 
     console = Console()
     logs.setup()

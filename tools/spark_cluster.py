@@ -1,6 +1,6 @@
 """A Spark standalone cluster on loopback (one master, one worker) from pyspark's own distribution.
 
-Used by the tests and the README's cluster example: ``python -m kafka_s3.dev.spark_cluster up|down``. The master
+Used by the tests and the README's cluster example: ``python -m tools.spark_cluster up|down``. The master
 URL is printed and written to ``.services/spark-master``.
 """
 
@@ -17,7 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_s3.dev.services import _alive, _port_open, state_dir
+from tools.processes import _alive, _port_open, state_dir
 
 DEFAULT_PORT = 27077
 
@@ -120,7 +120,7 @@ def down() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kafka_s3.dev.spark_cluster")
+    parser = argparse.ArgumentParser(prog="python -m tools.spark_cluster")
     parser.add_argument("command", choices=["up", "down"])
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     args = parser.parse_args(argv)

@@ -354,7 +354,7 @@ class Broker:
         return self.kind != "external"
 
     def start(self) -> str:
-        from kafka_s3.dev import services as dev
+        from tools import kafka_broker
 
         if self.kind == "external":
             return self.bootstrap
@@ -362,17 +362,17 @@ class Broker:
         self.port = free_port_pair()
         self.bootstrap = f"127.0.0.1:{self.port}"
         if self.kind == "apache":
-            dev.start_apache_kafka(self.port, directory=self.directory, home=dev.kafka_home())
+            kafka_broker.start_apache_kafka(self.port, directory=self.directory, home=kafka_broker.kafka_home())
         else:
             self._noida("up", "--host", "127.0.0.1", "--only", "kafka", "--kafka-port", str(self.port))
             self._wait_healthy()
         return self.bootstrap
 
     def _noida(self, *args: str) -> None:
-        from kafka_s3.dev import services as dev
+        from tools.processes import _bin
 
         result = subprocess.run(
-            [dev._bin("noida-db"), args[0], "--data-dir", str(self.directory), *args[1:]],
+            [_bin("noida-db"), args[0], "--data-dir", str(self.directory), *args[1:]],
             capture_output=True,
             text=True,
             timeout=120,
@@ -387,27 +387,28 @@ class Broker:
             return None
 
     def _wait_healthy(self, limit: float = 90) -> None:
-        from kafka_s3.dev import services as dev
+        from tools import kafka_broker
 
         deadline = time.monotonic() + limit
         while True:
             with contextlib.suppress(Exception):
-                if dev.kafka_healthy(self.bootstrap):
+                if kafka_broker.kafka_healthy(self.bootstrap):
                     return
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the broker at {self.bootstrap} did not answer within {limit:.0f}s")
             time.sleep(0.3)
 
     def stop(self) -> None:
-        from kafka_s3.dev import services as dev
+        from tools import kafka_broker
+        from tools.processes import _alive
 
         if self.kind == "apache":
-            dev.stop_apache_kafka(self.directory)
+            kafka_broker.stop_apache_kafka(self.directory)
         elif self.kind == "noida":
             pid = self._noida_pid()
             self._noida("down")
             deadline = time.monotonic() + 60
-            while pid and dev._alive(pid) and time.monotonic() < deadline:
+            while pid and _alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.2)
 
     def restart(self, down: float) -> None:
@@ -423,7 +424,7 @@ class Broker:
         self._wait_healthy()
 
     def _start_apache_again(self) -> None:
-        from kafka_s3.dev import services as dev
+        from tools import kafka_broker
 
         directory = self.directory
         log = directory / "server.log"
@@ -434,7 +435,10 @@ class Broker:
             env.pop(name, None)
         with open(log, "ab") as out:
             proc = subprocess.Popen(
-                [str(dev.kafka_home() / "bin" / "kafka-server-start.sh"), str(directory / "server.properties")],
+                [
+                    str(kafka_broker.kafka_home() / "bin" / "kafka-server-start.sh"),
+                    str(directory / "server.properties"),
+                ],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -95,12 +95,12 @@ class RegistryUnderTest:
 @pytest.fixture(scope="session")
 def schema_registry():
     """The Schema Registry of the integration tests: ``SCHEMA_REGISTRY_URL`` (with ``SCHEMA_REGISTRY_USER_INFO`` for
-    basic auth) when set, else a minimal registry server started for the run (``kafka_s3.dev.schema_registry``)."""
+    basic auth) when set, else a minimal registry server started for the run (``tools.schema_registry``)."""
     url = os.environ.get("SCHEMA_REGISTRY_URL")
     if url:
         yield RegistryUnderTest(url, os.environ.get("SCHEMA_REGISTRY_USER_INFO") or None)
         return
-    from kafka_s3.dev.schema_registry import SchemaRegistryServer
+    from tools.schema_registry import SchemaRegistryServer
 
     with SchemaRegistryServer() as server:
         yield RegistryUnderTest(server.url)

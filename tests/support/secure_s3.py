@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from kafka_s3.dev import services
+from tools import services
 
 BUCKET = "least-privilege"
 OTHER_BUCKET = "not-yours"  # no right of the backup and restore identities covers it

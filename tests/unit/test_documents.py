@@ -8,8 +8,9 @@ names what was there then):
 - backticked repository paths (``src/kafka_s3/...``, ``bench/run.py``, ``docs/x.md``, ``tests/...``), package paths
   (``core/formats/base.py``, ``io/kafka``: under ``src/kafka_s3/``, with or without ``.py``) and bare ``*.md``
   names: they exist; templates (``<name>``, ``*``, ``{a,b}``, ``…``) are not paths and are left alone;
-- ``kafka_s3.x.y`` modules named in backticks, after ``python -m`` or in ``from … import``: the module exists (a last
-  segment that is no module is taken as an attribute of the module before it);
+- ``kafka_s3.x.y`` and ``tools.x`` (the dev tooling at the repository root) modules named in backticks, after
+  ``python -m`` or in ``from … import``: the module exists (a last segment that is no module is taken as an attribute
+  of the module before it);
 - ``make <target>`` in code (inline or fenced): the Makefile has the target.
 """
 
@@ -23,14 +24,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO_DIRS = ("src", "tests", "bench", "docs")
-PACKAGE_DIRS = ("core", "io", "pipelines", "spark", "cli", "dev")  # paths written relative to src/kafka_s3/
+PACKAGE_DIRS = ("core", "io", "pipelines", "spark", "cli")  # paths written relative to src/kafka_s3/
+MODULE_HOMES = {"kafka_s3": "src", "tools": "."}  # the packages whose modules the documents name, and where they live
 TEMPLATE = re.compile(r"[<>*{}$…]|\.\.\.|^\.{1,2}/|^/|^~|^[a-z][a-z0-9+.-]*:")
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 MAKE = re.compile(r"(?:^|[\s;&|(])make\s+([A-Za-z][\w.-]*)")
-MODULE = re.compile(r"\bkafka_s3(?:\.[A-Za-z_]\w*)+")
-IMPORTED = re.compile(r"(?:\bpython3?\s+-m\s+|\bfrom\s+|^\s*import\s+)(kafka_s3(?:\.\w+)*)", re.MULTILINE)
+MODULE = re.compile(r"(?<![\w.])(?:kafka_s3|tools)(?:\.[A-Za-z_]\w*)+")
+IMPORTED = re.compile(r"(?:\bpython3?\s+-m\s+|\bfrom\s+|^\s*import\s+)((?:kafka_s3|tools)(?:\.\w+)*)", re.MULTILINE)
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 HTML_ANCHOR = re.compile(r"<a\s+(?:name|id)=\"([^\"]+)\"")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -111,7 +113,7 @@ def _path_problem(token: str, source: Path, root: Path) -> str | None:
 
 def _module_problem(name: str, root: Path, attribute_allowed: bool) -> str | None:
     def is_module(dotted: str) -> bool:
-        base = root / "src" / Path(*dotted.split("."))
+        base = root / MODULE_HOMES[dotted.split(".")[0]] / Path(*dotted.split("."))
         return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
 
     if is_module(name):
@@ -181,11 +183,16 @@ def test_the_checker_reports_a_planted_broken_link_anchor_path_module_and_make_t
     (tmp_path / "src" / "kafka_s3" / "__init__.py").write_text("")
     (tmp_path / "src" / "kafka_s3" / "core" / "__init__.py").write_text("")
     (tmp_path / "src" / "kafka_s3" / "core" / "lean.py").write_text("")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "__init__.py").write_text("")
+    (tmp_path / "tools" / "services.py").write_text("")
     source = tmp_path / "README.md"
     good = (
         "[ops](docs/ops.md#exit-codes-0-to-8-1) and [here](#kafka-s3), `docs/ops.md`, `core/lean`, `core/lean.py`,\n"
         "`core/formats/<name>.py`, `kafka_s3.core.lean.keep_pandas_unloaded()`, `make demo`, [w](https://x.org/y)\n"
-        "# kafka-s3\n```bash\nmake demo BENCH_ARGS=--quick\npython -m kafka_s3.core.lean\n```\n"
+        "`tools/services.py`, `tools.services.ensure_up()`, `setuptools.build_meta`\n"
+        "# kafka-s3\n```bash\nmake demo BENCH_ARGS=--quick\npython -m kafka_s3.core.lean\n"
+        "python -m tools.services up\n```\n"
     )
     assert problems(good, source, tmp_path) == []
 
@@ -195,7 +202,10 @@ def test_the_checker_reports_a_planted_broken_link_anchor_path_module_and_make_t
         "[up](#nowhere)": "no heading of README.md has #nowhere",
         "`bench/run.py`": "`bench/run.py` does not exist",
         "`core/leaner.py`": "`core/leaner.py` does not exist",
-        "`kafka_s3.dev.services`": "module `kafka_s3.dev.services` does not exist",
+        "`kafka_s3.devtools.services`": "module `kafka_s3.devtools.services` does not exist",
+        "`tools.launcher.up`": "module `tools.launcher.up` does not exist",
+        "```bash\npython -m tools.launcher up\n```": "module `tools.launcher` does not exist",
+        "`tools/launcher.py`": "`tools/launcher.py` does not exist",
         "`make demos`": "the Makefile has no target 'demos'",
         "```\nmake venv\n```": "the Makefile has no target 'venv'",
         "```python\nfrom kafka_s3.spark.session import build_session\n```": "module `kafka_s3.spark.session`",

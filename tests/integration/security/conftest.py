@@ -2,7 +2,7 @@
 (``secure_kafka``, ``secure_config``), and the HTTPS SeaweedFS with least-privilege identities (``secure_s3``,
 ``secure_s3_config``).
 
-The broker is started once per run from the Apache Kafka distribution (``kafka_s3.dev.secure_kafka``) with a CA and
+The broker is started once per run from the Apache Kafka distribution (``tools.secure_kafka``) with a CA and
 certificate made for the run, or is the external cluster named by ``KAFKA_S3_SECURE_BOOTSTRAP`` (see
 CONTRIBUTING.md). Every Kafka test makes its own users (unique names) and grants them exactly the ACLs it needs, so
 tests are independent of each other.
@@ -23,7 +23,7 @@ from tests.support import secure_s3 as server
 
 @pytest.fixture(scope="session")
 def secure_kafka(tmp_path_factory):
-    from kafka_s3.dev.secure_kafka import SecureKafka
+    from tools.secure_kafka import SecureKafka
 
     external = SecureKafka.external()
     if external is not None:

@@ -145,7 +145,7 @@ def test_wrong_password_exit_code_from_the_cli(
 def test_untrusted_certificate_names_tls_verification(
     engine, secure_kafka, principal, secure_topic, secure_config, fresh_bucket, tmp_path
 ):
-    from kafka_s3.dev.secure_kafka import make_ca_and_broker_cert
+    from tools.secure_kafka import make_ca_and_broker_cert
 
     other_ca, _ = make_ca_and_broker_cert(tmp_path / "other")
     topic = secure_topic(1)

@@ -49,7 +49,7 @@ def test_kafka_source_reads_ranges_with_spark_kafka_columns(spark, kafka_bootstr
 
 @pytest.mark.cluster
 def test_standalone_cluster_runs_a_kafka_read_in_its_tasks(kafka_bootstrap, fresh_topic, tmp_path):
-    from kafka_s3.dev import spark_cluster
+    from tools import spark_cluster
 
     topic = fresh_topic(2)
     _produce(kafka_bootstrap, topic, 2, 100)

@@ -22,7 +22,7 @@ def connect_url(services, tmp_path_factory):
     """A Spark Connect server of this module's own (its Python workers run this interpreter)."""
     import os
 
-    from kafka_s3.dev import services as dev
+    from tools import services as dev
 
     directory = tmp_path_factory.mktemp("spark-connect")
     saved = os.environ.get("KAFKA_S3_CONNECT_SESSIONS")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_s3.dev import services as dev
 from tests.support.integration import free_port_pair
+from tools import services as dev
+from tools.kafka_broker import kafka_healthy
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +26,7 @@ def test_up_twice_is_one_instance_and_down_stops_it(private_services, tmp_path):
     second = dev.ensure_up(private_services, quiet=True)
     assert (dev.kafka_pid(), dev.s3_pid()) == pids and first == second
     assert first.kafka_bootstrap == "127.0.0.1:22092" and first.s3_endpoint == "http://127.0.0.1:22333"
-    assert dev.kafka_healthy(first.kafka_bootstrap)
+    assert kafka_healthy(first.kafka_bootstrap)
     assert dev.s3_healthy(first.s3_endpoint, first.access_key, first.secret_key)
     env_file = (tmp_path / "services" / "env").read_text()
     assert "export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:22092" in env_file
@@ -64,7 +65,7 @@ def test_apache_kafka_services_come_up_once_report_status_and_env_and_go_down(tm
         first = dev.ensure_up(environ, quiet=True)
         pid = dev.apache_pid()
         assert first.kafka_bootstrap == f"127.0.0.1:{port}" and first.kafka_kind == "apache"
-        assert dev.kafka_healthy(first.kafka_bootstrap) and dev._alive(pid) and dev.kafka_pid() is None
+        assert kafka_healthy(first.kafka_bootstrap) and dev._alive(pid) and dev.kafka_pid() is None
         assert dev.ensure_up(environ, quiet=True) == first and dev.apache_pid() == pid  # idempotent
         assert f"running pid {pid} (Apache Kafka from " in dev.status()
         env_file = (tmp_path / "services" / "env").read_text()

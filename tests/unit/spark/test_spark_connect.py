@@ -91,7 +91,7 @@ def test_every_spark_command_takes_remote_and_refuses_it_beside_master(monkeypat
 
 
 def test_dev_services_export_the_connect_server_they_started():
-    from kafka_s3.dev import services
+    from tools import services
 
     settings = services.Settings("127.0.0.1:1", None, None, None, "us-east-1")
     assert "SPARK_REMOTE" not in settings.environ()

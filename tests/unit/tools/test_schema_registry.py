@@ -8,7 +8,7 @@ from typing import Any
 from urllib.error import HTTPError
 from urllib.request import Request, urlopen
 
-from kafka_s3.dev.schema_registry import SchemaRegistryServer
+from tools.schema_registry import SchemaRegistryServer
 
 STRING = json.dumps({"type": "string"})
 RECORD = json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "string"}]})

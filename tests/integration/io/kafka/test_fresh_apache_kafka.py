@@ -15,12 +15,12 @@ import uuid
 import pytest
 
 from kafka_s3.core.records import to_dicts
-from kafka_s3.dev import services as dev
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.restore.driver import Restore
 from tests.support.integration import free_port_pair, stable_end_offsets
+from tools import services as dev
 
 pytestmark = [pytest.mark.integration, pytest.mark.apache_kafka]
 

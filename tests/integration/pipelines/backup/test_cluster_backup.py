@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 def test_backup_on_a_standalone_cluster_equals_a_local_run(
     engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, remove_bucket, tmp_path
 ):
-    from kafka_s3.dev import spark_cluster
+    from tools import spark_cluster
 
     topic = fresh_topic(3)
     produce(

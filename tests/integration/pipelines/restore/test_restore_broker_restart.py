@@ -20,10 +20,10 @@ import pytest
 from confluent_kafka import Producer
 
 from kafka_s3.core.errors import KafkaError
-from kafka_s3.dev import services as dev
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
 from tests.support.integration import free_port_pair, stable_end_offsets, write_properties
+from tools import services as dev
 
 pytestmark = [pytest.mark.integration, pytest.mark.apache_kafka]
 

@@ -11,10 +11,10 @@ import json
 import pytest
 
 from kafka_s3.core.schemas import SavedSchemas
-from kafka_s3.dev.schema_registry import SchemaRegistryServer
 from kafka_s3.pipelines.read.options import RestoreOptions
 from tests.support.avro_versions import V1, VERSIONS, record, register_versions, wire
 from tests.support.restore import read_topic
+from tools.schema_registry import SchemaRegistryServer
 
 pytestmark = pytest.mark.integration
 

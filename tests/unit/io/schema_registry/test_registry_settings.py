@@ -1,5 +1,5 @@
 """Confluent's Schema Registry client settings for AvroConverter (basic auth, TLS, subject strategies), checked
-end to end against the test suite's own registry server (kafka_s3.dev.schema_registry) on the loopback."""
+end to end against the test suite's own registry server (tools.schema_registry) on the loopback."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 from kafka_s3.core.errors import ConfigError
-from kafka_s3.dev.schema_registry import SchemaRegistryServer
 from kafka_s3.io.schema_registry.client import client_config, subject_name
 from kafka_s3.io.schema_registry.converter import AvroConverter
 from tests.support.avro_versions import V1, record, register_versions, wire
+from tools.schema_registry import SchemaRegistryServer
 
 P = "value.converter."
 

@@ -10,8 +10,8 @@ import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
 from kafka_s3.core.schemas import SavedSchemas, SubjectVersion
-from kafka_s3.dev.schema_registry import SchemaRegistryServer
 from kafka_s3.io.schema_registry.subjects import SchemaRegistryError, import_subjects, predict_ids
+from tools.schema_registry import SchemaRegistryServer
 
 
 def avro(name: str) -> str:

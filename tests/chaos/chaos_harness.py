@@ -5,7 +5,7 @@ One schedule, in order:
 
 1. a Kafka broker of its own on a free port (noida-db or Apache Kafka, as the suite's; the external cluster of
    ``KAFKA_BOOTSTRAP_SERVERS`` when there is one, then without broker restarts), buckets of its own on the S3 server,
-   and a fault proxy (``tests/integration/faultproxy.py``) in front of that server: every kafka-s3 process reaches S3
+   and a fault proxy (``tests/support/faultproxy.py``) in front of that server: every kafka-s3 process reaches S3
    through the proxy (``store.url``), the harness's own reads go straight to the server;
 2. the source topics and a quarter of the records, then ``backup --follow`` and ``restore --follow`` of one
    configuration (``store.envelope=true``, ``topic.rename``), each a CLI subprocess in a process group of its own;
@@ -47,11 +47,9 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
 
-from chaos_schedule import Schedule, Step
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration"))
-from faultproxy import DEFAULT_CODES, FaultProxy, Rule
-from integration_helpers import free_port_pair
+from tests.chaos.chaos_schedule import Schedule, Step
+from tests.support.faultproxy import DEFAULT_CODES, FaultProxy, Rule
+from tests.support.integration import free_port_pair
 
 SIGTERM_GRACE = 120.0  # seconds a process may take to stop after SIGTERM before it is reported and killed
 ONE_SHOT_LIMIT = 420.0  # seconds a final one-shot run may take before it is reported as hanging and killed

@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-from chaos_helpers import bucket_contents, cli
 from confluent_kafka import Producer
 
 from kafka_s3.core.config.source import SOURCE
@@ -17,6 +16,7 @@ from kafka_s3.pipelines.read.discovery import discover
 from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.plugins import ReadPlugins
 from kafka_s3.pipelines.read.reader import read_partition
+from tests.chaos.chaos_helpers import bucket_contents, cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 

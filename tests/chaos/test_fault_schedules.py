@@ -29,8 +29,9 @@ import time
 from pathlib import Path
 
 import pytest
-from chaos_harness import ScheduleRun
-from chaos_schedule import build_schedule
+
+from tests.chaos.chaos_harness import ScheduleRun
+from tests.chaos.chaos_schedule import build_schedule
 
 SCHEDULES = int(os.environ.get("KAFKA_S3_CHAOS_SCHEDULES", "2"))
 BASE_SEED = int(os.environ.get("KAFKA_S3_CHAOS_SEED") or int(time.time()))

@@ -7,12 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
-from chaos_helpers import cli
 from confluent_kafka import Producer
 
 from kafka_s3.core.records import to_dicts
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
+from tests.chaos.chaos_helpers import cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 

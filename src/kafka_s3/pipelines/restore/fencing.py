@@ -13,9 +13,8 @@ import dataclasses
 import logging
 
 from kafka_s3.core.errors import KafkaAuthorizationError, KafkaError, PlanError
-from kafka_s3.io.kafka import retry
 from kafka_s3.io.kafka.clients import TP
-from kafka_s3.io.kafka.denied import denial
+from kafka_s3.io.kafka.transactions import init_transactions
 from kafka_s3.pipelines.restore.context import RestoreContext
 from kafka_s3.pipelines.restore.plan import RestorePlanSet
 from kafka_s3.pipelines.restore.progress import Decision, ProgressIdentity, decide
@@ -54,35 +53,16 @@ class Fencing:
         """``(True, "")`` when the cluster gives a transactional producer id; ``(False, why)`` only when the cluster
         says it has no transactions. Any other failure (timeout, authorization, a bad producer setting) is an error:
         a restore must not quietly fall back to at-least-once because the probe itself went wrong."""
-        from confluent_kafka import KafkaError as RdKafkaError
-        from confluent_kafka import KafkaException, Producer
 
-        transactional_id = f"{self.ctx.progress_base}-probe"
-        producer = Producer({**self.ctx.producer_settings, "transactional.id": transactional_id})
-
-        def attempt(remaining: float) -> tuple[bool, str]:
-            try:
-                producer.init_transactions(min(30.0, remaining))
-                return True, ""
-            except KafkaException as exc:
-                error = retry.error_of(exc)
-                if error is not None and error.code() in (
-                    RdKafkaError._UNSUPPORTED_FEATURE,
-                    RdKafkaError.UNSUPPORTED_VERSION,
-                ):
-                    return False, str(error.str())
-                needed = self._transactions_denied(exc, transactional_id)
-                if needed:
-                    raise KafkaAuthorizationError(
-                        f"exactly.once.support={mode}: the restore's transactional producer was refused: {needed} "
-                        f"(every transactional id of this restore starts with '{self.ctx.progress_base}-': grant WRITE "
-                        "and DESCRIBE on that prefix), or set exactly.once.support=disabled to restore at least once "
-                        f"({retry.describe(exc)})"
-                    ) from None
-                raise  # retried when retriable (a transaction coordinator still loading on a fresh cluster)
+        def refused(needed: str, detail: str) -> str:
+            return (
+                f"exactly.once.support={mode}: the restore's transactional producer was refused: {needed} (every "
+                f"transactional id of this restore starts with '{self.ctx.progress_base}-': grant WRITE and DESCRIBE "
+                f"on that prefix), or set exactly.once.support=disabled to restore at least once ({detail})"
+            )
 
         try:
-            return retry.call(f"init_transactions of transactional.id {transactional_id!r}", attempt, 30.0)
+            reason = init_transactions(self.ctx.producer_settings, f"{self.ctx.progress_base}-probe", 30.0, refused)
         except KafkaAuthorizationError:
             raise
         except KafkaError as exc:
@@ -90,6 +70,7 @@ class Fencing:
                 f"exactly.once.support={mode}: probing the Kafka cluster for transactions failed ({exc}); fix the "
                 "cause, or set exactly.once.support=disabled to restore at least once"
             ) from None
+        return not reason, reason
 
     def decide_starts(self, plans: list[RestorePlan]) -> list[RestorePlan]:
         """Stamp each plan with the restore's identity and this run, and say before anything is produced whether its
@@ -185,35 +166,15 @@ class Fencing:
                         plan.transactional_id,
                     )
 
-    def _transactions_denied(self, exc: Exception, transactional_id: str) -> str:
-        """The ACL lacking when ``init_transactions`` of ``transactional_id`` was refused ("" when it was not)."""
-        error = retry.error_of(exc)
-        return (
-            denial(
-                error.code() if error is not None else None,
-                self.ctx.producer_settings,
-                transactional_id=transactional_id,
-            )
-            or ""
-        )
-
     def _fence(self, transactional_id: str) -> None:
-        from confluent_kafka import KafkaException, Producer
-
-        producer = Producer({**self.ctx.producer_settings, "transactional.id": transactional_id})
-
-        def attempt(remaining: float) -> None:
-            try:
-                producer.init_transactions(min(30.0, remaining))
-            except KafkaException as exc:
-                needed = self._transactions_denied(exc, transactional_id)
-                if needed:
-                    raise KafkaAuthorizationError(
-                        f"a previous run left a transaction open; aborting it was refused: {needed}"
-                    ) from None
-                raise
-
-        retry.call(f"init_transactions of transactional.id {transactional_id!r}", attempt, 60.0)
+        reason = init_transactions(
+            self.ctx.producer_settings,
+            transactional_id,
+            60.0,
+            lambda needed, _: f"a previous run left a transaction open; aborting it was refused: {needed}",
+        )
+        if reason:
+            raise KafkaError(f"aborting the transaction a previous run left open failed: {reason}")
 
     def identities(self, plans: list[RestorePlan]) -> list[ProgressIdentity]:
         """Each plan's identity (:mod:`.progress`): what its progress and its offset map are stamped with."""

@@ -12,9 +12,10 @@ from kafka_s3.core.errors import ConfigError, KafkaAuthorizationError, PlanError
 from kafka_s3.core.groups import SERIES as GROUPS
 from kafka_s3.core.groups import OffsetMap, Translation, pick_snapshot, translate_offset
 from kafka_s3.io.kafka.denied import lacks
+from kafka_s3.io.kafka.offset_map import MapKey, read_offset_maps
 from kafka_s3.pipelines.restore.context import RestoreContext
 from kafka_s3.pipelines.restore.fencing import Fencing
-from kafka_s3.pipelines.restore.groups import GroupsPlan, MapKey, read_offset_maps
+from kafka_s3.pipelines.restore.groups import GroupsPlan
 from kafka_s3.pipelines.restore.plan import RestorePlanSet
 from kafka_s3.pipelines.restore.task import RestorePlan
 

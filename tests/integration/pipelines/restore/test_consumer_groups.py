@@ -266,7 +266,7 @@ def test_a_transaction_open_on_the_offset_map_topic_is_waited_for_not_read_as_an
 def test_an_offset_map_held_back_past_the_wait_is_an_error_naming_topic_and_offset(
     source, target, group, backup, restorer, fresh_bucket, fresh_topic, kafka_bootstrap
 ):
-    from kafka_s3.pipelines.restore.groups import read_offset_maps
+    from kafka_s3.io.kafka.offset_map import read_offset_maps
 
     map_topic = fresh_topic(1)
     backup(fresh_bucket, source, ENVELOPE)

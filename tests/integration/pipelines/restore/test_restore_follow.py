@@ -148,3 +148,37 @@ def test_follow_reports_an_object_that_appears_below_its_progress(
     assert f"{source}[0] had passed its first offset 2" in warning and "not restored" in warning, warning
     restored = [json.loads(r["value"])["i"] for r in read_topic(kafka_bootstrap, target)[0]]
     assert restored == [0, 1, 3, 5, 6, 7, 8]  # nothing twice, the late object not at all
+
+
+@pytest.mark.issue(26, item=8)
+def test_a_following_restore_rides_out_an_object_store_outage_and_restores_everything_after_it(
+    backup, restorer, fresh_bucket, fresh_topic, produce, kafka_bootstrap, s3_env
+):
+    """An object store answering 503 to every read for a while ends no follower: each failed cycle is logged and
+    tried again with backoff, as a following backup does, and what was not restored is restored once the store
+    answers (a restore --follow exited 3 after four 503s of one GET — chaos seed 2001)."""
+    from tests.support.faultproxy import FaultProxy
+
+    topic = fresh_topic(1)
+    target = fresh_topic(1)
+    produce(topic, [{"value": f"v{i}".encode()} for i in range(10)])
+    settings = {"format.class": "bytearray", "flush.size": "5"}
+    backup(fresh_bucket, topic, settings)
+    with FaultProxy(s3_env["endpoint_url"]) as proxy:
+        restore = restorer(
+            fresh_bucket,
+            topic,
+            {**settings, "store.url": proxy.url, "topic.rename": f"{topic}:{target}", "s3.poll.interval.ms": "200"},
+        )
+        proxy.fail(503, times=100_000, method="GET")  # every object read fails until the outage ends
+        with Follower(restore) as follower:
+            deadline = time.monotonic() + 120
+            while len(proxy.requests(method="GET")) < 12 and time.monotonic() < deadline:
+                follower.check()
+                time.sleep(0.2)
+            follower.check()  # still following: the failed cycles are retried
+            assert sum(len(r) for r in read_topic(kafka_bootstrap, target).values()) == 0
+
+            proxy.clear()  # the outage ends
+            rows = wait_for(kafka_bootstrap, target, 10, follower)
+            assert [r["value"] for r in rows[0]] == [f"v{i}".encode() for i in range(10)]

@@ -15,11 +15,20 @@ import time
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import RestoreFailed
+from kafka_s3.core.errors import (
+    BucketNotFoundError,
+    EngineError,
+    KafkaAuthorizationError,
+    KafkaError,
+    RestoreFailed,
+    StoreAccessDeniedError,
+    StoreError,
+)
 from kafka_s3.core.store import Store
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.clients import TP
 from kafka_s3.io.kafka.leases import Lease
+from kafka_s3.pipelines.backup.cycle import backoff
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
@@ -248,7 +257,9 @@ class Restore:
         first) and goes on once it is complete. In buckets without manifests (another tool's), an object that
         appears after the restore went past its first offset (possible with several directories per partition: field
         or time partitioners write each directory's objects at their own pace) cannot be inserted in order any more:
-        its records below the progress are reported, not restored.
+        its records below the progress are reported, not restored. An object-store or Kafka outage, or a failed Spark
+        job, fails one cycle: it is logged and tried again with backoff (each task resumes from committed progress),
+        as a following backup does; a missing bucket or a refused right ends the restore.
         """
         stop = stop or threading.Event()
         self.ctx.following = True
@@ -269,19 +280,36 @@ class Restore:
         progress: dict[TP, int],
         waiting: dict[TP, int | None],
     ) -> None:
+        failures = 0
         while not stop.is_set():
-            plan_set = self.plan()
-            for tp, check in plan_set.checks.items():
-                if check.frontier != waiting.get(tp) and check.unfinished is not None:
-                    log.info("waiting: %s", check.unfinished)
-                waiting[tp] = check.frontier
-            for problem in late_objects(plan_set, seen, progress):
-                plan_set.problems.append(problem)
-                log.warning("%s: %s", problem.key, problem.message)
-            summary = self.run(plan_set)
-            for r in summary.results:
-                if r.progress is not None:
-                    progress[(r.source_topic, r.source_partition)] = r.progress
-            if summary.records:
-                log.info("restored %d records; next listing in %.0fs", summary.records, interval)
+            try:
+                self._follow_cycle(interval, seen, progress, waiting)
+                failures = 0
+            except (BucketNotFoundError, StoreAccessDeniedError, KafkaAuthorizationError):
+                raise  # the bucket or the rights are wrong: retrying cannot help
+            except (StoreError, KafkaError, EngineError) as exc:  # outages: nothing was committed past what is produced
+                failures += 1
+                wait = backoff(interval, failures)
+                first = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__
+                log.error("cycle failed (%d in a row), retrying in %.0fs: %s", failures, wait, first)
+                stop.wait(wait)
+                continue
             stop.wait(interval)
+
+    def _follow_cycle(
+        self, interval: float, seen: dict[TP, set[str]], progress: dict[TP, int], waiting: dict[TP, int | None]
+    ) -> None:
+        plan_set = self.plan()
+        for tp, check in plan_set.checks.items():
+            if check.frontier != waiting.get(tp) and check.unfinished is not None:
+                log.info("waiting: %s", check.unfinished)
+            waiting[tp] = check.frontier
+        for problem in late_objects(plan_set, seen, progress):
+            plan_set.problems.append(problem)
+            log.warning("%s: %s", problem.key, problem.message)
+        summary = self.run(plan_set)
+        for r in summary.results:
+            if r.progress is not None:
+                progress[(r.source_topic, r.source_partition)] = r.progress
+        if summary.records:
+            log.info("restored %d records; next listing in %.0fs", summary.records, interval)

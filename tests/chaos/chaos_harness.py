@@ -571,6 +571,7 @@ class CliProcess:
     signals: list[Signal] = field(default_factory=list)
     leftovers: int = 0  # processes of its group still alive 20 s after it ended (killed then)
     notes: list[str] = field(default_factory=list)
+    bucket_empty: bool = False  # a one-shot restore that exited 2: the bucket held no data object as it ended
 
     @property
     def name(self) -> str:
@@ -777,6 +778,10 @@ class ScheduleRun:
                 continue
             proc.ended, proc.returncode = self.now(), code
             self.say(f"ended: {proc.describe_end()}")
+            if code == 2 and proc.one_shot and proc.role.startswith("restore"):
+                # "nothing to restore" is right while the bucket holds no data object yet (backups killed or slow)
+                proc.bucket_empty = not any(self._keys(self.bucket, f"topics/{topic}/") for topic in self.topics)
+                self.say(f"{proc.name}: the bucket held {'no' if proc.bucket_empty else 'some'} data objects then")
             self._reap(proc)
             if proc.role in ("backup", "restore") and not proc.signals and self.phase == "faults":
                 count = self._restarts[proc.role] = self._restarts.get(proc.role, 0) + 1
@@ -1349,6 +1354,8 @@ class ScheduleRun:
                 pids = ", ".join(f"{p.name} pid {p.pid}" for p in others)
                 return f"exit 6 without naming the other run (the restores around it: {pids})"
             return None  # another restore of the same target was live (or its lease not yet expired)
+        if code == 2 and proc.bucket_empty and "nothing to restore" in errors[-1]:
+            return None  # a one-shot restore before the backup had stored anything: nothing to restore is right
         if code == 8 and role == "restore2":
             return None  # a one-shot restore stopped at a chunk still uploading
         if code == 4 and self._overlaps(proc, self.broker_restarts, slack=150):

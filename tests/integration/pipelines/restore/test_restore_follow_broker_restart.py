@@ -1,5 +1,5 @@
 """A following restore (``restore --follow``, exactly once) meets a broker restart: once the broker is back, it
-restores what the backup wrote meanwhile within a minute or so, and never goes silent for long while it waits — a
+restores what the backup wrote meanwhile within a few cycles, and never goes silent for long while it waits — a
 wait over 30 s is logged naming what it waits for (chaos seed 1019: after an 8 s restart the follower printed nothing
 for 71 s, then restored nothing for another 47 s).
 
@@ -32,7 +32,7 @@ PARTITIONS = 2
 FIRST, MORE = 40, 40  # records per partition before the restart, and after it
 TOTAL = TOPICS * PARTITIONS * (FIRST + MORE)
 DOWN_S = 8.0  # how long the broker is down (the chaos run's restart)
-RESUME_BOUND_S = 90.0  # from the broker's return to the new records in the target (the issue: not in 2 minutes)
+RESUME_BOUND_S = 90.0  # from the new records in the bucket to the new records in the target (a few cycles)
 SILENCE_BOUND_S = 45.0  # the follower's longest silence (a wait is logged after 30 s: some slack for a busy machine)
 LIMIT_S = 240.0  # how long the test waits at most (to measure, not to bound)
 
@@ -106,8 +106,8 @@ def test_a_following_restore_resumes_within_a_minute_of_a_broker_restart_and_log
     broker, fresh_bucket, s3_env, tmp_path
 ):
     """``restore --follow`` (exactly once) has restored everything; the broker is restarted (down 8 s) and the backup
-    adds records. The follower restores them within 90 s of the broker's return, and its output never goes silent
-    for more than 45 s meanwhile: a wait over 30 s names what it waits for."""
+    adds records. The follower restores them within 90 s of their backup, and its output never goes silent for more
+    than 45 s from the broker's stop on: a wait over 30 s names what it waits for."""
     admin = Admin({"bootstrap.servers": broker.bootstrap})
     run = uuid.uuid4().hex[:8]
     sources = [f"src-{run}-{i}" for i in range(TOPICS)]
@@ -156,7 +156,8 @@ def test_a_following_restore_resumes_within_a_minute_of_a_broker_restart_and_log
         back = time.monotonic()
         produce(broker.bootstrap, sources, FIRST, MORE)
         backup_once(path)
-        deadline = back + LIMIT_S
+        backed_up = time.monotonic()
+        deadline = backed_up + LIMIT_S
         while restored(broker.bootstrap, targets) < TOTAL and time.monotonic() < deadline:
             assert follower.poll() is None, output.text(stopped)
             time.sleep(0.5)
@@ -171,13 +172,13 @@ def test_a_following_restore_resumes_within_a_minute_of_a_broker_restart_and_log
             follower.wait(30)
         output.join()
 
-    resumed = caught_up - back
+    resumed = caught_up - backed_up
     silence, at = output.longest_silence(stopped, caught_up)
     story = (
-        f"broker down {down:.1f}s; the follower restored the new records {resumed:.1f}s after the broker was back "
-        f"(bound {RESUME_BOUND_S:.0f}s); its longest silence {silence:.1f}s from {at - stopped:+.1f}s (bound "
-        f"{SILENCE_BOUND_S:.0f}s); restored {restored(broker.bootstrap, targets)} of {TOTAL}. Its output "
-        f"since the broker was stopped:\n{output.text(stopped)}"
+        f"broker down {down:.1f}s, the new records backed up {backed_up - back:.1f}s after it was back; the follower "
+        f"restored them {resumed:.1f}s after that (bound {RESUME_BOUND_S:.0f}s); its longest silence {silence:.1f}s "
+        f"from {at - stopped:+.1f}s (bound {SILENCE_BOUND_S:.0f}s); restored {restored(broker.bootstrap, targets)} of "
+        f"{TOTAL}. Its output since the broker was stopped:\n{output.text(stopped)}"
     )
     print(story)
     assert resumed <= RESUME_BOUND_S and silence <= SILENCE_BOUND_S, story

@@ -45,19 +45,26 @@ class GroupRequests:
     def _contact(self) -> None:
         raise NotImplementedError
 
-    def _group_consumer(self, group: str) -> Consumer:
+    def _group_consumer(self, group: str, stable: bool = True) -> Consumer:
+        """A consumer of ``group`` that commits nothing; ``stable=False``: its offset reads leave out (and do not wait
+        for) offsets an open transaction holds."""
         from confluent_kafka import Consumer
 
         settings = dict(self.settings)
         settings.update({"group.id": group, "enable.auto.commit": "false"})
+        if not stable:
+            settings["isolation.level"] = "read_uncommitted"  # librdkafka's OffsetFetch then does not require_stable
         return Consumer(quiet_settings(settings))
 
     def group_offsets(self, group: str, tps: Iterable[TP]) -> dict[TP, int | None]:
         """Committed offsets of ``group`` (``None`` where nothing is committed)."""
         return {tp: offset for tp, (offset, _) in self.group_offsets_with_metadata(group, tps).items()}
 
-    def group_offsets_with_metadata(self, group: str, tps: Iterable[TP]) -> dict[TP, tuple[int | None, str]]:
-        """Committed offsets of ``group`` with the metadata string committed alongside."""
+    def group_offsets_with_metadata(
+        self, group: str, tps: Iterable[TP], stable: bool = True
+    ) -> dict[TP, tuple[int | None, str]]:
+        """Committed offsets of ``group`` with the metadata string committed alongside. Offsets an open transaction
+        holds make the read wait for it (``stable=False``: they are left out)."""
         from confluent_kafka import TopicPartition
 
         tps = list(tps)
@@ -66,7 +73,7 @@ class GroupRequests:
         from confluent_kafka import KafkaException
 
         self._contact()
-        consumer = self._group_consumer(group)
+        consumer = self._group_consumer(group, stable)
         wanted = [TopicPartition(t, p) for t, p in tps]
 
         def attempt(remaining: float) -> list[TopicPartition]:
@@ -96,20 +103,33 @@ class GroupRequests:
         """Partitions of ``tps`` on which ``group`` has offsets sent inside a transaction still open (a producer killed
         mid-transaction leaves them until its timeout). Reading such a group ``read_committed`` waits for them (and
         times out); the admin API says so at once. A refusal or failure here says nothing: the read that follows
-        reports it properly."""
+        reports it properly.
+
+        The admin request goes through a client of its own, once a consumer of the group has read its offsets: the
+        Admin's long-lived client keeps a group coordinator that librdkafka decommissioned while a broker restarted,
+        and its coordinator requests then wait for it until their timeout, every time (librdkafka #5511; a following
+        restore lost 30 s per group and cycle after a broker restart, silently); and an admin client whose request
+        meets a coordinator still loading crashes the process (librdkafka #5040), where a consumer waits for it."""
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+        from confluent_kafka.admin import AdminClient
 
         tps = list(tps)
         if not tps:
             return set()
         self._contact()
         request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in tps])
+        client = AdminClient(quiet_settings(self.settings))
+
+        def attempt(remaining: float) -> list[TopicPartition]:
+            timeout = min(self.timeout, remaining)
+            futures = client.list_consumer_group_offsets([request], require_stable=True, request_timeout=timeout)
+            return futures[group].result(timeout).topic_partitions or []
+
         try:
-            futures = self.client.list_consumer_group_offsets(
-                [request], require_stable=True, request_timeout=self.timeout
-            )
-            listed = futures[group].result(self.timeout).topic_partitions or []
-        except Exception:
+            self.group_offsets_with_metadata(group, tps, stable=False)  # the coordinator answers (or it is an error)
+            listed = retry.call(f"list pending transactional offsets of group {group!r}", attempt, self.timeout)
+        except KafkaError as exc:  # a refusal too
+            logging.getLogger(__name__).debug("group %s: pending transactional offsets not listed: %s", group, exc)
             return set()
         return {
             (tp.topic, tp.partition)

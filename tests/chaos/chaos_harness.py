@@ -780,7 +780,12 @@ class ScheduleRun:
             self.say(f"ended: {proc.describe_end()}")
             if code == 2 and proc.one_shot and proc.role.startswith("restore"):
                 # "nothing to restore" is right while the bucket holds no data object yet (backups killed or slow)
-                proc.bucket_empty = not any(self._keys(self.bucket, f"topics/{topic}/") for topic in self.topics)
+                bucket, topics = (
+                    (self.recreate_bucket, [self.recreate_topic])
+                    if proc.role == "restore-r"
+                    else (self.bucket, self.topics)
+                )
+                proc.bucket_empty = not any(self._keys(bucket, f"topics/{topic}/") for topic in topics)
                 self.say(f"{proc.name}: the bucket held {'no' if proc.bucket_empty else 'some'} data objects then")
             self._reap(proc)
             if proc.role in ("backup", "restore") and not proc.signals and self.phase == "faults":

@@ -22,37 +22,13 @@ from confluent_kafka import Producer
 from kafka_s3.core.errors import KafkaError
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.reader import read_range
-from tests.support.integration import free_port_pair, stable_end_offsets, write_properties
-from tools import services as dev
+from tests.support.integration import stable_end_offsets, write_properties
+from tests.support.own_broker import OwnBroker
 
 pytestmark = [pytest.mark.integration, pytest.mark.apache_kafka]
 
 RECORDS = 100_000
 BOUND_S = 600  # a regression guard only (the hang held a restore ten minutes)
-
-
-class OwnBroker:
-    """An Apache Kafka of this test, stopped and started again on the same data."""
-
-    def __init__(self, directory):
-        self.directory = directory
-        self.bootstrap = dev.start_apache_kafka(free_port_pair(), directory=directory, home=dev.kafka_home())
-
-    def restart(self) -> None:
-        dev.stop_apache_kafka(self.directory)
-        env = {**os.environ, "LOG_DIR": str(self.directory / "logs"), "KAFKA_HEAP_OPTS": "-Xmx1G -Xms256m"}
-        with open(self.directory / "server-restarted.log", "wb") as out:
-            proc = subprocess.Popen(
-                [str(dev.kafka_home() / "bin" / "kafka-server-start.sh"), str(self.directory / "server.properties")],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-            )
-        (self.directory / "pid").write_text(str(proc.pid))
-
-    def stop(self) -> None:
-        dev.stop_apache_kafka(self.directory)
 
 
 @pytest.fixture

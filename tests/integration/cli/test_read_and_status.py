@@ -4,6 +4,9 @@ subprocess against the real Kafka broker and S3 server."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -134,3 +137,21 @@ def test_status_shows_the_buckets_view_when_the_consumer_group_is_gone(backed_up
         assert cells[8:] == ["6", "bucket"], cells
     assert f"group {group} has no committed offset for 2 partition(s)" in table
     assert "from the bucket's chunk manifests" in table
+
+
+@pytest.mark.issue(28, item=3)
+def test_read_into_a_pipe_whose_reader_has_gone_exits_0_without_an_error(backup_with_a_hole):
+    """``kafka-s3 read … | head -1``: once ``head`` has what it wants it closes the pipe; the records left to print
+    are nobody's business, not a failure (it said ``kafka-s3: error: [Errno 32] Broken pipe``, exit 1)."""
+    _, path = backup_with_a_hole
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_s3.cli", "read", "--config", path, "--offset", "0:0", "--count", "9"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader is gone before the first record is printed
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    assert "error" not in err.decode() and "Broken pipe" not in err.decode(), err.decode()[-3000:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -28,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)  # one of the cmd_* functions
         return code
+    except BrokenPipeError:  # the reader of the output went away (`read | head`): what is left is nobody's business
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno() if sys.__stdout__ else 1)
+        return 0
     except KafkaS3Error as exc:
         if args.debug:  # the trace, then the same line and exit code as without --debug (docs/operations.md's table)
             traceback.print_exc()

@@ -33,6 +33,7 @@ __all__ = [
     "status",
     "validate",
     "verify",
+    "versions",
 ]
 
 

@@ -77,6 +77,7 @@ __all__ = [
     "status",
     "validate",
     "verify",
+    "versions",
 ]
 
 
@@ -502,3 +503,27 @@ def create_bucket(
         store.create_bucket()
         return BucketCreation(str(store.url), True)
     return BucketCreation(str(store.url), False)
+
+
+# ---------------------------------------------------------------------------------------------------- versions
+def versions() -> dict[str, str]:
+    """What this installation runs on: kafka-s3, Python, pyspark, pyarrow, confluent-kafka (and its librdkafka) and
+    the Java runtime Spark would start (``kafka-s3 --version``)."""
+    import platform
+
+    import confluent_kafka
+    import pyarrow
+    import pyspark
+
+    from kafka_s3 import __version__
+    from kafka_s3.spark.java import java_version
+
+    return {
+        "kafka-s3": __version__,
+        "Python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "pyarrow": pyarrow.__version__,
+        "confluent-kafka": confluent_kafka.__version__,
+        "librdkafka": confluent_kafka.libversion()[0],
+        "Java": java_version(),
+    }

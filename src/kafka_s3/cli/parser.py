@@ -42,6 +42,22 @@ cmd_config_validate = command("configuration", "cmd_config_validate")
 cmd_bucket_create = command("configuration", "cmd_bucket_create")
 
 
+class Version(argparse.Action):
+    """``--version``/``-V``: kafka-s3's version, then what it runs on (Python, pyspark, pyarrow, confluent-kafka and
+    librdkafka, the Java runtime Spark would start), one per line; exits 0 without a command."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from kafka_s3 import api
+
+        found = api.versions()
+        lines = [f"kafka-s3 {found.pop('kafka-s3')}"] + [f"{name}: {value}" for name, value in found.items()]
+        print("\n".join(lines))
+        parser.exit(0)
+
+
 class Deprecated(argparse.Action):
     """An old spelling that still works: hidden from ``--help`` and the usage line, it prints
     ``kafka-s3: warning: OLD is deprecated; use NEW`` on stderr, then does what the new spelling does (the new
@@ -97,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafka-s3",
         description="Back Kafka topics up to S3-compatible storage and restore them, on Spark.",
+    )
+    parser.add_argument(
+        "-V", "--version", action=Version, help="print the versions of kafka-s3 and what it runs on, and exit"
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     parser.add_argument("-q", "--quiet", action="store_true", help="warnings and errors only")

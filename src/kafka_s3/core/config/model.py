@@ -372,7 +372,13 @@ class ConfigDef:
                 values[key] = prop.parse(originals[key])
             elif prop.required:
                 if strict_required:
-                    raise ConfigError(f'Missing required configuration "{key}" which has no default value.', key=key)
+                    typo = difflib.get_close_matches(
+                        key, [k for k in originals if k not in self.props], n=1, cutoff=0.8
+                    )
+                    hint = f" '{typo[0]}' is set: did you mean '{key}'?" if typo else ""
+                    raise ConfigError(
+                        f'Missing required configuration "{key}" which has no default value.{hint}', key=key
+                    )
                 values[key] = None
             else:
                 values[key] = prop.default_value()

@@ -62,6 +62,16 @@ def test_unknown_key_warns_once_and_names_it():
     assert sum("confluent.license" in w for w in config.warnings) == 1
 
 
+@pytest.mark.issue(28, item=5)
+def test_a_missing_required_key_names_the_present_unknown_key_it_was_probably_meant_to_be():
+    raw = {k: v for k, v in BASE.items() if k != "flush.size"}
+    with pytest.raises(ConfigError, match=r"Missing required configuration \"flush.size\".*'flush.sise' is set: did"):
+        SINK.parse({**raw, "flush.sise": "3"})
+    with pytest.raises(ConfigError) as plain:
+        SINK.parse({**raw, "unrelated.key": "3"})
+    assert "did you mean" not in str(plain.value)
+
+
 @pytest.mark.parametrize(
     "key, value, expected",
     [

@@ -59,7 +59,7 @@ class Layout:
 
     def directory(self, topic: str, partition: int, partitioned: str | None = None) -> str:
         """Where an object named at close goes (``names_at_close`` layouts only)."""
-        raise NotImplementedError(f"{type(self).__name__} names objects when they open")
+        raise LayoutError(f"{type(self).__name__} names objects when they open, not when they close")
 
     def final_key(
         self,
@@ -72,7 +72,7 @@ class Layout:
         partitioned: str | None = None,
     ) -> str:
         """An object's name once it is closed (``names_at_close`` layouts only)."""
-        raise NotImplementedError(f"{type(self).__name__} names objects when they open")
+        raise LayoutError(f"{type(self).__name__} names objects when they open, not when they close")
 
     def cursor_key(self, topic: str, partition: int) -> str | None:
         """The object pointing at a partition's newest chunk's index, moved as chunks commit (``None``: none)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -35,15 +36,16 @@ class GroupOffsets(NamedTuple):
     refused: dict[str, str]
 
 
-class GroupRequests:
+class GroupRequests(ABC):
     """Mixed into :class:`~kafka_s3.io.kafka.admin.Admin`, whose client, settings and first contact it uses."""
 
     settings: dict[str, str]
     timeout: float
     client: Any
 
+    @abstractmethod
     def _contact(self) -> None:
-        raise NotImplementedError
+        """Reach the cluster once (an unreachable one is an error naming it) before the first request."""
 
     def _group_consumer(self, group: str, stable: bool = True) -> Consumer:
         """A consumer of ``group`` that commits nothing; ``stable=False``: its offset reads leave out (and do not wait

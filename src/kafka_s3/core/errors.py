@@ -174,6 +174,13 @@ class EngineError(KafkaS3Error):
     exit_code = 1
 
 
+class JavaUnavailable(KafkaS3Error):
+    """Spark would start a JVM here and there is no Java it can run on: none at all, one older than Spark needs, or a
+    ``JAVA_HOME`` that holds none. Found before anything touches Kafka or the object store (nothing written)."""
+
+    exit_code = 9
+
+
 class Interrupted(KafkaS3Error):
     """The run was stopped by a signal (Ctrl-C, SIGTERM): the running Spark job was cancelled, nothing of it was
     committed (the CLI exits 128 + the signal's number: 130 for SIGINT, 143 for SIGTERM)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -88,6 +89,57 @@ def parse_offsets(text: str | None, option: str) -> dict[tuple[str | None, int],
         if any(number < 0 for (_, partition), offset in out.items() for number in (partition, offset)):
             raise ConfigError(f"{option}: partitions and offsets are not negative, got {item!r}", key=option)
     return out
+
+
+START_FORMS = (
+    "beginning, end, an offset, -N (N records before the end), s@TIME (the first record at or after TIME: epoch ms "
+    "or ISO-8601) or PARTITION:OFFSET[,...]"
+)
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a read begins in each partition, in kcat's ``-o`` forms: ``beginning``; ``end`` (nothing: the end of
+    what the backup holds); ``offset`` ``value``; ``from_end``: ``value`` records before the end; ``time``: the first
+    record at or after ``value`` (epoch ms); ``positions``: an offset per partition (``PARTITION:OFFSET,...``, or
+    ``TOPIC:PARTITION:OFFSET``), which also chooses the partitions read."""
+
+    kind: Literal["beginning", "end", "offset", "from_end", "time", "positions"]
+    value: int = 0
+    positions: tuple[tuple[tuple[str | None, int], int], ...] = ()
+
+    def offset_of(self, tp: TP) -> int | None:
+        """``positions``: the offset given for ``tp`` (by topic and partition, or by partition alone), else None."""
+        table = dict(self.positions)
+        return table.get(tp, table.get((None, tp[1])))
+
+    def partitions(self, topic: str) -> list[int]:
+        """``positions``: the partitions of ``topic`` given an offset."""
+        return sorted({p for (t, p), _ in self.positions if t in (None, topic)})
+
+
+def parse_start(text: str | int, option: str = "--offset") -> Start:
+    """kcat's offset forms (``beginning``, ``end``, ``N``, ``-N``, ``s@<epoch ms or ISO-8601>``; Kafka's ``earliest``
+    and ``latest`` are ``beginning`` and ``end``) and ``PARTITION:OFFSET[,...]`` → :class:`Start`; ``option`` names
+    the flag in the error."""
+    if isinstance(text, int):
+        return Start("offset", text) if text >= 0 else Start("from_end", -text)
+    said = text.strip()
+    if said.lower() in ("beginning", "earliest"):
+        return Start("beginning")
+    if said.lower() in ("end", "latest"):
+        return Start("end")
+    if said.startswith("s@"):
+        return Start("time", parse_time(said[2:], option))
+    if said.isdigit():
+        return Start("offset", int(said))
+    if said.startswith("-") and said[1:].isdigit():
+        return Start("from_end", int(said[1:]))
+    if ":" in said:
+        positions = parse_offsets(said, option)
+        if positions:
+            return Start("positions", positions=tuple(positions.items()))
+    raise ConfigError(f"{option}: expected {START_FORMS}; got {text!r}", key=option)
 
 
 @dataclass

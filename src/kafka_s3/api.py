@@ -109,23 +109,33 @@ def configurations(
 ) -> list[Config]:
     """Every configuration ``config`` holds for ``side`` (default: what its ``connector.class`` says): one per KCQL
     statement of ``connect.s3.kcql``, else one. Warnings (unknown keys, a key set twice) are logged once each."""
+    parsed = _parsed(config, side or side_of(config), overrides)
+    _log_warnings(parsed)
+    return parsed
+
+
+def _parsed(config: ConfigLike, side: Side, overrides: Mapping[str, str] | None) -> list[Config]:
     from kafka_s3.core import logs
     from kafka_s3.core.config.loader import load_all
 
-    definition = _definition(side or side_of(config))
+    definition = _definition(side)
     if isinstance(config, Config):
+        if config.definition is not definition:  # a parsed configuration of the other side: its properties again
+            return _parsed(dict(config.originals), side, overrides)
         return [config.replace(**{k.replace(".", "__"): v for k, v in (overrides or {}).items()})]
     if isinstance(config, Mapping):
-        parsed = [definition.parse({**{k: str(v) for k, v in config.items()}, **(overrides or {})})]
-    else:
-        parsed = load_all(definition, os.fspath(config), dict(overrides or {}), register_secrets=logs.register_secrets)
+        return [definition.parse({**{k: str(v) for k, v in config.items()}, **(overrides or {})})]
+    return load_all(definition, os.fspath(config), dict(overrides or {}), register_secrets=logs.register_secrets)
+
+
+def _log_warnings(parsed: Sequence[Config]) -> None:
+    """Each warning once, however many statements (or sides) repeat it."""
     said: set[str] = set()
     for one in parsed:
         for warning in one.warnings:
             if warning not in said:
                 said.add(warning)
                 log.warning("%s", warning)
-    return parsed
 
 
 def _one(config: ConfigLike, side: Side, overrides: Mapping[str, str] | None, topic: str | None = None) -> Config:
@@ -443,31 +453,57 @@ def groups(
 # ---------------------------------------------------------------------------------------------------- configuration
 @dataclass
 class Validation:
-    """A configuration checked as a run would check it: its statements and the warnings they gave."""
+    """A configuration checked as every command taking it would check it: its statements as ``side`` reads them, the
+    other side it was checked as too (``also``: a backup's file is a restore's), and the warnings they gave."""
 
     configs: list[Config]
     side: Side
+    also: list[Config] = field(default_factory=list)  # the statements as the other side reads them
 
     @property
     def warnings(self) -> list[str]:
-        return sorted({w for config in self.configs for w in config.warnings})
+        """Each once: the other side's warning about a key (``'x' is not a known restore (source) property``) is the
+        same as this side's, and not repeated."""
+        own = {w for config in self.configs for w in config.warnings}
+        name = self.configs[0].definition.name
+        return sorted(own | {w for c in self.also for w in c.warnings if w.replace(c.definition.name, name) not in own})
 
 
 def validate(config: ConfigLike, *, side: Side | None = None, overrides: Mapping[str, str] | None = None) -> Validation:
-    """Check ``config`` as a run would (property values, Kafka client settings, store settings, plugins), without
-    connecting to anything: a problem is a :class:`~kafka_s3.core.errors.ConfigError` naming the key."""
+    """Check ``config`` as every command that would take it checks it (property values, Kafka client settings, store
+    settings, plugins, topic renames), without connecting to anything: a backup's configuration is checked as the
+    restore's too, since one file serves both (``side`` names one side to check alone). A problem is a
+    :class:`~kafka_s3.core.errors.ConfigError` naming the key."""
+    chosen = side or side_of(config)
+    found = _parsed(config, chosen, overrides)
+    also = _parsed(config, "source", overrides) if side is None and chosen == "sink" else []
+    checked = Validation(found, chosen, also)
+    _log_warnings(found)
+    for warning in sorted(set(checked.warnings) - {w for one in found for w in one.warnings}):
+        log.warning("%s", warning)
+    for one in found:
+        _check_side(one, chosen)
+    for one in also:
+        _check_side(one, "source")
+    return checked
+
+
+def _check_side(config: Config, side: Side) -> None:
+    """What a backup (``sink``) or a restore, ``read`` and ``verify`` (``source``) check before connecting."""
     from kafka_s3.io.stores.spec import StoreSpec
 
-    chosen = side or side_of(config)
-    found = configurations(config, chosen, overrides)
-    for one in found:
-        _check_clients(one, ("consumer", "producer", "admin"), warn=True)
-        StoreSpec.from_config(one)
-        if chosen == "sink":
-            from kafka_s3.pipelines.backup.plugins import BackupPlugins
+    _check_clients(config, ("consumer", "producer", "admin"), warn=True)
+    StoreSpec.from_config(config)
+    if side == "sink":
+        from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
-            BackupPlugins.from_config(one)
-    return Validation(found, chosen)
+        BackupPlugins.from_config(config)
+    else:
+        from kafka_s3.core.transforms import topic_router
+        from kafka_s3.pipelines.read.plugins import ReadPlugins
+
+        ReadPlugins.from_config(config)
+        topic_router(config)
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,9 @@ def cmd_config_validate(args: argparse.Namespace) -> int:
     checked = api.validate(args.config, side=args.connector, overrides=overrides(args))
     warnings = len(checked.warnings)
     statements = f", {len(checked.configs)} KCQL statements" if len(checked.configs) > 1 else ""
+    also = ", and as a restore's (source)" if checked.also else ""
     print(
-        f"{args.config}: valid {checked.configs[0].definition.name} configuration{statements}"
+        f"{args.config}: valid {checked.configs[0].definition.name} configuration{also}{statements}"
         + (f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else "")
     )
     return 0

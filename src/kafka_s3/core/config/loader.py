@@ -80,7 +80,7 @@ def read_raw_file(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[st
     file = Path(path)
     text = read_text(file)
     stripped = text.lstrip()
-    if stripped.startswith("{"):
+    if stripped.startswith(("{", "[")) or file.suffix.lower() == ".json":
         repeated: dict[str, int] = {}
 
         def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -105,9 +105,16 @@ def read_raw_file(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[st
     return settings, warnings
 
 
+JSON_KINDS = {list: "list", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
 def raw_from_rest_json(doc: Any, origin: str = "JSON") -> dict[str, str]:
+    """The settings of a Kafka Connect REST document: ``{"name": ..., "config": {...}}`` or the config object alone."""
     if not isinstance(doc, dict):
-        raise ConfigError(f"{origin}: expected a JSON object")
+        raise ConfigError(
+            f'{origin}: a Connect REST JSON configuration must be a JSON object ({{"name": ..., "config": {{...}}}} or '
+            f"the config object alone), not a JSON {JSON_KINDS.get(type(doc), type(doc).__name__)}"
+        )
     config = doc.get("config", doc)
     if not isinstance(config, dict):
         raise ConfigError(f'{origin}: "config" must be a JSON object')

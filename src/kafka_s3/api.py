@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -27,7 +27,7 @@ from kafka_s3.pipelines.backup.group import BackupGroup
 from kafka_s3.pipelines.backup.result import PartitionResult
 from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
-from kafka_s3.pipelines.read.options import Bounds, RestoreOptions, parse_offsets, parse_time
+from kafka_s3.pipelines.read.options import Bounds, RestoreOptions, Start, parse_offsets, parse_start, parse_time
 from kafka_s3.pipelines.restore.driver import Restore, RestorePlanSet, RestoreSummary
 from kafka_s3.pipelines.restore.groups import GroupsPlan
 from kafka_s3.pipelines.restore.report import estimate_records
@@ -61,17 +61,21 @@ __all__ = [
     "RestoreOptions",
     "RestorePlanSet",
     "RestoreSummary",
+    "Start",
     "Validation",
     "VerifyReport",
     "estimate_records",
     "backup",
+    "client_overrides",
     "configurations",
     "create_bucket",
     "groups",
     "open_backup",
     "open_restore",
+    "parse_start",
     "plan_restore",
     "read",
+    "records",
     "restore",
     "restore_options",
     "status",
@@ -169,6 +173,24 @@ def spark_engine(
     if spark is not None:
         return SparkEngine(session=spark)
     return SparkEngine(master=master, remote=remote, app_name=app_name, conf=spark_settings(config.extras))
+
+
+def client_overrides(properties: Mapping[str, str]) -> dict[str, str]:
+    """Kafka client properties (kcat's ``-X KEY=VALUE``) as the configuration keys that set them over the file's: a
+    connection property (``bootstrap.servers``, ``security.protocol``, ``client.*``, ``sasl.*``, ``ssl.*``) as the
+    file sets it, for every client; a key naming its client (``consumer.*``, ``producer.*``, ``admin.*``) as given;
+    any other as the connector override ``<client>.override.KEY`` of each client librdkafka applies it to (a consumer
+    property to the consumers, a producer property to the producers and admin clients). A property librdkafka does not
+    know, or a value it refuses, is a :class:`~kafka_s3.core.errors.ConfigError` naming the key."""
+    from kafka_s3.io.kafka.settings import ROLE_PREFIXES, is_connection_key, property_roles
+
+    out: dict[str, str] = {}
+    for key, value in properties.items():
+        if is_connection_key(key) or key.startswith(ROLE_PREFIXES):
+            out[key] = value
+        else:
+            out.update({f"{role}.override.{key}": value for role in property_roles(key, value)})
+    return out
 
 
 def _check_clients(config: Config, roles: Sequence[str], warn: bool = False) -> None:
@@ -412,9 +434,31 @@ def read(
 ) -> list[dict[str, Any]]:
     """Up to ``count`` records of ``topic[partition]`` from ``offset`` on, as dicts (``topic``, ``partition``,
     ``offset``, ``timestamp``, ``key``, ``value``, ``headers``), reading only the objects (or blocks) that hold them."""
-    from kafka_s3.pipelines.read.lookup import read_records
+    start = Start("positions", positions=(((None, partition), offset),))
+    return list(records(config, offset=start, topics=[topic] if topic else None, count=count, overrides=overrides))
 
-    return read_records(_one(config, "source", overrides, topic), partition, offset, count, topic)
+
+def records(
+    config: ConfigLike,
+    *,
+    offset: int | str | Start = "beginning",
+    topics: Sequence[str] | None = None,
+    partitions: Sequence[int] | None = None,
+    count: int | None = None,
+    overrides: Mapping[str, str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The records of a backup as ``kafka-s3 read`` prints them, partition after partition, as :func:`read` gives
+    them: from ``offset`` in kcat's forms (``"beginning"``, ``"end"``, ``N``, ``-N`` before the end,
+    ``"s@<epoch ms or ISO-8601>"``, or ``"PARTITION:OFFSET,..."`` choosing the partitions), at most ``count`` of each
+    partition (``None``: to the end of the backup), of ``topics`` (default: the configuration's or the bucket's only
+    topic) and ``partitions`` (default: all the backup holds). Records are read as they are iterated."""
+    from kafka_s3.pipelines.read.lookup import records_from
+
+    start = offset if isinstance(offset, Start) else parse_start(offset)
+    chosen = _one(config, "source", overrides, topics[0] if topics else None)
+    return records_from(
+        chosen, start, list(topics) if topics else None, list(partitions) if partitions else None, count
+    )
 
 
 @dataclass

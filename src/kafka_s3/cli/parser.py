@@ -1,7 +1,8 @@
 """The ``kafka-s3`` command line: its commands, flags and help texts (what each command does is in
 :mod:`kafka_s3.cli.commands`).
 
-One idea, one spelling, on every command that takes it: ``--config``/``-c``, ``--set``, ``--topics``, ``--deep``,
+One idea, one spelling, on every command that takes it: ``--config``/``-c``, ``--set``, Kafka's own
+``--bootstrap-server``/``-b``, ``-X`` (a client property, as kcat's), ``--topic``/``-t``, ``--deep``,
 ``--consumer-groups``, ``--json``, ``--once``/``--follow``, ``--no-progress``, ``--master``/``--remote``. An old
 spelling stays accepted as a hidden alias (:class:`Deprecated`): it warns on stderr, naming the new one, and then does
 exactly what the new one does. ``docs/cli.md`` is generated from this parser (:mod:`kafka_s3.cli.reference`).
@@ -128,11 +129,27 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def configuration(p: argparse.ArgumentParser, required: bool = True, what: str = "") -> None:
-        """``--config``/``-c`` and ``--set``: the configuration file and its overrides, on every command."""
+        """``--config``/``-c`` and ``--set``: the configuration file and its overrides; Kafka's ``-b`` and kcat's
+        ``-X`` over the file's client settings: on every command."""
         p.add_argument(
             "--config", "-c", required=required, metavar="FILE", help=what or ".properties or Connect REST JSON file"
         )
         p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a property (repeatable)")
+        p.add_argument(
+            "-b",
+            "--bootstrap-server",
+            metavar="HOST:PORT[,...]",
+            help="the Kafka cluster, over the file's bootstrap.servers and $KAFKA_BOOTSTRAP_SERVERS",
+        )
+        p.add_argument(
+            "-X",
+            action="append",
+            dest="client_properties",
+            metavar="KEY=VALUE",
+            help="a Kafka client (librdkafka) property, as kcat's -X, over the file's (repeatable): connection "
+            "properties (security.protocol, sasl.*, ssl.*, client.id) for every client, consumer.KEY, producer.KEY "
+            "or admin.KEY for one, any other for each client it applies to",
+        )
 
     def spark(p: argparse.ArgumentParser) -> None:
         """``--master`` / ``--remote``: where the commands that run Spark jobs run them."""
@@ -146,8 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
             help="run the jobs on a Spark Connect server (default $SPARK_REMOTE when no --master is given)",
         )
 
-    def topics(p: argparse._ActionsContainer, help_text: str, metavar: str = "TOPICS") -> None:
-        p.add_argument("--topics", metavar=metavar, help=help_text)
+    def topics(p: argparse.ArgumentParser, help_text: str, chooses: bool = True) -> None:
+        """``-t/--topic`` (repeatable; ``--topics A,B`` is its old spelling). ``chooses``: the command chooses among
+        the topics of the backup; otherwise ``-t`` overrides the configuration's ``topics``."""
+        p.add_argument("-t", "--topic", action="append", metavar="TOPIC", help=f"{help_text} (repeatable)")
+        deprecated(p, "--topics", "--topic")
+        p.set_defaults(topic_overrides_config=not chooses)
 
     def as_json(p: argparse._ActionsContainer, help_text: str = "machine-readable output (JSON)") -> None:
         p.add_argument("--json", action="store_true", help=help_text)
@@ -157,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     backup = sub.add_parser("backup", help="back topics up to the object store")
     configuration(backup)
+    topics(backup, "back up this topic, instead of the file's topics or topics.regex", chooses=False)
     spark(backup)
     mode = backup.add_mutually_exclusive_group()
     mode.add_argument("--once", action="store_true", help="back up to the current end of the topics, then exit")
@@ -171,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--once", action="store_true", help="restore what the bucket holds now, then exit (default)")
     mode.add_argument("--follow", action="store_true", help="keep restoring objects written later")
     restore.add_argument("--dry-run", action="store_true", help="print the plan and the target checks, produce nothing")
-    topics(restore, "restore only these source topics (comma-separated)")
+    topics(restore, "restore only this source topic")
     restore.add_argument(
         "--from-timestamp", metavar="TIME", help="only records at or after this time (epoch ms or ISO-8601)"
     )
@@ -224,12 +246,31 @@ def build_parser() -> argparse.ArgumentParser:
         "read", help="print records of a backup from an offset (block_gzip: fetches only the block holding it)"
     )
     configuration(read)
+    topics(read, "read this topic (default: the configuration's or the bucket's only topic)")
     read.add_argument(
-        "--offset", required=True, metavar="PARTITION:OFFSET", help="partition and offset of the first record"
+        "-p",
+        "--partition",
+        action="append",
+        type=int,
+        metavar="N",
+        help="read this partition (repeatable; default: every partition the backup holds)",
     )
-    read.add_argument("--count", type=int, default=1, metavar="N", help="number of records to print (default 1)")
-    topics(read, "the topic, one (default: the configuration's or the bucket's only topic)", metavar="TOPIC")
-    deprecated(read, "--topic", "--topics")
+    read.add_argument(
+        "-o",
+        "--offset",
+        default="beginning",
+        metavar="OFFSET",
+        help="where each partition's read begins, as kcat's -o: beginning, end, an offset, -N (N records before the "
+        "end), s@TIME (the first record at or after TIME: epoch ms or ISO-8601); or PARTITION:OFFSET[,...] (these "
+        "partitions)",
+    )
+    read.add_argument(
+        "--count",
+        type=int,
+        metavar="N",
+        help="at most N records of each partition (default: to the end of the backup; 1 with PARTITION:OFFSET)",
+    )
+    read.add_argument("-v", "--verbose", action="store_true", help="also log what was found (the bucket's layout)")
     read.add_argument("--base64", action="store_true", help="print keys, values and headers as base64 (binary data)")
     output = read.add_mutually_exclusive_group()
     as_json(output, "one JSON object per record (machine-readable), instead of the table")
@@ -242,13 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     configuration(check)
     spark(check)
-    topics(check, "only these topics (comma-separated)")
+    topics(check, "only this topic")
     check.add_argument("--deep", action="store_true", help="also decode every record (Spark tasks), check counts")
     as_json(check)
     check.set_defaults(func=cmd_verify)
 
     status = sub.add_parser("status", help="per partition: committed offset, end offset, lag, last object")
     configuration(status)
+    topics(status, "this topic, instead of the file's topics or topics.regex", chooses=False)
     as_json(status)
     status.set_defaults(func=cmd_status)
 
@@ -256,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
         "groups", help="consumer groups a backup recorded, its snapshots and, after a restore, their translations"
     )
     configuration(groups)
+    topics(groups, "this topic, instead of the file's topics", chooses=False)
     spark(groups)
     groups.add_argument(
         "--consumer-groups",
@@ -277,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p = config_sub.add_parser(name, help=help_text)
         configuration(p)
+        topics(p, "this topic, instead of the file's topics or topics.regex", chooses=False)
         p.add_argument("--connector", choices=["sink", "source"], help="force the connector type")
         if name == "show":
             as_json(p)

@@ -14,16 +14,77 @@ from pathlib import Path
 
 from kafka_s3.cli.parser import Deprecated, build_parser
 
-HEADER = """# Command-line reference
+# kcat and kafka-console-consumer invocations beside kafka-s3's (docs/cli.md shows them as a table)
+KCAT = [
+    (
+        "`kcat -C -b B -t T -p 0 -o -10 -e`",
+        "`kafka-s3 read -c FILE -b B -t T -p 0 -o -10`",
+    ),
+    (
+        "`kcat -C -b B -t T -o beginning -e`",
+        "`kafka-s3 read -c FILE -t T -o beginning`",
+    ),
+    (
+        "`kcat -C -b B -t T -p 2 -o 1200 -c 5 -e`",
+        "`kafka-s3 read -c FILE -t T -p 2 -o 1200 --count 5`",
+    ),
+    (
+        "`kcat -C -b B -t T -o s@1700000000000 -e`",
+        "`kafka-s3 read -c FILE -t T -o s@1700000000000` (or `-o s@2023-11-14T22:13:20Z`)",
+    ),
+    (
+        "`kcat -C -b B -t T -o end -e`",
+        "`kafka-s3 read -c FILE -t T -o end` (nothing: the backup's end)",
+    ),
+    (
+        "`kcat -b B -G GROUP T1 T2` (kcat's `-C` reads one topic)",
+        "`kafka-s3 read -c FILE -t T1 -t T2 -o -1`",
+    ),
+    (
+        "`kcat -C -b B -t T -J -e`",
+        "`kafka-s3 read -c FILE -t T --json`",
+    ),
+    (
+        "`kcat -C -b B -t T -f '%s\\n' -e`",
+        "`kafka-s3 read -c FILE -t T --raw`",
+    ),
+    (
+        "`kafka-console-consumer --bootstrap-server B --topic T --from-beginning --property print.key=true`",
+        "`kafka-s3 read -c FILE -b B -t T -o beginning` (the table shows keys, timestamps and headers)",
+    ),
+    (
+        "`kafka-console-consumer --bootstrap-server B --topic T --partition 0 --offset 42 --max-messages 5`",
+        "`kafka-s3 read -c FILE -t T -p 0 -o 42 --count 5`",
+    ),
+    (
+        "`kafka-console-consumer ... --consumer-property client.id=ID`",
+        "`-X client.id=ID`",
+    ),
+    (
+        "`kcat -b B -X security.protocol=SASL_SSL -X sasl.mechanism=PLAIN -X sasl.username=U ...`",
+        "`kafka-s3 status -c FILE -b B -X security.protocol=SASL_SSL -X sasl.mechanism=PLAIN -X sasl.username=U ...`",
+    ),
+]
+
+
+def kcat_table() -> str:
+    return "\n".join(
+        ["| kcat / kafka-console-consumer | kafka-s3 |", "|---|---|", *(f"| {a} | {b} |" for a, b in KCAT)]
+    )
+
+
+HEADER = (
+    """# Command-line reference
 
 <!-- Generated from the parser by `make docs` (`python -m kafka_s3.cli.reference --write docs/cli.md`); a unit test
 fails when it is stale. Do not edit by hand. -->
 
 Every `kafka-s3` command, its synopsis and every option with its default. One idea has one spelling on every command
-that takes it: `--config`/`-c` and `--set` (the configuration file and its overrides), `--topics` (topics,
-comma-separated), `--deep` (decode every record), `--consumer-groups` (which consumer groups), `--json`
-(machine-readable output), `--once`/`--follow`, `--no-progress`, `--master`/`--remote` (where Spark runs). Older
-spellings still work and print a warning naming the new one: [deprecated spellings](#deprecated-spellings). Exit
+that takes it: `--config`/`-c` and `--set` (the configuration file and its overrides), `-b`/`--bootstrap-server` and
+`-X` (the Kafka cluster and a client property, over the file's: [as kcat](#coming-from-kcat-or-kafka-console-consumer)),
+`-t`/`--topic` (a topic, repeatable), `--deep` (decode every record), `--consumer-groups` (which consumer groups),
+`--json` (machine-readable output), `--once`/`--follow`, `--no-progress`, `--master`/`--remote` (where Spark runs).
+Older spellings still work and print a warning naming the new one: [deprecated spellings](#deprecated-spellings). Exit
 codes: [operations.md](operations.md#exit-codes).
 
 ## Running once or following
@@ -39,9 +100,33 @@ codes: [operations.md](operations.md#exit-codes).
   with a code the next step of a runbook can check. `--follow` keeps restoring the objects a running backup writes
   later (a warm standby cluster).
 
+## Coming from kcat or kafka-console-consumer
+
+`kafka-s3 read` reads a backup as kcat (`-C`) and kafka-console-consumer read a topic, with their flags where the idea
+is the same: `-t` topic, `-p` partition, `-o` offset in kcat's forms (`beginning`, `end`, an offset, `-N` = N records
+before the end, `s@<epoch ms or ISO-8601>` = the first record at or after that time). It reads the bucket, not the
+cluster, and always stops at the end of what the backup holds (kcat's `-e` is implied). Without `-p` it reads every
+partition the backup holds, one after the other; `--count N` is at most N records of each (kcat's `-c` is the
+configuration file here). A tombstone's value prints as `null` in every format.
+
+"""
+    + kcat_table()
+    + """
+
+On every command `-b` and `-X` go over the configuration file (and `-b` over `$KAFKA_BOOTSTRAP_SERVERS`). kafka-s3 runs
+several Kafka clients, so `-X KEY=VALUE` is placed as the file would place it: a connection property
+(`security.protocol`, `sasl.*`, `ssl.*`, `client.id`, `client.rack`) for every client; `consumer.KEY`, `producer.KEY`
+or `admin.KEY` for one kind; any other librdkafka property for each client librdkafka applies it to (`-X linger.ms=5`:
+the producers; `-X debug=broker`: all). A property librdkafka does not know, or a value it refuses, is an error naming
+it before anything runs. Connector properties (`flush.size`, `s3.*`) go to `--set`. `-t` on `restore`, `verify` and
+`read` chooses among the backup's topics; on `backup`, `status`, `groups` and `config` it replaces the file's `topics`
+(or `topics.regex`). `read -o PARTITION:OFFSET[,...]` (the older form, still taken) reads those partitions and prints
+one record of each unless given `--count`. `read` is quiet: `-v` also logs the bucket's layout.
+
 The global options go before the command: `kafka-s3 --log-format json backup -c FILE`.
 
 """
+)
 
 NOTES = {
     "kafka-s3 backup": "Follows the topics until stopped unless given `--once` ([why](#running-once-or-following)).",

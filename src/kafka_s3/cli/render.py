@@ -297,15 +297,24 @@ def _time(ms: int | None) -> str:
 
 
 def render(
-    records: list[dict[str, Any]], topic: str, partition: int, start: int, fmt: str, as_base64: bool
+    records: list[dict[str, Any]],
+    topic: str,
+    partition: int,
+    start: int,
+    fmt: str,
+    as_base64: bool,
+    header: bool = True,
+    with_topic: bool = False,
 ) -> tuple[list[str], list[str]]:
-    """The lines for stdout and the lines for stderr. The table says where a gap is in line; JSON lines and raw
-    values keep stdout to records only and say it on stderr."""
+    """The lines for stdout and the lines for stderr of records of one partition from offset ``start`` on. The
+    table (its ``header`` line, a ``topic`` column ``with_topic``) says where a gap is in line; JSON lines and raw
+    values keep stdout to records only and say it on stderr. A tombstone's value is ``null`` in every format."""
     out: list[str] = []
     notes: list[str] = []
     missing = dict(gaps(records, start))
     if fmt == "table":
-        rows = [("partition", "offset", "timestamp (UTC)", "key", "value")]
+        rows: list[tuple[str, ...]] = [(*(("topic",) if with_topic else ()), "partition", "offset")]
+        rows[0] += ("timestamp (UTC)", "key", "value")
         gap_rows: dict[int, str] = {}
         for index, record in enumerate(records):
             if index in missing:
@@ -313,7 +322,8 @@ def render(
             headers = ", ".join(f"{k}={_text(v, as_base64)}" for k, v in record["headers"])
             value = "null" if record["value"] is None else _text(record["value"], as_base64) or ""
             rows.append(
-                (
+                ((topic,) if with_topic else ())
+                + (
                     str(partition),
                     str(record["offset"]),
                     _time(record["timestamp"]),
@@ -321,12 +331,16 @@ def render(
                     value + (f"  headers: {headers}" if headers else ""),
                 )
             )
-        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        last = len(rows[0]) - 1  # the value: as long as it is
+        widths = [max(len(row[i]) for row in rows) for i in range(last)]
+        right = {1, 2} if with_topic else {0, 1}  # partition and offset
         for number, row in enumerate(rows):
+            if number == 0 and not header:
+                continue
             if number in gap_rows:
                 out.append(gap_rows[number])
-            cells = [row[0].rjust(widths[0]), row[1].rjust(widths[1]), row[2].ljust(widths[2]), row[3].ljust(widths[3])]
-            out.append("  ".join([*cells, row[4]]).rstrip())
+            cells = [row[i].rjust(widths[i]) if i in right else row[i].ljust(widths[i]) for i in range(last)]
+            out.append("  ".join([*cells, row[last]]).rstrip())
         return out, notes
     for index, record in enumerate(records):
         if index in missing:
@@ -343,5 +357,5 @@ def render(
             }
             out.append(json.dumps(doc, ensure_ascii=False))
         else:
-            out.append(_text(record["value"], as_base64) or "")
+            out.append("null" if record["value"] is None else _text(record["value"], as_base64) or "")
     return out, notes

@@ -159,7 +159,8 @@ def test_read_is_quiet_by_default_and_logs_the_layout_with_verbose(backed_up):
 def test_bootstrap_server_flag_overrides_a_configuration_whose_bootstrap_is_wrong(backed_up, kafka_bootstrap, tmp_path):
     orders, _, _, sink = backed_up
     wrong = tmp_path / "wrong-bootstrap.properties"
-    wrong.write_text(open(sink).read().replace(f"bootstrap.servers={kafka_bootstrap}", "bootstrap.servers=127.0.0.1:9"))
+    with open(sink) as given:
+        wrong.write_text(given.read().replace(f"bootstrap.servers={kafka_bootstrap}", "bootstrap.servers=127.0.0.1:9"))
     result = run_cli(["status", "-c", str(wrong), "-b", kafka_bootstrap, "-t", orders, "--json"], timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     rows = json.loads(result.stdout)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from kafka_s3.cli.main import main
 from kafka_s3.cli.parser import Deprecated, build_parser
 from kafka_s3.cli.reference import commands
 
@@ -23,7 +22,7 @@ READ = ["read", *CONFIG, "--offset", "0:1"]
 # (an old spelling, the same with the new one, the warning the old one prints on stderr)
 ALIASES = [
     (["restore", *CONFIG, "--verify-deep"], ["restore", *CONFIG, "--deep"], "--verify-deep is deprecated; use --deep"),
-    ([*READ, "--topic", "t"], [*READ, "--topics", "t"], "--topic is deprecated; use --topics"),
+    ([*READ, "--topics", "t"], [*READ, "--topic", "t"], "--topics is deprecated; use --topic"),
     ([*READ, "--format", "json"], [*READ, "--json"], "--format json is deprecated; use --json"),
     ([*READ, "--format", "raw"], [*READ, "--raw"], "--format raw is deprecated; use --raw"),
     ([*READ, "--format", "table"], READ, "--format table is deprecated; leave it out (it is the default)"),
@@ -69,7 +68,9 @@ def test_the_new_spellings_print_no_warning(capsys):
 @pytest.mark.parametrize(
     ("idea", "spelling", "on"),
     [
-        ("topics", "--topics", {"restore", "verify", "read"}),
+        ("topic", "--topic", set(every_command()) - {"bucket create"}),
+        ("Kafka cluster", "--bootstrap-server", set(every_command())),
+        ("Kafka client property", "-X", set(every_command())),
         ("decode every record", "--deep", {"restore", "verify"}),
         ("which consumer groups", "--consumer-groups", {"restore", "groups"}),
         ("machine-readable output", "--json", {"read", "verify", "status", "groups", "config show"}),
@@ -97,7 +98,7 @@ def test_no_two_visible_spellings_share_a_destination_across_the_commands():
 def test_old_spellings_are_hidden_from_help_and_usage():
     for name, parser in every_command().items():
         shown = parser.format_help()
-        for old in ("--verify-deep", "--topic ", "--format", "--regex"):
+        for old in ("--verify-deep", "--topics", "--format", "--regex"):
             assert old not in shown, f"{name} --help shows {old.strip()}"
 
 
@@ -141,9 +142,13 @@ def test_groups_consumer_groups_alone_means_every_group():
     assert parsed(["groups", *CONFIG, "--consumer-groups"])["consumer_groups"] == ".*"
 
 
-def test_read_takes_one_topic(tmp_path, capsys):
-    assert main(["read", "-c", str(tmp_path / "absent.properties"), "--offset", "0:0", "--topics", "a,b"]) == 2
-    assert "read prints the records of one topic: --topics names 2 (a,b)" in capsys.readouterr().err
+@pytest.mark.issue(28, item=3)
+def test_read_takes_kcats_short_flags_each_repeatable():
+    found = parsed(["read", "-c", "f", "-b", "h:9092", "-X", "a=1", "-X", "b=2", "-t", "x", "-t", "y,z", "-p", "0"])
+    assert found["bootstrap_server"] == "h:9092" and found["client_properties"] == ["a=1", "b=2"]
+    assert found["topic"] == ["x", "y,z"] and found["partition"] == [0] and found["offset"] == "beginning"
+    several = parsed(["read", "-c", "f", "-p", "0", "-p", "2", "-o", "-10", "-v"])
+    assert (several["partition"], several["offset"], several["verbose"]) == ([0, 2], "-10", True)
 
 
 def run_console_script(args: list[str]) -> subprocess.CompletedProcess[str]:

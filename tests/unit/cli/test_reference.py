@@ -36,12 +36,21 @@ def test_the_reference_lists_each_old_spelling_with_its_replacement():
     deprecated = rendered[rendered.index("## Deprecated spellings") :]
     for row in (
         "| `--verify-deep` | `restore` | `--deep` |",
-        "| `--topic` | `read` | `--topics` |",
+        "| `--topics` | `backup`, `restore`, `read`, `verify`, `status`, `groups`, `config show`, `config validate` | "
+        "`--topic` |",
         "| `--format json` | `read` | `--json` |",
         "| `--format raw` | `read` | `--raw` |",
         "| `--regex` | `groups` | `--consumer-groups` |",
     ):
         assert row in deprecated, row
+
+
+@pytest.mark.issue(28, item=3)
+def test_the_reference_maps_kcat_and_kafka_console_consumer_onto_kafka_s3():
+    text = document()
+    assert "## Coming from kcat or kafka-console-consumer" in text
+    assert "| `kcat -C -b B -t T -p 0 -o -10 -e` | `kafka-s3 read -c FILE -b B -t T -p 0 -o -10` |" in text
+    assert "`kafka-console-consumer --bootstrap-server B --topic T --from-beginning" in text
 
 
 def test_the_reference_says_why_backup_follows_and_restore_runs_once():

@@ -5,19 +5,21 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import logging
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 from kafka_s3 import api
-from kafka_s3.cli.commands.options import overrides, spark
+from kafka_s3.cli.commands.options import overrides, spark, topic_names
 from kafka_s3.core.errors import BackupIncomplete, ConfigError
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from kafka_s3.cli.render import render_verify_report
 
-    topics = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None
     reports = [
-        api.verify(config, topics=topics, deep=args.deep, **spark(args))
+        api.verify(config, topics=topic_names(args) or None, deep=args.deep, **spark(args))
         for config in api.configurations(args.config, "source", overrides(args))
     ]
     if args.json:
@@ -29,39 +31,66 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if all(report.whole for report in reports) else BackupIncomplete.exit_code
 
 
-def parse_position(text: str) -> tuple[int, int]:
-    """``PARTITION:OFFSET`` → ``(partition, offset)``."""
-    partition, sep, offset = text.strip().partition(":")
-    if not sep or not partition.isdigit() or not offset.isdigit():
-        raise ConfigError(f"--offset: expected PARTITION:OFFSET (e.g. 0:1200), got {text!r}")
-    return int(partition), int(offset)
-
-
 def cmd_read(args: argparse.Namespace) -> int:
+    """Records of a backup, partition after partition, printed as they are read (the table a page of rows at a
+    time); gaps in the offsets asked for are said where they are. Quiet unless ``-v``: a read's output is the
+    records."""
     from kafka_s3.cli.render import render
 
-    partition, offset = parse_position(args.offset)
-    if args.count < 1:
-        raise ConfigError(f"--count must be at least 1, got {args.count}")
-    named = [t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else []
-    if len(named) > 1:
-        raise ConfigError(f"read prints the records of one topic: --topics names {len(named)} ({args.topics})")
-    chosen = named[0] if named else None
+    if not (args.verbose or args.debug):
+        logging.getLogger("kafka_s3").setLevel(logging.WARNING)
+    start = api.parse_start(args.offset)
+    count = args.count if args.count is not None else (1 if start.kind == "positions" else None)
+    if count is not None and count < 1:
+        raise ConfigError(f"--count must be at least 1, got {count}")
+    named = topic_names(args)
     configs = api.configurations(args.config, "source", overrides(args))
-    if len(configs) > 1 and not chosen:
-        raise ConfigError("the file has several KCQL statements: choose one with --topics")
-    records = api.read(
-        args.config, partition=partition, offset=offset, count=args.count, topic=chosen, overrides=overrides(args)
+    if len(configs) > 1 and not named:
+        raise ConfigError("the file has several KCQL statements: choose one with --topic")
+    found = api.records(
+        args.config,
+        offset=start,
+        topics=named or None,
+        partitions=args.partition,
+        count=count,
+        overrides=overrides(args),
     )
-    topic = records[0]["topic"] or chosen or ""
     shown = "json" if args.json else "raw" if args.raw else "table"
-    out, notes = render(records, topic, partition, offset, shown, args.base64)
-    for line in out:
-        print(line)
-    sys.stdout.flush()
-    for note in notes:
-        print(note, file=sys.stderr)
+    following: dict[tuple[str, int], int] = {}  # per partition: the offset after its last page
+    for (topic, partition), page in pages(found):
+        asked = following.get((topic, partition))
+        if asked is None:  # its first page: a gap before the first record counts from an offset asked for
+            given = start.value if start.kind == "offset" else start.offset_of((topic, partition))
+            asked = page[0]["offset"] if given is None else given
+        out, notes = render(
+            page, topic, partition, asked, shown, args.base64, header=not following, with_topic=len(named) > 1
+        )
+        following[(topic, partition)] = page[-1]["offset"] + 1
+        for line in out:
+            print(line)
+        sys.stdout.flush()
+        for note in notes:
+            print(note, file=sys.stderr)
     return 0
+
+
+PAGE = 500  # records rendered at a time: the table's columns are as wide as the page's widest value
+
+
+def pages(records: Iterator[dict[str, Any]]) -> Iterator[tuple[tuple[str, int], list[dict[str, Any]]]]:
+    """Consecutive records of one partition, up to :data:`PAGE` at a time, with their (topic, partition)."""
+    page: list[dict[str, Any]] = []
+    for record in records:
+        if page and (len(page) >= PAGE or (record["topic"], record["partition"]) != place(page[0])):
+            yield place(page[0]), page
+            page = []
+        page.append(record)
+    if page:
+        yield place(page[0]), page
+
+
+def place(record: dict[str, Any]) -> tuple[str, int]:
+    return str(record["topic"]), int(record["partition"])
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from kafka_s3 import api
-from kafka_s3.cli.commands.options import overrides, spark
+from kafka_s3.cli.commands.options import overrides, spark, topic_names
 from kafka_s3.cli.signals import Interrupts
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import BackupUnfinished, ConfigError
@@ -15,7 +15,7 @@ from kafka_s3.core.errors import BackupUnfinished, ConfigError
 
 def options_of(args: argparse.Namespace) -> api.RestoreOptions:
     return api.restore_options(
-        topics=[t.strip() for t in args.topics.split(",") if t.strip()] if args.topics else None,
+        topics=topic_names(args) or None,
         from_timestamp=args.from_timestamp,
         until_timestamp=args.until_timestamp,
         from_offset=args.from_offset,

@@ -207,3 +207,45 @@ def check_client_settings(settings: Mapping[str, str], role: Role) -> None:
         bad = re.search(r'property: "([^"]+)"', message) or re.search(r'"([^"]+)"', message)
         key = f"{role}.override.{bad.group(1)}" if bad else None
         raise ConfigError(f"invalid Kafka {role} setting{f' {key}' if key else ''}: {message}", key=key) from None
+
+
+ROLE_PREFIXES = ("consumer.", "producer.", "admin.")
+
+
+def is_connection_key(key: str) -> bool:
+    """A client setting the configuration takes at top level for every client (``bootstrap.servers``,
+    ``security.protocol``, ``client.*``, ``sasl.*``, ``ssl.*``)."""
+    return key in _TOP_LEVEL_KEYS or key.startswith(_TOP_LEVEL_PREFIXES)
+
+
+def property_roles(key: str, value: str) -> tuple[Role, ...]:
+    """The kafka-s3 clients librdkafka applies property ``key`` to, as librdkafka itself says: a consumer property
+    only to consumers, a producer property to producers and admin clients (which librdkafka runs as producers), any
+    other to all three. A name or value librdkafka refuses is a :class:`ConfigError` naming the key."""
+    from confluent_kafka import Consumer, KafkaException, Producer
+
+    heard: dict[str, list[str]] = {"producer": [], "consumer": []}
+
+    class Heard:
+        def __init__(self, kind: str) -> None:
+            self.kind = kind
+
+        def log(self, level: int, fmt: str, *args: object) -> None:
+            heard[self.kind].append(fmt % args)
+
+    try:
+        Producer({key: value, "logger": Heard("producer")}).poll(0)
+        consumer = Consumer({key: value, "group.id": "kafka-s3-property-check", "logger": Heard("consumer")})
+        consumer.poll(0)
+        consumer.close()
+    except (KafkaException, ValueError, TypeError, RuntimeError) as exc:
+        error: object = exc.args[0] if exc.args else exc
+        text = getattr(error, "str", None)
+        message = str(text()) if callable(text) else str(error)
+        raise ConfigError(f"invalid Kafka client property {key}={value}: {message}", key=key) from None
+    # librdkafka names a property it ignores by its canonical name (linger.ms: queue.buffering.max.ms)
+    if any(" is a consumer property and will be ignored" in line for line in heard["producer"]):
+        return ("consumer",)
+    if any(" is a producer property and will be ignored" in line for line in heard["consumer"]):
+        return ("producer", "admin")
+    return ("consumer", "producer", "admin")

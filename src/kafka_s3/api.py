@@ -417,10 +417,22 @@ def verify(
 
 def status(config: ConfigLike, *, overrides: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """Where a backup stands per partition: the group's committed offset, the log end and lag, the bucket's committed
-    end and its newest object (the bucket's view where the group has no offset)."""
+    end and its newest data object (the bucket's view where the group has no offset). A bucket that cannot be read
+    raises :class:`~kafka_s3.core.errors.StatusWithoutBucket` (exit 3), whose ``rows`` hold Kafka's side."""
+    from kafka_s3.core.errors import StatusWithoutBucket
     from kafka_s3.pipelines.status import backup_status
 
-    return [row for one in configurations(config, "sink", overrides) for row in backup_status(one)]
+    rows: list[dict[str, Any]] = []
+    unread: list[StatusWithoutBucket] = []
+    for one in configurations(config, "sink", overrides):
+        try:
+            rows += backup_status(one)
+        except StatusWithoutBucket as partial:
+            rows += partial.rows
+            unread.append(partial)
+    if unread:
+        raise StatusWithoutBucket(str(unread[0]), rows)
+    return rows
 
 
 def read(

@@ -48,6 +48,15 @@ class StoreAccessDeniedError(StoreError):
     """Credentials were refused (wrong key/secret, missing permission)."""
 
 
+class StatusWithoutBucket(StoreError):
+    """``status`` read Kafka's side of a backup but not the bucket's (unreachable, refused, missing): ``rows`` hold
+    every partition with Kafka's side alone (the bucket's columns empty), so a monitor still sees the lag."""
+
+    def __init__(self, message: str, rows: Sequence[Any]):
+        super().__init__(message)
+        self.rows = list(rows)
+
+
 class KafkaError(KafkaS3Error):
     """The Kafka cluster refused or failed an operation."""
 

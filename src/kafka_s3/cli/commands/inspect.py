@@ -95,8 +95,13 @@ def place(record: dict[str, Any]) -> tuple[str, int]:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from kafka_s3.cli.render import render_status
+    from kafka_s3.core.errors import StatusWithoutBucket
 
-    rows = api.status(args.config, overrides=overrides(args))
+    try:
+        rows = api.status(args.config, overrides=overrides(args))
+    except StatusWithoutBucket as partial:  # Kafka's side is still worth showing; then the error and its code
+        print(json.dumps(partial.rows, indent=2) if args.json else render_status(partial.rows))
+        raise
     print(json.dumps(rows, indent=2) if args.json else render_status(rows))
     return 0
 

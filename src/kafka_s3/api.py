@@ -175,6 +175,18 @@ def spark_engine(
     return SparkEngine(master=master, remote=remote, app_name=app_name, conf=spark_settings(config.extras))
 
 
+def check_spark_runtime(
+    *, master: str | None = None, remote: str | None = None, spark: SparkSession | None = None
+) -> None:
+    """Fail now if a command that runs Spark jobs could not start Spark here: a local session needs Java 17 or newer
+    (:class:`~kafka_s3.core.errors.JavaUnavailable`, exit 9, saying what was found and what to install); a given
+    ``spark`` session or a Spark Connect ``remote`` needs nothing local. Called before Kafka or S3 is touched."""
+    if spark is None:
+        from kafka_s3.spark.session import require_runtime
+
+        require_runtime(master, remote)
+
+
 def client_overrides(properties: Mapping[str, str]) -> dict[str, str]:
     """Kafka client properties (kcat's ``-X KEY=VALUE``) as the configuration keys that set them over the file's: a
     connection property (``bootstrap.servers``, ``security.protocol``, ``client.*``, ``sasl.*``, ``ssl.*``) as the
@@ -222,6 +234,7 @@ def open_backup(
     configs = configurations(config, "sink", overrides)
     for one in configs:
         _check_clients(one, ("consumer", "admin"))
+    check_spark_runtime(master=master, remote=remote, spark=spark)
     engine = spark_engine(configs[0], "kafka-s3 backup", master, remote, spark)
     return BackupGroup(configs, engine) if len(configs) > 1 else Backup(configs[0], engine)
 
@@ -314,6 +327,7 @@ def restore(
     """Restore one configuration's backup: once (the summary says what it restored, and ``unfinished`` what a chunk
     not uploaded yet held back), or, with ``follow``, until ``stop`` is set. ``consumer_groups``: then commit the
     recorded groups fully matching it at their translated offsets (``summary.groups``)."""
+    check_spark_runtime(master=master, remote=remote, spark=spark)
     job = open_restore(config, options, overrides=overrides, master=master, remote=remote, spark=spark)
     if follow:
         if consumer_groups is not None:
@@ -401,8 +415,11 @@ def verify(
     KCQL statements gives one report of them all."""
     from kafka_s3.pipelines.verify import verify as verify_one
 
+    found = configurations(config, "source", overrides)
+    if deep:
+        check_spark_runtime(master=master, remote=remote, spark=spark)
     reports = []
-    for one in configurations(config, "source", overrides):
+    for one in found:
         engine = spark_engine(one, "kafka-s3 verify", master, remote, spark) if deep else None
         reports.append(verify_one(one, engine, list(topics) if topics else None, deep=deep))
     if len(reports) == 1:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from kafka_s3.core.errors import ConfigError
+from kafka_s3.spark.java import require_java
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -51,6 +52,14 @@ def remote_url(master: str | None = None, remote: str | None = None) -> str | No
     if master:
         return master if master.startswith("sc://") else None
     return os.environ.get(REMOTE_ENV) or None
+
+
+def require_runtime(master: str | None = None, remote: str | None = None) -> None:
+    """Fail now, saying what to install, when a session of ``master``/``remote`` could not start on this machine: a
+    classic session starts a JVM here (Java 17 or newer, :func:`kafka_s3.spark.java.require_java`); a Spark Connect
+    session runs it on the server. Commands call it before they touch Kafka or the object store."""
+    if remote_url(master, remote) is None:
+        require_java()
 
 
 def is_remote(session: SparkSession) -> bool:
@@ -82,6 +91,7 @@ def build_session(
         if data_sources:
             register_data_sources(session)
         return session
+    require_java()  # a JVM that cannot start fails as one line saying what to install, not as JAVA_GATEWAY_EXITED
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     master = master or os.environ.get("KAFKA_S3_SPARK_MASTER") or DEFAULT_MASTER

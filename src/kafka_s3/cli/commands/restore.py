@@ -35,6 +35,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
         configs = [c for c in configs if set(c["topics"]) & set(options.topics)]
         if not configs:
             raise ConfigError(f"no KCQL statement of the file reads topic(s) {', '.join(options.topics)}")
+    if not args.dry_run:  # a restore runs Spark jobs: no Java fit for Spark is said before Kafka or S3 is touched
+        api.check_spark_runtime(**spark(args))
     if len(configs) > 1:
         return _statements(args, configs, options)
     job = api.open_restore(configs[0], options, **spark(args))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -72,6 +73,68 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             doc["trace"] = self.formatException(record.exc_info)
         return redact(json.dumps(doc, ensure_ascii=False))
+
+
+def json_record(level: str, logger: str, message: str, **fields: Any) -> str:
+    """One log line as :class:`JsonFormatter` writes it, for what is not a logging record (the CLI's final error
+    line, a line another program printed): ``time`` now, ``level``, ``logger``, ``message`` and ``fields``."""
+    doc: dict[str, Any] = {
+        "time": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
+        "level": level,
+        "logger": logger,
+        "message": message,
+        **fields,
+    }
+    return redact(json.dumps(doc, ensure_ascii=False))
+
+
+# `HH:MM:SS LEVEL name: message`: Spark's log4j lines (spark/log4j2.properties) and the text format of setup()
+_TIMED_LINE = re.compile(r"^\d\d:\d\d:\d\d (TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL) ([^\s:]+): (.*)$")
+# librdkafka's own log lines: `%<syslog level>|<epoch>|<facility>|<client>| message`
+_RDKAFKA_LINE = re.compile(r"^%(\d)\|[\d.]+\|([^|]*)\|([^|]*)\|\s?(.*)$")
+# the lines that go on a record already begun: a Java or Python trace's frames, its exception, an indented detail
+_CONTINUATION = re.compile(r"^(\s|at |Caused by|Suppressed|\.\.\. \d+ more|\w+(\.\w+)+(: |$)|\w*(Error|Exception)\b)")
+_LEVELS = {"WARN": "WARNING", "FATAL": "CRITICAL", "TRACE": "DEBUG"}
+_SYSLOG_LEVELS = ("CRITICAL", "CRITICAL", "CRITICAL", "ERROR", "WARNING", "INFO", "INFO", "DEBUG")
+_ERROR_LINE = re.compile(r"^kafka-s3(?: [\w ]+)?: error: ")  # the CLI's, and argparse's (`kafka-s3 backup: error:`)
+
+
+class StderrLines:
+    """Turns the lines other programs print on stderr (the JVM and Spark's log4j, Spark's Python workers, librdkafka,
+    Python warnings) into JSON records for ``--log-format json``: the level and logger read from the line where its
+    form says them, a trace's lines as the record they continue, anything else a ``stderr`` WARNING (nothing is
+    printed there on a good day). A line that is a JSON object already passes as it is."""
+
+    def __init__(self) -> None:
+        self.level = "WARNING"
+        self.logger = "stderr"
+
+    def convert(self, line: str) -> str | None:
+        """The JSON line for ``line`` (None for a blank one)."""
+        text = line.rstrip("\r\n")
+        if not text.strip():
+            return None
+        if text.startswith("{"):
+            try:
+                if isinstance(json.loads(text), dict):
+                    return text
+            except ValueError:
+                pass
+        fields: dict[str, Any] = {}
+        if found := _TIMED_LINE.match(text):
+            self.level = _LEVELS.get(found[1], found[1])
+            self.logger, text = found[2], found[3]
+        elif found := _RDKAFKA_LINE.match(text):
+            self.level, self.logger = _SYSLOG_LEVELS[int(found[1])], "librdkafka"
+            fields = {"facility": found[2], "client": found[3]}
+            text = found[4]
+        elif found := _ERROR_LINE.match(text):
+            self.level, self.logger, text = "ERROR", "kafka_s3.cli", text[found.end() :]
+        elif text.startswith("Traceback "):
+            self.level, self.logger = "ERROR", "stderr"
+        elif not _CONTINUATION.match(text):
+            self.level, self.logger = "WARNING", "stderr"
+        return json_record(self.level, self.logger, text, **fields)
 
 
 LOG_FORMATS = ("text", "json")

@@ -1,6 +1,7 @@
 """Secrets never reach a log line."""
 
 import io
+import json
 import logging
 
 import pytest
@@ -52,3 +53,37 @@ def test_json_log_lines_carry_fields_and_no_secret():
     assert line["message"].startswith("committed s3://b/k")
     assert "hunter2-json-secret" not in stream.getvalue()
     logs.setup()
+
+
+@pytest.mark.issue(28, item=5)
+def test_stderr_lines_of_other_programs_become_json_records_with_their_level_and_logger():
+    lines = logs.StderrLines()
+    said = [
+        "WARNING: Using incubator modules: jdk.incubator.vector",
+        "18:08:19 WARN NativeCodeLoader: Unable to load native-hadoop library",
+        "18:08:20 ERROR Executor: Exception in task 0.0",
+        "java.lang.RuntimeException: boom",
+        "\tat org.apache.spark.Executor.run(Executor.scala:1)",
+        "%4|1700000000.123|REQTMOUT|rdkafka#consumer-1| [thrd:x]: timed out",
+        "kafka-s3 backup: error: the following arguments are required: --config/-c",
+        "",
+    ]
+    docs = [json.loads(out) for out in map(lines.convert, said) if out is not None]
+    assert [(d["level"], d["logger"]) for d in docs] == [
+        ("WARNING", "stderr"),
+        ("WARNING", "NativeCodeLoader"),
+        ("ERROR", "Executor"),
+        ("ERROR", "Executor"),  # a trace goes on the record it belongs to
+        ("ERROR", "Executor"),
+        ("WARNING", "librdkafka"),
+        ("ERROR", "kafka_s3.cli"),
+    ]
+    assert docs[1]["message"] == "Unable to load native-hadoop library"
+    assert docs[5]["facility"] == "REQTMOUT" and docs[5]["message"] == "[thrd:x]: timed out"
+    assert docs[6]["message"] == "the following arguments are required: --config/-c"
+    assert all({"time", "level", "logger", "message"} <= set(d) for d in docs)
+
+
+def test_a_json_line_on_stderr_passes_as_it_is():
+    record = '{"time": "t", "level": "INFO", "logger": "kafka_s3.backup", "message": "committed"}'
+    assert logs.StderrLines().convert(record + "\n") == record

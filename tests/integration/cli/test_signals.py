@@ -4,7 +4,6 @@ run completes the backup / restore exactly. ``kafka-s3`` runs as a subprocess, s
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import re
@@ -246,19 +245,3 @@ def test_sigterm_during_restore_exits_143_and_the_next_run_completes_exactly(
     again = _run("restore", "--no-progress", "-c", props)
     assert again.returncode == 0, again.stderr[-4000:]
     assert values_of(kafka_bootstrap, target) == values_of(kafka_bootstrap, topic)
-
-
-def test_log_format_json_one_object_per_line(make_config, fresh_bucket, fresh_topic, produce, tmp_path):
-    topic = fresh_topic(1)
-    produce(topic, [{"value": b'{"i":%d}' % i} for i in range(6)])
-    raw, _ = make_config(fresh_bucket, topic, flush__size="3")
-    props = str(write_properties(tmp_path / "b.properties", raw))
-    done = _run("--log-format", "json", "backup", "--once", "--no-progress", "-c", props)
-    assert done.returncode == 0, done.stderr[-4000:]
-    lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
-    assert lines, done.stderr[-4000:]
-    assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)
-    committed = [line for line in lines if line["message"].startswith("committed ")]
-    assert [(c["records"], c["first_offset"], c["last_offset"]) for c in committed] == [(3, 0, 2), (3, 3, 5)]
-    cycles = [line for line in lines if line.get("cycle") and "records" in line and "seconds" in line]
-    assert sum(c["records"] for c in cycles) == 6

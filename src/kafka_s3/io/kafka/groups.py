@@ -5,6 +5,7 @@ when a request is refused.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -19,6 +20,29 @@ from kafka_s3.io.kafka.denied import GROUP_AUTHORIZATION_FAILED, denial, lacks
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer
+
+
+RESTORE_GROUP_PREFIX = "kafka-s3-restore-"
+"""A restore's own groups (its progress on the target partitions, its lease) are named ``kafka-s3-restore-<name>-…``."""
+
+
+def backup_commit(metadata: str) -> bool:
+    """Whether committed-offset metadata is a kafka-s3 backup's: the JSON object its commits carry (the chunk, the
+    store, the time and the topic id: ``PartitionState.commit_metadata``). A backup's group is named
+    ``connect-<name>`` or by its ``group.id``, so what it commits tells it apart, not its name."""
+    if not metadata.startswith("{"):
+        return False
+    try:
+        doc = json.loads(metadata)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and "chunk" in doc and "store" in doc
+
+
+def kafka_s3_group(group: str, metadata: Iterable[str]) -> bool:
+    """kafka-s3's own groups, which are not applications to snapshot or translate: every backup's (told by the
+    ``metadata`` of its commits) and every restore's (by name)."""
+    return group.startswith(RESTORE_GROUP_PREFIX) or any(backup_commit(m) for m in metadata)
 
 
 class GroupState(NamedTuple):
@@ -210,8 +234,9 @@ class GroupRequests(ABC):
         return sorted(g.group_id for g in result.valid)
 
     def groups_on_topics(self, groups: Iterable[str], topics: Iterable[str]) -> GroupOffsets:
-        """Committed offsets of each of ``groups`` on partitions of ``topics`` (groups without any are absent); groups
-        whose offsets the cluster refused to show (no DESCRIBE on them) are named in ``refused`` with the ACL."""
+        """Committed offsets of each of ``groups`` on partitions of ``topics`` (groups without any are absent, and so
+        are kafka-s3's own: other backups' and restores' groups, :func:`kafka_s3_group`); groups whose offsets the
+        cluster refused to show (no DESCRIBE on them) are named in ``refused`` with the ACL."""
         from confluent_kafka import ConsumerGroupTopicPartitions
 
         wanted = set(topics)
@@ -227,6 +252,9 @@ class GroupRequests(ABC):
                     out.refused[group] = lacks(self.settings, "DESCRIBE", "group", group)
                     continue
                 raise failure(f"list committed offsets of group {group!r}", exc) from None
+            if kafka_s3_group(group, (tp.metadata or "" for tp in listed)):
+                logging.getLogger(__name__).debug("group %s is kafka-s3's own: not an application's", group)
+                continue
             offsets = {(tp.topic, tp.partition): tp.offset for tp in listed if tp.topic in wanted and tp.offset >= 0}
             if offsets:
                 out.offsets[group] = offsets

@@ -21,6 +21,7 @@ __all__ = [
     "RestoreSummary",
     "VerifyReport",
     "backup",
+    "check_spark_runtime",
     "configurations",
     "create_bucket",
     "groups",

@@ -20,6 +20,11 @@ class Engine(Protocol):
         """Be ready to run tasks (start Spark) now, rather than on the first ``run_tasks``."""
         ...
 
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` has nothing left to do (a driver tells its display "starting Spark" otherwise)."""
+        ...
+
     def run_tasks(self, description: str, task: Task, count: int) -> list[str]:
         """Run ``task(0) … task(count - 1)`` in parallel and return every string they yield (in no set order)."""
         ...

@@ -6,6 +6,11 @@ running totals for its partition (records, payload bytes) at most every ``INTERV
 Totals are absolute, so a lost datagram costs nothing; a task never waits for, or fails because of, the driver (a
 firewalled cluster just shows no live progress). Datagrams carry a round tag so counts of an earlier cycle never mix
 into the current one.
+
+Besides counts, a backup task sends one datagram per object it has stored (``stored``: its key, records, offsets and
+bytes) the moment the object is complete, and the driver's ``on_stored`` hears of it then: a cycle's "committed"
+log lines come as the objects are stored, not all at once when the Spark job ends. A lost datagram costs only the
+moment: the driver logs what it did not hear of from the job's results.
 """
 
 from __future__ import annotations
@@ -15,17 +20,23 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 INTERVAL_S = 0.5
 MAX_DATAGRAM = 4096
 
 Key = tuple[str, int]  # (topic, partition)
+OnStored = Callable[[Key, dict[str, Any]], None]
+"""What the driver does with an object a task stored: ``(topic, partition)`` and the object's fields as the task sent
+them. Called on the listener's thread."""
 
 
 class LiveCounts:
     """The driver's end: a UDP socket on the driver host and a thread keeping each partition's latest totals."""
 
-    def __init__(self, host: str):
+    def __init__(self, host: str, on_stored: OnStored | None = None):
+        self.on_stored = on_stored
         family = socket.getaddrinfo(host, 0, type=socket.SOCK_DGRAM)[0][0]
         self._socket = socket.socket(family, socket.SOCK_DGRAM)
         self._socket.bind((host, 0))
@@ -39,10 +50,10 @@ class LiveCounts:
         self._thread.start()
 
     @classmethod
-    def open(cls, host: str) -> LiveCounts | None:
+    def open(cls, host: str, on_stored: OnStored | None = None) -> LiveCounts | None:
         """A listener on ``host``, the address tasks know the driver by; ``None`` when it cannot be opened."""
         try:
-            return cls(host)
+            return cls(host, on_stored)
         except OSError:
             return None
 
@@ -68,14 +79,20 @@ class LiveCounts:
                 data = self._socket.recv(MAX_DATAGRAM)
                 message = json.loads(data)
                 key = (str(message["topic"]), int(message["partition"]))
-                totals = (int(message["records"]), int(message["bytes"]))
+                stored = message.get("stored")
+                totals = None if stored is not None else (int(message["records"]), int(message["bytes"]))
             except TimeoutError:
                 continue
             except (OSError, ValueError, KeyError, TypeError):  # closed socket or a stray datagram
                 continue
             with self._lock:
-                if message.get("round") == self._tag:
+                if message.get("round") != self._tag:
+                    continue
+                if totals is not None:
                     self._totals[key] = totals
+            if isinstance(stored, dict) and self.on_stored is not None:
+                with contextlib.suppress(Exception):  # what the driver makes of it must not stop the counts
+                    self.on_stored(key, stored)
 
 
 class LiveReporter:
@@ -108,6 +125,13 @@ class LiveReporter:
             self._socket.sendto(
                 json.dumps({**self._message, "records": records, "bytes": nbytes}).encode(), self._address
             )
+
+    def stored(self, fields: dict[str, Any]) -> None:
+        """Tell the driver of an object stored now (sent at once: these are few, one per object)."""
+        if self._socket is None:
+            return
+        with contextlib.suppress(OSError, TypeError, ValueError):
+            self._socket.sendto(json.dumps({**self._message, "stored": fields}).encode(), self._address)
 
     def close(self) -> None:
         if self._socket is not None:

@@ -205,6 +205,10 @@ class SparkEngine:
     def start(self) -> None:
         self.session  # noqa: B018 (built on first use)
 
+    @property
+    def started(self) -> bool:
+        return self._session is not None
+
     def cancel(self) -> None:
         """Abandon the running job (``SparkContext.cancelAllJobs``, over Connect ``interruptAll``; safe from a
         signal-handling thread) and refuse the next ones: :meth:`run_tasks` raises :class:`Interrupted`, so nothing

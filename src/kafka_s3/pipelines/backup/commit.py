@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from kafka_s3.core.errors import KafkaS3Error, ObjectExistsError, SourceChanged
@@ -67,6 +68,8 @@ class ChunkCommitter:
         self._cursor_lock = threading.Lock()
         self._cursor_offset = -1  # first offset of the chunk the cursor object points at (this run)
         self._lock_offset = -1  # committed offset the lock object holds (this run)
+        # Told of each chunk once all its files are complete (the task tells the driver, which logs them then)
+        self.on_stored: Callable[[Manifest], None] | None = None
 
     @property
     def where(self) -> str:
@@ -147,7 +150,7 @@ class ChunkCommitter:
         self.reap(keep=MAX_PENDING_COMMITS - 1)
         if self._committer is None:
             self._committer = ThreadPoolExecutor(max_workers=2, thread_name_prefix="commit")
-        self._pending.append(self._committer.submit(self._commit_files, files))
+        self._pending.append(self._committer.submit(self._commit_files, files, stored))
         self.committed.append(stored)
         self._previous_end, self._previous_known = stored.end, True
 
@@ -171,8 +174,9 @@ class ChunkCommitter:
             f"topics.dir (or bucket), or remove the old backup first"
         )
 
-    def _commit_files(self, files: list[OpenFile]) -> int:
-        """Complete a chunk's uploads, sidecars before their data object; returns how many were already stored."""
+    def _commit_files(self, files: list[OpenFile], chunk: Manifest) -> int:
+        """Complete a chunk's uploads, sidecars before their data object; returns how many were already stored.
+        ``on_stored`` hears of ``chunk`` then."""
         existing = 0
         for f in files:
             for upload in [s.upload for s in f.sidecars] + [f.upload]:
@@ -189,6 +193,8 @@ class ChunkCommitter:
                 self._tag(f)
         self._move_cursor(files)
         self._move_lock(files)
+        if self.on_stored is not None:
+            self.on_stored(chunk)
         return existing
 
     def stored_whole(self, key: str, replaying: Manifest) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Any
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.config.restore_props import LEASE_TOPIC, OFFSET_MAP_TOPIC
@@ -48,7 +49,7 @@ from kafka_s3.pipelines.backup.cycle import (
 )
 from kafka_s3.pipelines.backup.history import History
 from kafka_s3.pipelines.backup.plugins import BackupPlugins
-from kafka_s3.pipelines.backup.result import PartitionResult
+from kafka_s3.pipelines.backup.result import PartitionResult, logged_objects
 from kafka_s3.pipelines.backup.resume import (
     LogRange,
     Resume,
@@ -61,6 +62,7 @@ from kafka_s3.pipelines.backup.resume import (
 )
 from kafka_s3.pipelines.backup.task import PartitionPlan, backup_task
 from kafka_s3.pipelines.engine import Engine
+from kafka_s3.pipelines.phases import COMMITTING, PLANNING, STARTING_SPARK, UPLOADING, OnPhase, Phase
 from kafka_s3.pipelines.task_settings import TaskSettings
 from kafka_s3.runtime.live import LiveCounts
 
@@ -112,7 +114,10 @@ class Backup:
         self._left_out: set[str] = set()  # topics.regex matches left out (logged once)
         self.topic_ids: dict[str, str] = {}  # topic -> id ("" where the broker has none), recorded with commits
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
-        self.live: LiveCounts | None = None
+        self.live: LiveCounts | None = None  # running counts and stored objects, as the tasks tell them
+        self.on_phase: OnPhase | None = None  # told of each step (planning, starting Spark, ...) as it starts
+        self._told: set[str] = set()  # objects of the running cycle whose "committed" line is logged
+        self._told_lock = threading.Lock()
         self.targets: dict[TP, int] = {}  # run_once: the offsets it backs up to
         self._conditional_checked = False
         self._retry_base = config["cycle.interval.ms"] / 1000  # a failing partition's first backoff (doubling)
@@ -254,14 +259,20 @@ class Backup:
             return report
         started = time.monotonic()
         self._cycle_wall_start = time.time()
-        if self.live_progress and self.live is None:
-            self.live = LiveCounts.open(self.engine.driver_host)
-        task = backup_task(plans, self.task_settings, self.live.new_round() if self.live else None)
+        if not self.engine.started:
+            self._phase(STARTING_SPARK)
         self.engine.start()  # a lazily started session is not the job's time (operators and the benchmark read it)
+        self._open_live()
+        with self._told_lock:
+            self._told = set()
+        task = backup_task(plans, self.task_settings, self.live.new_round() if self.live else None)
         job_started = time.monotonic()
+        partitions = f"{len(plans)} partition{'s' if len(plans) != 1 else ''}"
+        self._phase(UPLOADING, f"cycle {self.cycle_number}, {partitions}", tasks=len(plans))
         description = f"kafka-s3 backup cycle {self.cycle_number} ({len(plans)} partitions)"
         results = [PartitionResult.from_json(r) for r in self.engine.run_tasks(description, task, len(plans))]
         log.info("cycle %d: spark job ran in %.2fs", self.cycle_number, time.monotonic() - job_started)
+        self._phase(COMMITTING, f"cycle {self.cycle_number}, {partitions}")
         self._apply(results, plans, report)
         self.snapshot_groups()
         report.seconds = time.monotonic() - started
@@ -290,6 +301,57 @@ class Backup:
         if report.errors:
             raise BackupFailed("; ".join(report.errors))
         return report
+
+    def _phase(self, name: str, detail: str = "", tasks: int | None = None) -> None:
+        if self.on_phase is not None:
+            self.on_phase(Phase(name, detail, tasks))
+
+    def _open_live(self) -> None:
+        """The channel the tasks tell running counts (for the progress bars) and stored objects (for the log's
+        "committed" lines, as they happen) over; opened when either is wanted, once."""
+        if self.live is None and (self.live_progress or log.isEnabledFor(logging.INFO)):
+            self.live = LiveCounts.open(self.engine.driver_host, self._heard_stored)
+
+    def close_live(self) -> None:
+        if self.live is not None:
+            self.live.close()
+            self.live = None
+
+    def _heard_stored(self, tp: tuple[str, int], fields: dict[str, Any]) -> None:
+        """A task stored an object (:mod:`kafka_s3.runtime.live`): its "committed" line, now."""
+        self._log_committed(
+            tp,
+            str(fields["key"]),
+            int(fields["records"]),
+            int(fields["first"]),
+            int(fields["last"]),
+            int(fields["bytes"]),
+        )
+
+    def _log_committed(self, tp: TP, key: str, records: int, first: int, last: int, nbytes: int) -> None:
+        """One line per object stored, once: as a task tells it, or from the job's results when that was lost."""
+        with self._told_lock:
+            if key in self._told:
+                return
+            self._told.add(key)
+        log.info(
+            "committed %s/%s records=%d offsets=%d..%d bytes=%d",
+            self.store.url,
+            key,
+            records,
+            first,
+            last,
+            nbytes,
+            extra={
+                "object": f"{self.store.url}/{key}",
+                "topic": tp[0],
+                "partition": tp[1],
+                "records": records,
+                "first_offset": first,
+                "last_offset": last,
+                "bytes": nbytes,
+            },
+        )
 
     def _run_once_cycle(self, plans: list[PartitionPlan]) -> CycleReport:
         """A cycle of ``run_once``: a partition failing ``ONCE_ATTEMPTS`` times in a row ends it (what the other
@@ -325,30 +387,13 @@ class Backup:
             tp = (result.topic, result.partition)
             state = self.states[tp]
             plan = plans_by_tp[tp]
-            for f in result.files:
-                report.bytes += f.bytes
-                if f.kind == "data" or (f.kind == "keys" and f.tombstones):  # a tombstone file: its keys sidecar
+            report.bytes += sum(f.bytes for f in result.files)
+            for chunk in result.chunks:
+                for f in logged_objects(chunk):
                     report.objects += 1
                     report.records += f.records
                     state.last_object = f.key
-                    log.info(
-                        "committed %s/%s records=%d offsets=%d..%d bytes=%d",
-                        self.store.url,
-                        f.key,
-                        f.records,
-                        f.first_offset,
-                        f.last_offset,
-                        f.bytes,
-                        extra={
-                            "object": f"{self.store.url}/{f.key}",
-                            "topic": tp[0],
-                            "partition": tp[1],
-                            "records": f.records,
-                            "first_offset": f.first_offset,
-                            "last_offset": f.last_offset,
-                            "bytes": f.bytes,
-                        },
-                    )
+                    self._log_committed(tp, f.key, f.records, f.first_offset, f.last_offset, f.bytes)
             ambiguous = sum(f.ambiguous for f in result.files)
             if ambiguous:
                 log.warning("%s", ambiguous_warning(tp[0], tp[1], ambiguous))
@@ -410,11 +455,19 @@ class Backup:
         """Back up every record below the high watermarks seen now, flush what is open, and return. A part it was
         asked to save besides the records (schemas, topic configurations, group snapshots) that failed is raised at
         the end (:class:`~kafka_s3.pipelines.backup.history.PartsNotSaved`)."""
+        try:
+            return self._run_once()
+        finally:
+            self.close_live()
+
+    def _run_once(self) -> BackupSummary:
         self.history.once = True
+        self._phase(PLANNING, "checking the bucket, listing topics")
         self.check_store()
         topics = self.topics()
         self._check_sources(topics)
         tps = [(t, p) for t, n in topics.items() for p in range(n)]
+        self._phase(PLANNING, f"reading the offsets of {len(tps)} partition{'s' if len(tps) != 1 else ''}")
         self._resume(tps)
         targets = self.admin.end_offsets(tps, read_committed=self.config["isolation.level"] == "read_committed")
         self.targets = dict(targets)
@@ -439,7 +492,12 @@ class Backup:
         """Run cycles forever (or until ``stop`` is set), every ``cycle.interval.ms``. A store or Kafka outage, at the
         start too, is retried with backoff; a missing bucket, refused access or a store ignoring conditional puts
         is not."""
-        stop = stop or threading.Event()
+        try:
+            self._follow(stop or threading.Event())
+        finally:
+            self.close_live()
+
+    def _follow(self, stop: threading.Event) -> None:
         interval = self.config["cycle.interval.ms"] / 1000
         read_committed = self.config["isolation.level"] == "read_committed"
         failures = 0

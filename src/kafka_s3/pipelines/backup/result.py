@@ -13,6 +13,12 @@ from typing import Any
 from kafka_s3.core.manifest import FileEntry, Manifest
 
 
+def logged_objects(chunk: Manifest) -> list[FileEntry]:
+    """The files of ``chunk`` the backup logs one line each for (and counts as objects): its data objects, and the
+    keys sidecar of a tombstone file (which has no data object). Other sidecars travel with their data object."""
+    return [f for f in chunk.files if f.kind == "data" or (f.kind == "keys" and f.tombstones)]
+
+
 @dataclass(frozen=True)
 class OpenChunk:
     """The chunk still open when the task ended (not durable: the next cycle reads it again from ``start``)."""

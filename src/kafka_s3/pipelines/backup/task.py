@@ -17,14 +17,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from kafka_s3.pipelines.backup.result import PartitionResult
+from kafka_s3.pipelines.backup.result import PartitionResult, logged_objects
 from kafka_s3.pipelines.engine import Task
 
 if TYPE_CHECKING:
+    from kafka_s3.core.manifest import Manifest
     from kafka_s3.core.store import Store
     from kafka_s3.pipelines.backup.partition import PartitionBackup
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
     from kafka_s3.pipelines.task_settings import TaskSettings
+    from kafka_s3.runtime.live import LiveReporter
 
 # Past the cycle's planned end with no record-count rule to say where the open chunk ends (time rules): records fed
 # to the writer at a time, which bounds how far the read goes beyond that chunk's last record.
@@ -132,6 +134,7 @@ def _run_partition(
             previous=previous,
             topic_id=plan.topic_id,
         )
+        writer.committer.on_stored = lambda chunk: _tell_stored(reporter, chunk)
         position = start
         soft_end_commits: int | None = None  # chunks committed when the read reached plan.end
 
@@ -204,6 +207,14 @@ def _run_partition(
         reporter.update(position - plan.start, read_bytes, final=True)
         reporter.close()
         return result
+
+
+def _tell_stored(reporter: LiveReporter, chunk: Manifest) -> None:
+    """The driver logs each object of ``chunk`` as it hears of it: now, not when the Spark job ends."""
+    for f in logged_objects(chunk):
+        reporter.stored(
+            {"key": f.key, "records": f.records, "first": f.first_offset, "last": f.last_offset, "bytes": f.bytes}
+        )
 
 
 def _boundary(plan: PartitionPlan, plugins: BackupPlugins, store: Store) -> Boundary | None:

@@ -30,6 +30,7 @@ from kafka_s3.io.kafka.clients import TP
 from kafka_s3.io.kafka.leases import Lease
 from kafka_s3.pipelines.backup.cycle import backoff
 from kafka_s3.pipelines.engine import Engine
+from kafka_s3.pipelines.phases import PLANNING, RESTORING, STARTING_SPARK, OnPhase, Phase
 from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
 from kafka_s3.pipelines.read.options import RestoreOptions
@@ -83,6 +84,7 @@ class Restore:
         self.current_plan: RestorePlanSet | None = None  # what run() is restoring (progress bars read it)
         self.live_progress = False  # the CLI's progress bar asks for running counts from the tasks
         self.live: LiveCounts | None = None
+        self.on_phase: OnPhase | None = None  # told of each step (planning, starting Spark, ...) as it starts
         self.restored_records = 0  # by every finished job (the CLI's summary after a signal)
         self._lease: Lease | None = None  # this run's claim on its target topics (restore.lease.topic)
 
@@ -182,8 +184,13 @@ class Restore:
 
     def _run(self, plan_set: RestorePlanSet | None = None) -> RestoreSummary:
         started = time.monotonic()
-        plan_set = plan_set or self.plan()
+        if plan_set is None:
+            if self.options.verify_deep:  # its checks run as a Spark job while planning
+                self._start_engine()
+            self._phase(PLANNING, "listing objects, checking the backup is whole")
+            plan_set = self.plan()
         check_whole(plan_set, self.options.allow_gaps)
+        self._phase(PLANNING, "checking the target topics")
         self.hold_targets(plan_set)
         if self.options.schemas:  # the registry answers (or fails the restore) before any topic is created
             plan_set.plans = self.schemas.run(plan_set)
@@ -240,15 +247,25 @@ class Restore:
     def _run_job(self, plans: list[RestorePlan]) -> list[RestoreResult]:
         cap = self.ctx.config["tasks.max"]
         slots = min(len(plans), cap) if cap > 0 else len(plans)
+        self._start_engine()  # a lazily started session is not the job's time (operators and the benchmark read it)
         if self.live_progress and self.live is None:
             self.live = LiveCounts.open(self.engine.driver_host)
         task = restore_task(plans, self.ctx.task_settings(), slots, self.live.new_round() if self.live else None)
-        self.engine.start()  # a lazily started session is not the job's time (operators and the benchmark read it)
         job_started = time.monotonic()
+        self._phase(RESTORING, f"{len(plans)} partition{'s' if len(plans) != 1 else ''}", tasks=slots)
         rows = self.engine.run_tasks(f"kafka-s3 restore ({len(plans)} partitions)", task, slots)
         results = sorted((RestoreResult.from_json(r) for r in rows), key=lambda r: (r.source_topic, r.source_partition))
         log.info("restore job: %d records in %.2fs", sum(r.records for r in results), time.monotonic() - job_started)
         return results
+
+    def _phase(self, name: str, detail: str = "", tasks: int | None = None) -> None:
+        if self.on_phase is not None:
+            self.on_phase(Phase(name, detail, tasks))
+
+    def _start_engine(self) -> None:
+        if not self.engine.started:
+            self._phase(STARTING_SPARK)
+        self.engine.start()
 
     def follow(self, stop: threading.Event | None = None) -> None:
         """Restore, then keep restoring objects that appear later (including new time-period directories).

@@ -251,6 +251,7 @@ class _LiveBars(ABC):
         )
         self.bars: dict[str, TaskID] = {}
         self.estimates: dict[TaskID, Estimate] = {}
+        self._live: dict[Key, tuple[int, int]] = {}  # the running job's counts last heard (kept once it is closed)
         self.finished: dict[Key, tuple[int, int]] = defaultdict(lambda: (0, 0))
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -318,6 +319,7 @@ class _LiveBars(ABC):
                 self.finished[key] = (before[0] + records, before[1] + nbytes)
             if self.job.live is not None:
                 self.job.live.new_round()
+            self._live = {}
             self._complete_stage()
             self._refresh()
 
@@ -337,7 +339,9 @@ class _LiveBars(ABC):
     def _refresh(self) -> None:
         if not self.bars:
             return
-        live = self.job.live.snapshot() if self.job.live is not None else {}
+        if self.job.live is not None:  # closed when the run ends: a stopped bar stays where the job left it
+            self._live = self.job.live.snapshot()
+        live = self._live
         per_topic: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for source in (self.finished, live):
             for (topic, _), (records, nbytes) in source.items():

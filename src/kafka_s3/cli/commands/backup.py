@@ -60,7 +60,8 @@ def stopped(interrupts: Interrupts, backups: Sequence[api.Backup]) -> int:
     print(
         f"kafka-s3: stopped by {interrupts.name}: committed {sum(c.records for c in cycles)} records in "
         f"{sum(c.objects for c in cycles)} objects ({sum(c.bytes for c in cycles) / 1e6:.1f} MB) in {len(cycles)} "
-        "cycles; the running cycle was abandoned and nothing of it committed (run again to continue)",
+        "cycles; the running cycle was abandoned: its group offsets were not committed (objects it already stored are "
+        "kept, and the next run finds them instead of writing them again: run again to continue)",
         file=sys.stderr,
     )
     return interrupts.exit_code

@@ -1,4 +1,4 @@
-"""Old command-line spellings against a real backup: ``read --topic T --format json`` prints what ``read --topics T
+"""Old command-line spellings against a real backup: ``read --topics T --format json`` prints what ``read --topic T
 --json`` prints, exits as it does, and warns on stderr naming each new spelling (the real command in a subprocess,
 the real Kafka broker and S3 server)."""
 
@@ -26,14 +26,14 @@ def backed_up(make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path)
 def test_an_old_spelling_of_read_prints_the_same_records_and_warns(backed_up):
     topic, path = backed_up
     read = ["read", "--config", path, "--offset", "0:1", "--count", "3"]
-    old = run_cli([*read, "--topic", topic, "--format", "json"], timeout=180)
-    new = run_cli([*read, "--topics", topic, "--json"], timeout=180)
+    old = run_cli([*read, "--topics", topic, "--format", "json"], timeout=180)
+    new = run_cli([*read, "--topic", topic, "--json"], timeout=180)
     assert old.returncode == new.returncode == 0, old.stderr[-3000:]
     assert old.stdout == new.stdout
     assert [json.loads(line)["offset"] for line in new.stdout.splitlines()] == [1, 2, 3]
     warnings = [line for line in old.stderr.splitlines() if "deprecated" in line]
     assert warnings == [
-        "kafka-s3: warning: --topic is deprecated; use --topics",
+        "kafka-s3: warning: --topics is deprecated; use --topic",
         "kafka-s3: warning: --format json is deprecated; use --json",
     ], old.stderr
     assert "deprecated" not in new.stderr

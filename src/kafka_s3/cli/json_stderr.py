@@ -32,6 +32,7 @@ class JsonStderr:
         self._in: BinaryIO = os.fdopen(reading, "rb")
         self._lines = StderrLines()
         self._flushed = threading.Event()
+        self._gone = False
         threading.Thread(target=self._pump, name="kafka-s3-json-stderr", daemon=True).start()
 
     def _pump(self) -> None:
@@ -40,9 +41,12 @@ class JsonStderr:
             if flushed:
                 raw = raw[: -len(_FLUSHED)]
             converted = self._lines.convert(raw.decode("utf-8", errors="replace")) if raw else None
-            if converted is not None:
-                self._out.write(converted.encode() + b"\n")
-                self._out.flush()
+            if converted is not None and not self._gone:
+                try:
+                    self._out.write(converted.encode() + b"\n")
+                    self._out.flush()
+                except OSError:  # the real stderr's reader has gone: keep emptying the pipe so no writer blocks
+                    self._gone = True
             if flushed:
                 self._flushed.set()
 

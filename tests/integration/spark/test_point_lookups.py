@@ -1,6 +1,7 @@
-"""Issue 18 item 5: ``spark.read.format("kafka-s3").option("pushdown", "true")`` pushes filters on topic, partition,
-offset and timestamp down to planning: a point lookup plans one Spark partition and reads only the objects whose
-offset spans hold the offsets asked for, and returns exactly the rows a full scan would."""
+"""Issue 18 item 5, issue 28 item 1: a point lookup plans one Spark partition and reads only the objects whose offset
+spans hold the offsets asked for, and returns exactly the rows a full scan would — bounded by Spark's Kafka-source
+options (per DataFrame, right for every query on it), or by pushed filters where Spark keeps a read plan per query
+(the planner is exercised directly here: Spark 4 is not such a Spark)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 import pytest
 from pyspark.sql.datasource import EqualTo, In
 
-from kafka_s3.spark.backup_source import BackupDataSource
+from kafka_s3.spark.backup_source import BackupDataSource, PushdownReader
 from tests.support.restore import get_object, read_topic, records, replace_object, same_size_garbage
 
 pytestmark = pytest.mark.integration
@@ -40,7 +41,7 @@ def backed_up(backup, make_config, fresh_bucket, fresh_topic, produce, kafka_boo
 
 def test_point_lookup_plans_only_the_covering_object(backed_up):
     topic, raw, _ = backed_up
-    reader = BackupDataSource({**raw, "pushdown": "true"}).reader(None)  # the reader Spark builds, planned as it does
+    reader = PushdownReader(raw)  # planned as Spark plans it where it pushes filters
     assert list(reader.pushFilters([EqualTo(("partition",), 1), In(("offset",), WANTED)])) == []
     planned = reader.partitions()
     assert [(p.topic, p.partition, [o.start for o in p.objects]) for p in planned] == [(topic, 1, [700])]
@@ -52,8 +53,15 @@ def test_point_lookup_plans_only_the_covering_object(backed_up):
 def test_point_lookup_returns_exactly_the_rows_and_never_reads_other_objects(backed_up, spark, s3_client, fresh_bucket):
     topic, raw, original = backed_up
 
-    def pushed():  # a DataFrame per query (see test_without_pushdown_a_dataframe_serves_every_query)
-        return spark.read.format("kafka-s3").options(**raw).option("pushdown", "true").load()
+    def bounded():  # the lookup's offsets as Spark's Kafka-source options: one DataFrame answers every query
+        return (
+            spark.read.format("kafka-s3")
+            .options(**raw)
+            .option("assign", f'{{"{topic}":[1]}}')
+            .option("startingOffsets", f'{{"{topic}":{{"1":{WANTED[0]}}}}}')
+            .option("endingOffsets", f'{{"{topic}":{{"1":{WANTED[-1] + 1}}}}}')
+            .load()
+        )
 
     in_list = ", ".join(map(str, WANTED))
     lookup = f"topic = '{topic}' AND partition = 1 AND offset IN ({in_list})"
@@ -61,8 +69,10 @@ def test_point_lookup_returns_exactly_the_rows_and_never_reads_other_objects(bac
         (topic, 1, r["offset"], r["key"], r["value"], r["timestamp"]) for r in original[1] if r["offset"] in WANTED
     ]
     assert len(expected) == len(WANTED)
-    assert rows(pushed().where(lookup)) == expected
-    assert pushed().where(lookup).rdd.getNumPartitions() == 1
+    df = bounded()
+    assert rows(df.where(lookup)) == expected
+    assert rows(df) == expected and df.count() == len(WANTED)
+    assert df.rdd.getNumPartitions() == 1
 
     # Ranges, negations and times: the same rows as the full scan filtered by Spark alone.
     full = rows(spark.read.format("kafka-s3").options(**raw).load())
@@ -76,8 +86,9 @@ def test_point_lookup_returns_exactly_the_rows_and_never_reads_other_objects(bac
         ),
         "topic = 'elsewhere' OR offset = 3": lambda r: r[2] == 3,  # not pushed (OR): Spark filters
     }
-    for condition, keep in queries.items():
-        assert rows(pushed().where(condition)) == [r for r in full if keep(r)], condition
+    pushed = spark.read.format("kafka-s3").options(**raw).option("pushdown", "true").load()
+    for condition, keep in queries.items():  # one DataFrame for every query: right whatever Spark pushes
+        assert rows(pushed.where(condition)) == [r for r in full if keep(r)], condition
 
     # Spoil an object no lookup needs: the lookup still succeeds (it never reads it), a full scan fails on it.
     doomed = next(
@@ -88,15 +99,15 @@ def test_point_lookup_returns_exactly_the_rows_and_never_reads_other_objects(bac
         if o.start == 0
     )
     replace_object(s3_client, fresh_bucket, doomed, same_size_garbage(get_object(s3_client, fresh_bucket, doomed)))
-    assert rows(pushed().where(lookup)) == expected
+    assert rows(bounded()) == expected
     with pytest.raises(Exception, match=re.escape(doomed.rsplit("/", 1)[1])):
-        pushed().count()
+        pushed.count()
 
 
 def test_without_pushdown_a_dataframe_serves_every_query(backed_up, spark):
-    """The default: nothing is pushed, so one DataFrame answers a lookup and then a full count exactly. (With
-    pushdown on, Spark 4.3 would answer the count with the lookup's plan: the read plan of a pushed query is kept on
-    the DataFrame's relation and reused by a later query that pushes no filter.)"""
+    """Nothing is pushed on Spark 4, so one DataFrame answers a lookup and then a full count exactly (Spark 4 would
+    answer the count with the lookup's plan: the read plan of a pushed query is kept on the DataFrame's relation and
+    reused by a later query that pushes no filter)."""
     topic, raw, _ = backed_up
     df = spark.read.format("kafka-s3").options(**raw).load()
     assert df.where(f"partition = 1 AND offset IN ({', '.join(map(str, WANTED))})").count() == len(WANTED)
@@ -106,7 +117,8 @@ def test_without_pushdown_a_dataframe_serves_every_query(backed_up, spark):
 def test_a_pushed_down_offset_range_of_a_plain_json_backup_gives_the_full_scans_rows(
     backup, make_config, fresh_bucket, fresh_topic, produce, kafka_bootstrap, spark
 ):
-    """Derived offsets (JSON, no envelope): a pushed-down range gives the rows a full scan gives."""
+    """Derived offsets (JSON, no envelope): an offset range, pushed down or given as options, gives the rows a full
+    scan gives."""
     topic = fresh_topic(1)
     produce(topic, records(1, 600))
     properties = {
@@ -117,12 +129,18 @@ def test_a_pushed_down_offset_range_of_a_plain_json_backup_gives_the_full_scans_
     }
     backup(fresh_bucket, topic, properties)
     raw = options(make_config, fresh_bucket, topic, properties)
-    reader = BackupDataSource({**raw, "pushdown": "true"}).reader(None)
+    reader = PushdownReader(raw)
     reader.pushFilters([EqualTo(("offset",), 333)])
     assert [[o.start for o in p.objects] for p in reader.partitions()] == [[300]]
     full = [
         (r.offset, r.value) for r in spark.read.format("kafka-s3").options(**raw).load().orderBy("offset").collect()
     ]
-    df = spark.read.format("kafka-s3").options(**raw).option("pushdown", "true").load()
-    got = [(r.offset, r.value) for r in df.where("offset BETWEEN 290 AND 310").orderBy("offset").collect()]
+    df = (
+        spark.read.format("kafka-s3")
+        .options(**raw)
+        .option("startingOffsets", f'{{"{topic}":{{"0":290}}}}')
+        .option("endingOffsets", f'{{"{topic}":{{"0":311}}}}')
+        .load()
+    )
+    got = [(r.offset, r.value) for r in df.orderBy("offset").collect()]
     assert got == [r for r in full if 290 <= r[0] <= 310] and len(got) == 21

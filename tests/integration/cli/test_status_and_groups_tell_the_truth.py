@@ -57,23 +57,16 @@ def test_status_with_the_object_store_unreachable_shows_kafkas_side_and_names_th
     raw, _ = make_config(fresh_bucket, topic, **dotted(ENVELOPE), store__url=endpoint)
     path = str(write_properties(tmp_path / "unreachable-store.properties", raw))
 
-    as_json = run_cli(["status", "--config", path, "--json"], timeout=120)
-    assert as_json.returncode == StoreError.exit_code, as_json.stderr[-3000:]
-    assert_clean(as_json.stderr)
-    error = next(line for line in as_json.stderr.splitlines() if line.startswith("kafka-s3: error:"))
+    result = run_cli(["status", "--config", path], timeout=120)
+    assert result.returncode == StoreError.exit_code, result.stderr[-3000:]
+    assert_clean(result.stderr)
+    error = next(line for line in result.stderr.splitlines() if line.startswith("kafka-s3: error:"))
     assert endpoint in error and "Kafka's side only" in error, error
-    rows = {row["partition"]: row for row in json.loads(as_json.stdout)}
-    for partition, end in ((0, 4), (1, 3)):
-        row = rows[partition]
-        assert (row["committed"], row["end"], row["lag"]) == (3, end, end - 3), row
-        assert row["bucket_committed"] is None and row["view"] == "group", row
-
-    table = run_cli(["status", "--config", path], timeout=120)
-    assert table.returncode == StoreError.exit_code, table.stderr[-3000:]
-    line = next(line for line in table.stdout.splitlines() if f"│ {topic} │ 0 " in line)
-    cells = [c.strip() for c in line.split("│") if c.strip()]
-    assert cells[:5] == [topic, "0", "3", "4", "1"], cells
-    assert endpoint in table.stderr, table.stderr[-3000:]
+    for partition, end in ((0, 4), (1, 3)):  # committed, end, lag from Kafka; the bucket's end unknown
+        line = next(line for line in result.stdout.splitlines() if f"│ {topic} │ {partition} " in line)
+        cells = [c.strip() for c in line.split("│") if c.strip()]
+        assert cells[:5] == [topic, str(partition), "3", str(end), str(end - 3)], cells
+        assert cells[-2:] == ["-", "group"], cells
 
 
 # ---------------------------------------------------------------------------------------- the last object is data
@@ -146,10 +139,7 @@ def test_groups_lists_only_application_groups_not_other_kafka_s3_backups(
     doc = json.loads(listed.stdout)
     assert doc["topics"][topic]["groups"] == {application: {"0": 4}}, doc
     assert {t["group"] for t in doc["translations"]} <= {application}, doc
-    text = run_cli(["groups", "--config", path], timeout=180)
-    assert text.returncode == 0, text.stderr[-3000:]
-    assert f"group {application}: [0] 4" in text.stdout, text.stdout
-    assert "connect-" not in text.stdout, text.stdout
+    assert "connect-" not in listed.stdout, listed.stdout
 
 
 # ------------------------------------------------------------------------------- every service error names where

@@ -549,16 +549,29 @@ def validate(config: ConfigLike, *, side: Side | None = None, overrides: Mapping
     :class:`~kafka_s3.core.errors.ConfigError` naming the key."""
     chosen = side or side_of(config)
     found = _parsed(config, chosen, overrides)
-    also = _parsed(config, "source", overrides) if side is None and chosen == "sink" else []
-    checked = Validation(found, chosen, also)
     _log_warnings(found)
-    for warning in sorted(set(checked.warnings) - {w for one in found for w in one.warnings}):
-        log.warning("%s", warning)
     for one in found:
         _check_side(one, chosen)
-    for one in also:
-        _check_side(one, "source")
+    checked = Validation(found, chosen, _as_restore_too(config, overrides) if side is None and chosen == "sink" else [])
+    for warning in sorted(set(checked.warnings) - {w for one in found for w in one.warnings}):
+        log.warning("%s", warning)
     return checked
+
+
+def _as_restore_too(config: ConfigLike, overrides: Mapping[str, str] | None) -> list[Config]:
+    """A backup's configuration parsed and checked as the restore's it doubles as; a problem says so (a file meant
+    for backups alone is checked with ``--connector sink``)."""
+    try:
+        found = _parsed(config, "source", overrides)
+        for one in found:
+            _check_side(one, "source")
+    except ConfigError as exc:
+        raise ConfigError(
+            f"as a restore's configuration (a backup's file doubles as one; --connector sink checks the backup "
+            f"alone): {exc}",
+            key=exc.key,
+        ) from None
+    return found
 
 
 def _check_side(config: Config, side: Side) -> None:

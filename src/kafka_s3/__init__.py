@@ -28,6 +28,7 @@ __all__ = [
     "open_backup",
     "open_restore",
     "plan_restore",
+    "prune",
     "read",
     "restore",
     "restore_options",

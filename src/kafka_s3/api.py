@@ -25,6 +25,7 @@ from kafka_s3.pipelines.backup.cycle import BackupSummary, CycleReport
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.backup.group import BackupGroup
 from kafka_s3.pipelines.backup.result import PartitionResult
+from kafka_s3.pipelines.prune import PruneReport
 from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
 from kafka_s3.pipelines.read.options import Bounds, RestoreOptions, Start, parse_offsets, parse_start, parse_time
@@ -56,6 +57,7 @@ __all__ = [
     "GroupsReport",
     "PartitionResult",
     "Problem",
+    "PruneReport",
     "Restore",
     "RestoreDryRun",
     "RestoreOptions",
@@ -74,6 +76,7 @@ __all__ = [
     "open_restore",
     "parse_start",
     "plan_restore",
+    "prune",
     "read",
     "records",
     "restore",
@@ -521,6 +524,59 @@ def groups(
         snapshots[topic] = times
         newest[topic] = manifests.load(GROUPS, topic, times[-1]).groups if times else {}
     return GroupsReport(snapshots, newest, job.translate_groups(regex, dry_run=True), str(job.config["name"]))
+
+
+# ---------------------------------------------------------------------------------------------------- retention
+def prune(
+    config: ConfigLike,
+    *,
+    before: str | int | None = None,
+    older_than: str | int | None = None,
+    max_total_bytes: str | int | None = None,
+    topics: Sequence[str] | None = None,
+    partitions: Sequence[int] | None = None,
+    execute: bool = False,
+    force: bool = False,
+    overrides: Mapping[str, str] | None = None,
+) -> PruneReport:
+    """The backup's oldest committed chunks that ``before`` (a time: epoch ms or ISO-8601), ``older_than`` (a
+    duration: ``30d``, ``12h`` or ms) or ``max_total_bytes`` (per partition: bytes or ``500MiB``) ask to remove —
+    whole chunks, oldest first, never the newest — planned, and with ``execute`` removed: the new start recorded in
+    the bucket first, the objects deleted after. Refuses to execute while the backup looks live
+    (:class:`~kafka_s3.pipelines.prune.BackupLive`, exit 6) unless ``force``."""
+    import time
+
+    from kafka_s3.core.prune import Selectors, parse_duration, parse_size
+    from kafka_s3.pipelines.prune import prune as prune_one
+
+    cutoffs = []
+    if before is not None:
+        cutoffs.append(before if isinstance(before, int) else parse_time(before, "--before"))
+    if older_than is not None:
+        age = older_than if isinstance(older_than, int) else parse_duration(older_than)
+        cutoffs.append(int(time.time() * 1000) - age)
+    size = (
+        max_total_bytes if isinstance(max_total_bytes, int) or max_total_bytes is None else parse_size(max_total_bytes)
+    )
+    selectors = Selectors(before=max(cutoffs) if cutoffs else None, max_bytes=size)
+    reports = [
+        prune_one(
+            one,
+            selectors,
+            topics=list(topics) if topics else None,
+            partitions=list(partitions) if partitions else None,
+            execute=execute,
+            force=force,
+        )
+        for one in configurations(config, "sink", overrides)
+    ]
+    merged = reports[0]
+    for report in reports[1:]:
+        merged.partitions += report.partitions
+        merged.snapshots += report.snapshots
+        merged.notes += [n for n in report.notes if n not in merged.notes]
+        merged.live = merged.live or report.live
+    return merged
 
 
 # ---------------------------------------------------------------------------------------------------- configuration

@@ -38,6 +38,7 @@ cmd_read = command("inspect", "cmd_read")
 cmd_verify = command("inspect", "cmd_verify")
 cmd_status = command("inspect", "cmd_status")
 cmd_groups = command("inspect", "cmd_groups")
+cmd_prune = command("prune", "cmd_prune")
 cmd_config_show = command("configuration", "cmd_config_show")
 cmd_config_validate = command("configuration", "cmd_config_validate")
 cmd_bucket_create = command("configuration", "cmd_bucket_create")
@@ -311,6 +312,41 @@ def build_parser() -> argparse.ArgumentParser:
     deprecated(groups, "--regex", "--consumer-groups")
     as_json(groups)
     groups.set_defaults(func=cmd_groups)
+
+    prune = sub.add_parser(
+        "prune",
+        help="remove a backup's oldest chunks (retention): plan by default, --execute to remove; recorded in the "
+        "bucket, so verify, restore and read start after them",
+    )
+    configuration(prune)
+    prune.add_argument(
+        "-t", "--topic", action="append", metavar="TOPIC", help="only this topic (repeatable; default: every topic)"
+    )  # (no --topics: a new command has no old spelling)
+    prune.add_argument(
+        "-p", "--partition", action="append", type=int, metavar="N", help="only this partition (repeatable)"
+    )
+    prune.add_argument(
+        "--before", metavar="TIME", help="remove chunks whose records are all older than TIME (epoch ms or ISO-8601)"
+    )
+    prune.add_argument(
+        "--older-than",
+        metavar="DURATION",
+        help="remove chunks whose records are all older than DURATION ago (30d, 12h, 90m, 1w, or ms)",
+    )
+    prune.add_argument(
+        "--max-total-bytes",
+        metavar="SIZE",
+        help="per partition, as Kafka's retention.bytes: remove the oldest chunks until the rest hold at most SIZE "
+        "(bytes, or 500MiB, 20GB)",
+    )
+    prune.add_argument(
+        "--execute", action="store_true", help="remove what the plan says (default: print the plan, remove nothing)"
+    )
+    prune.add_argument(
+        "--force", action="store_true", help="remove even when the backup looks live (a commit within 3 cycles)"
+    )
+    as_json(prune)
+    prune.set_defaults(func=cmd_prune)
 
     config = sub.add_parser("config", help="inspect a configuration")
     config_sub = config.add_subparsers(dest="config_command", required=True)

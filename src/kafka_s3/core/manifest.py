@@ -24,6 +24,9 @@ empty ``<startOffset>.tail`` mark next to the chunk's manifest: the partition's 
 it. A restore that finds a mark without its manifest knows the tail of the partition was deleted, and a manifest
 beyond the newest mark may belong to a chunk still being uploaded (manifest first, files next) rather than to a
 damaged one.
+
+A ``<startOffset>.pruned`` record beside them (:mod:`kafka_s3.core.prune`) is the partition's start after a
+``kafka-s3 prune``: chunks and marks below it are what an interrupted prune left, no part of the backup.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kafka_s3.core.errors import FormatError, ObjectExistsError
+from kafka_s3.core.prune import PRUNED, PrunedStart
 from kafka_s3.core.snapshots import R, Series, pick
 from kafka_s3.core.store import Store
 
@@ -161,6 +165,9 @@ class PartitionManifests:
     committed_start: int | None = None  # start offset of the newest chunk marked committed (``.tail``)
     marked_starts: tuple[int, ...] = ()  # every chunk start with a committed mark
     keys: tuple[str, ...] = ()  # the manifests' object keys, in the order of ``chunks`` (when known)
+    # The partition's recorded start (``kafka-s3 prune``: :mod:`kafka_s3.core.prune`): chunks and marks below it are
+    # left out of ``chunks`` and ``marked_starts`` (what an interrupted prune left is no part of the backup).
+    pruned: PrunedStart | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +227,7 @@ class ManifestStore:
         base = f"{self.root}{self.delim}{topic}{self.delim}"
         chunk_keys: dict[int, list[str]] = {}
         marks: dict[int, list[int]] = {}
+        pruned: dict[int, PrunedStart] = {}
         for info in self.store.list(base):
             parts = info.key[len(base) :].split(self.delim)
             if len(parts) != 2 or not parts[0].isdigit():
@@ -232,6 +240,11 @@ class ManifestStore:
                 chunk_keys.setdefault(partition, []).append(info.key)
             elif "." + extension == TAIL:
                 marks.setdefault(partition, []).append(int(stem))
+            elif "." + extension == PRUNED and int(stem) >= (pruned[partition].offset if partition in pruned else 0):
+                pruned[partition] = PrunedStart(int(stem), info.last_modified)
+        for partition, start in pruned.items():  # what an interrupted prune left below the start is not read
+            chunk_keys[partition] = [k for k in chunk_keys.get(partition, []) if self._start_of(k) >= start.offset]
+            marks[partition] = [m for m in marks.get(partition, []) if m >= start.offset]
         cache = {} if cache is None else cache
         keys = [k for ks in chunk_keys.values() for k in ks]
         new = [k for k in keys if k not in cache]
@@ -250,9 +263,13 @@ class ManifestStore:
                 max(marks[p]) if marks.get(p) else None,
                 tuple(sorted(marks.get(p, []))),
                 tuple(k for _, k in ordered.get(p, [])),
+                pruned.get(p),
             )
-            for p in sorted(set(by_partition) | set(marks))
+            for p in sorted(set(by_partition) | {p for p, found in marks.items() if found} | set(pruned))
         }
+
+    def _start_of(self, key: str) -> int:
+        return int(key.rsplit(self.delim, 1)[-1].partition(".")[0])
 
     def _count_prefix(self, topic: str) -> str:
         return f"{self.root}{self.delim}{topic}{self.delim}{PARTITION_COUNT_DIR}{self.delim}"
@@ -302,12 +319,14 @@ class ManifestStore:
     # ---------------------------------------------------------------------------------------- resume checks
     def starts(self, topic: str, partition: int) -> list[int]:
         """Start offsets of the partition's manifests, ascending (one listing)."""
-        found = []
+        found, pruned = [], 0
         for info in self.store.list(self.prefix(topic, partition)):
             name = info.key.rsplit(self.delim, 1)[-1]
             if name.endswith(EXTENSION) and name[: -len(EXTENSION)].isdigit():
                 found.append(int(name[: -len(EXTENSION)]))
-        return sorted(found)
+            elif name.endswith(PRUNED) and name[: -len(PRUNED)].isdigit():
+                pruned = max(pruned, int(name[: -len(PRUNED)]))
+        return sorted(s for s in found if s >= pruned)  # below a recorded start: what an interrupted prune left
 
     def missing_files(self, manifest: Manifest, existing: dict[str, set[str]] | None = None) -> list[str]:
         """Keys of ``manifest``'s files that are not in the store. ``existing`` caches one listing per directory of

@@ -272,6 +272,30 @@ SINK.define(
         origin="kafka-s3",
     ),
     Prop(
+        "backup.retention.ms",
+        Type.LONG,
+        "-1",
+        "Retention of the backup itself: at the end of each cycle the backup removes its chunks whose records are all "
+        "older than this, as kafka-s3 prune --older-than does (whole chunks, oldest first, never the newest; the "
+        "removal is recorded in the bucket, so verify, restore and read start after it). -1 keeps everything.",
+        M,
+        "kafka-s3",
+        Range(-1),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "backup.retention.bytes",
+        Type.LONG,
+        "-1",
+        "Retention of the backup itself, per partition as Kafka's retention.bytes: at the end of each cycle the "
+        "backup removes a partition's oldest chunks until its chunks hold at most this many bytes, as kafka-s3 prune "
+        "--max-total-bytes does. -1 keeps everything.",
+        M,
+        "kafka-s3",
+        Range(-1),
+        origin="kafka-s3",
+    ),
+    Prop(
         "isolation.level",
         Type.STRING,
         "read_committed",

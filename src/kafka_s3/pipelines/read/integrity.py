@@ -43,6 +43,7 @@ class Kind(StrEnum):
     COUNTS = "counts"  # a sidecar and its data object (or an object and its manifest) disagree on records
     UNDECODABLE = "undecodable"  # --verify-deep / verify --deep: an object does not decode, or its offsets are wrong
     IN_PROGRESS = "in progress"  # a chunk beyond the committed end, still uploading: reads stop before it
+    PRUNED = "pruned"  # offsets ``kafka-s3 prune`` removed and recorded: the backup's start, said, not an error
     UNVERIFIABLE = "unverifiable"  # what cannot be checked (foreign objects): said, not an error
 
 
@@ -147,6 +148,19 @@ def check_partition(
             )
         return check
     check.verified = True
+    pruned = manifests.pruned
+    if pruned is not None:
+        check.findings.append(
+            Finding(
+                Kind.PRUNED,
+                topic,
+                partition,
+                None,
+                pruned.offset - 1,
+                (),
+                f"{pruned.describe()} by kafka-s3 prune: the backup starts at offset {pruned.offset}",
+            )
+        )
     chunks = list(manifests.chunks)
     committed = manifests.committed_start
     note = check.findings.append
@@ -216,6 +230,7 @@ def check_partition(
                 )
             )
         check.excluded.add(obj.key)
+    _tell_vanished_oldest(check, chunks)
     if check.frontier is not None:
         first_missing = next(f for f in check.findings if f.kind is Kind.IN_PROGRESS)
         check.unfinished = Finding(
@@ -237,6 +252,31 @@ def check_partition(
     return check
 
 
+VANISHED = (
+    "the oldest objects of the partition vanished without a recorded prune (an S3 lifecycle rule on the prefix, or a "
+    "deletion by hand?): the backup now starts at offset {start}. Remove old records with kafka-s3 prune instead: "
+    "it records what it removes, so verify, restore and read start after it (docs/operations.md, retention)"
+)
+
+
+def _tell_vanished_oldest(check: PartitionCheck, chunks: list[Manifest]) -> None:
+    """Missing offsets that all lie before the partition's oldest whole chunk: the oldest objects were deleted
+    without ``kafka-s3 prune`` recording it, as an age-based lifecycle rule does. Said in those words (still a
+    problem: nothing recorded that they were meant to go)."""
+    broken = {f.first for f in check.findings if f.kind in (Kind.MISSING, Kind.TRUNCATED) and f.first is not None}
+    whole = [m for m in chunks if m.start not in broken]
+    if not whole:
+        return
+    oldest = whole[0].start
+    missing = [f for f in check.findings if f.kind is Kind.MISSING]
+    if not missing or any(f.last is None or f.last >= oldest for f in missing):
+        return
+    check.findings = [
+        dataclasses.replace(f, message=f"{f.message}; {VANISHED.format(start=oldest)}") if f in missing else f
+        for f in check.findings
+    ]
+
+
 def _check_chain(check: PartitionCheck, manifests: PartitionManifests, strays: list[int]) -> None:
     """Each manifest names the end of the chunk committed before it (``follows``): no chunk ending there means that
     chunk was lost with its manifest (an offset gap alone may be compaction or transaction markers, not a loss).
@@ -247,8 +287,8 @@ def _check_chain(check: PartitionCheck, manifests: PartitionManifests, strays: l
     reported = [(f.first, f.last) for f in check.findings if f.kind is Kind.MISSING]
     for index, manifest in enumerate(chunks):
         follows = manifest.follows
-        if follows is None or follows in ends:
-            continue
+        if follows is None or follows in ends or (manifests.pruned and follows < manifests.pruned.offset):
+            continue  # (below a recorded start: the chunk it follows was pruned)
         if any(
             first is not None and first <= follows and (last is None or follows <= last) for first, last in reported
         ):
@@ -428,6 +468,7 @@ def survey(
     for topic in sorted({t for t, _ in partitions} - set(manifests)):
         manifests[topic] = manifest_store.load_topic(topic, cache)
     loaded = [pm for by_partition in manifests.values() for pm in by_partition.values()]
+    _leave_out_pruned(partitions, loaded)
     with_records(partitions, loaded)
     checks = check_backup(partitions, manifests, sizes)
     _hold_back_first_chunks(checks, partitions, lambda topic: manifest_store.load_topic(topic, cache))
@@ -438,6 +479,15 @@ def survey(
         for tp in (tp for tp in late if tp[0] == topic):
             _forgive_newer_chunks(checks[tp], manifests[topic].get(tp[1]), fresh.get(tp[1]))
     return Survey(partitions, manifests, checks, sizes)
+
+
+def _leave_out_pruned(partitions: dict[tuple[str, int], SourcePartition], loaded: list[PartitionManifests]) -> None:
+    """Objects below a partition's recorded start (``kafka-s3 prune``) are what an interrupted prune left: no part
+    of the backup, never read, not missing (the next prune removes them)."""
+    for pm in loaded:
+        part = partitions.get((pm.topic, pm.partition))
+        if pm.pruned is not None and part is not None:
+            part.objects = [o for o in part.objects if o.start >= pm.pruned.offset]
 
 
 def _hold_back_first_chunks(

@@ -546,7 +546,10 @@ def prune(
     (:class:`~kafka_s3.pipelines.prune.BackupLive`, exit 6) unless ``force``."""
     import time
 
+    from kafka_s3.core.manifest import ManifestStore
     from kafka_s3.core.prune import Selectors, parse_duration, parse_size
+    from kafka_s3.io.stores.spec import StoreSpec
+    from kafka_s3.pipelines.backup.plugins import BackupPlugins
     from kafka_s3.pipelines.prune import prune as prune_one
 
     cutoffs = []
@@ -559,17 +562,22 @@ def prune(
         max_total_bytes if isinstance(max_total_bytes, int) or max_total_bytes is None else parse_size(max_total_bytes)
     )
     selectors = Selectors(before=max(cutoffs) if cutoffs else None, max_bytes=size)
-    reports = [
-        prune_one(
-            one,
-            selectors,
-            topics=list(topics) if topics else None,
-            partitions=list(partitions) if partitions else None,
-            execute=execute,
-            force=force,
+    reports = []
+    for one in configurations(config, "sink", overrides):
+        store = StoreSpec.from_config(one).open()
+        store.check()
+        manifests = ManifestStore(store, BackupPlugins.from_config(one).manifest_root, one["directory.delim"])
+        reports.append(
+            prune_one(
+                one,
+                manifests,
+                selectors,
+                topics=list(topics) if topics else None,
+                partitions=list(partitions) if partitions else None,
+                execute=execute,
+                force=force,
+            )
         )
-        for one in configurations(config, "sink", overrides)
-    ]
     merged = reports[0]
     for report in reports[1:]:
         merged.partitions += report.partitions

@@ -45,8 +45,8 @@ from kafka_s3.core.prune import (
 )
 from kafka_s3.core.schemas import SERIES as SCHEMA_SERIES
 from kafka_s3.core.snapshots import Series
-from kafka_s3.core.store import Store
 from kafka_s3.core.topic_config import SERIES as CONFIG_SERIES
+from kafka_s3.pipelines.read.committed import backup_group
 
 log = logging.getLogger("kafka_s3.prune")
 
@@ -211,9 +211,8 @@ def read_group(config: Config, store_url: str, topics: Iterable[str]) -> GroupVi
     """The backup's own commits (metadata naming this bucket) for the partitions of ``topics`` the cluster has."""
     from kafka_s3.io.kafka.admin import Admin
     from kafka_s3.io.kafka.settings import client_settings
-    from kafka_s3.pipelines.backup.driver import group_id
 
-    group = group_id(config)
+    group = backup_group(config)
     if not (config.originals.get("bootstrap.servers") or os.environ.get("KAFKA_BOOTSTRAP_SERVERS")):
         return GroupView(group, unread="no Kafka cluster configured")
     try:
@@ -260,35 +259,30 @@ def live_reason(config: Config, group: GroupView, newest_mark: float, now_ms: in
 # ---------------------------------------------------------------------------------------------------- the prune
 def prune(
     config: Config,
+    manifests: ManifestStore,
     selectors: Selectors,
     *,
     topics: list[str] | None = None,
     partitions: list[int] | None = None,
     execute: bool = False,
     force: bool = False,
-    store: Store | None = None,
     resume: dict[TP, int] | None = None,
     check_live: bool = True,
     now_ms: int | None = None,
     cache: dict[str, Manifest] | None = None,
 ) -> PruneReport:
-    """Plan (and with ``execute``, carry out) the prune ``selectors`` ask for on the backup ``config`` describes.
+    """Plan (and with ``execute``, carry out) the prune ``selectors`` ask for on the backup ``config`` describes,
+    whose manifests ``manifests`` reads (:class:`~kafka_s3.pipelines.backup.plugins.BackupPlugins` knows where).
 
-    ``topics``/``partitions``: only these (default: every topic of the backup, every partition). ``resume``: the
+    ``topics``/``partitions``: only these (default: every topic of the backup, every partition; a running backup's
+    retention, ``check_live=False``, names its own topics, not checked against the bucket). ``resume``: the
     backup's resume positions when the caller knows them (a running backup's retention); else its consumer group is
     read. ``check_live``: refuse to execute while the backup looks live (unless ``force``). ``cache``: manifests
     already read (a running backup's, kept between cycles; the removed ones are dropped from it)."""
-    from kafka_s3.io.stores.spec import StoreSpec
-    from kafka_s3.pipelines.backup.plugins import BackupPlugins
-
     if selectors.empty:
         raise ConfigError("prune: say what to remove: --before TIME, --older-than DURATION or --max-total-bytes SIZE")
-    plugins = BackupPlugins.from_config(config)
-    store = store or StoreSpec.from_config(config).open()
-    if check_live:
-        store.check()
-    manifests = ManifestStore(store, plugins.manifest_root, config["directory.delim"])
-    names = _topics(config, manifests, topics)
+    store = manifests.store
+    names = sorted(topics) if topics and not check_live else _topics(config, manifests, topics)
     report = PruneReport(str(config["name"]), store.url, selectors)
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     listings = {topic: list_topic(manifests, topic) for topic in names}

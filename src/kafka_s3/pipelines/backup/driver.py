@@ -30,7 +30,7 @@ from kafka_s3.core.errors import (
     StoreAccessDeniedError,
     StoreError,
 )
-from kafka_s3.core.manifest import MANIFEST_DIR, ManifestStore
+from kafka_s3.core.manifest import MANIFEST_DIR, Manifest, ManifestStore
 from kafka_s3.core.rotation import RotationPolicy
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.clients import TP
@@ -63,6 +63,7 @@ from kafka_s3.pipelines.backup.resume import (
 from kafka_s3.pipelines.backup.task import PartitionPlan, backup_task
 from kafka_s3.pipelines.engine import Engine
 from kafka_s3.pipelines.phases import COMMITTING, PLANNING, STARTING_SPARK, UPLOADING, OnPhase, Phase
+from kafka_s3.pipelines.prune import prune, retention_selectors
 from kafka_s3.pipelines.task_settings import TaskSettings
 from kafka_s3.runtime.live import LiveCounts
 
@@ -122,6 +123,7 @@ class Backup:
         self._conditional_checked = False
         self._retry_base = config["cycle.interval.ms"] / 1000  # a failing partition's first backoff (doubling)
         self.task_settings = TaskSettings(config, self.store_spec, self.kafka_settings)
+        self._retention_cache: dict[str, Manifest] = {}  # manifests retention read (they never change)
 
     # ------------------------------------------------------------------------------------------------ setup
     def topics(self) -> dict[str, int]:
@@ -256,6 +258,7 @@ class Backup:
         report = CycleReport(self.cycle_number, len(plans))
         if not plans:
             self.snapshot_groups()
+            self.retain()
             return report
         started = time.monotonic()
         self._cycle_wall_start = time.time()
@@ -275,6 +278,7 @@ class Backup:
         self._phase(COMMITTING, f"cycle {self.cycle_number}, {partitions}")
         self._apply(results, plans, report)
         self.snapshot_groups()
+        self.retain()
         report.seconds = time.monotonic() - started
         self.finished.append(report)
         log.info(
@@ -422,6 +426,32 @@ class Backup:
         if self.history.once and any(s.failures for s in self.states.values()):
             return  # run_once: taken when no partition is failing (else the run fails), not against a failing store
         self.history.snapshot_groups(sorted({tp[0] for tp in self.states}))
+
+    def retain(self) -> None:
+        """``backup.retention.ms`` / ``backup.retention.bytes``: the chunks they ask to remove, pruned at the end of a
+        cycle as ``kafka-s3 prune --execute`` would (the partitions' positions protected). A prune that fails is
+        logged and tried again next cycle: retention never stops the records' backup."""
+        selectors = retention_selectors(self.config)
+        if selectors.empty:
+            return
+        resume = {tp: state.next_offset for tp, state in self.states.items()}
+        if not resume:
+            return
+        try:
+            prune(
+                self.config,
+                self.manifests,
+                selectors,
+                topics=sorted({topic for topic, _ in resume}),
+                execute=True,
+                resume=resume,
+                check_live=False,
+                cache=self._retention_cache,
+            )
+        except Interrupted:
+            raise
+        except KafkaS3Error as exc:
+            log.error("retention not applied (tried again next cycle): %s", exc)
 
     def _retry_later(self, tp: TP, state: PartitionState, error: str, report: CycleReport) -> None:
         """A partition whose task failed in a way another attempt may cure: retried with exponential backoff,

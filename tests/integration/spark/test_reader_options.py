@@ -7,6 +7,7 @@ One backup serves the module (two topics, 600 + 40 records): each test only load
 from __future__ import annotations
 
 import json
+import os
 import uuid
 
 import pytest
@@ -126,3 +127,15 @@ def test_a_topic_the_backup_does_not_hold_is_an_error_naming_the_topics_it_holds
         Exception, match=f"subscribePattern 'orders.*' matches no topic of the backup \\(it holds {held}"
     ):
         load(spark, options, subscribePattern="orders.*").count()
+
+
+@pytest.mark.issue(28, item=1)
+def test_a_backup_loads_from_its_s3_path_with_the_object_store_from_the_aws_environment(spark, backed_up, s3_env):
+    """``load("s3://bucket/topics")``: bucket and topics.dir from the path, endpoint and credentials from the usual
+    AWS variables (the services' ones here), no configuration file."""
+    options, big, small = backed_up
+    assert s3_env["endpoint_url"] == os.environ["AWS_ENDPOINT_URL_S3"]
+    df = spark.read.format("kafka-s3").options(**ENVELOPE).load(f"s3://{options['s3.bucket.name']}/topics")
+    assert df.count() == 2 * PER_PARTITION + 40
+    with pytest.raises(Exception, match=r"path 's3://elsewhere/topics' says s3.bucket.name=elsewhere"):
+        spark.read.format("kafka-s3").options(**options).load("s3://elsewhere/topics").count()

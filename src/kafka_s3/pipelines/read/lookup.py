@@ -29,6 +29,7 @@ from kafka_s3.pipelines.read.layouts import detected
 from kafka_s3.pipelines.read.options import Bounds, Start
 from kafka_s3.pipelines.read.planning import Ranges
 from kafka_s3.pipelines.read.plugins import ReadPlugins
+from kafka_s3.pipelines.read.pruned import pruned_starts, refuse_offset, refuse_time
 from kafka_s3.pipelines.read.reader import read_partition
 
 
@@ -102,6 +103,7 @@ def _partition_records(
     if part is None:
         raise NotInBackup(f"no backed-up objects of {topic}[{partition}] in {store.url}")
     part.objects = without_excluded(part, found.checks.get(tp))
+    _refuse_pruned(found, tp, start)
     first = _first_offset(store, plugins, part, start)
     if first is None:
         return  # at the end of what the backup holds, or no record at or after the time asked for
@@ -126,6 +128,16 @@ def _partition_records(
     if not out and start.kind in ("offset", "positions"):
         raise NotInBackup(f"{topic}[{partition}] has no backed-up record at or after offset {first}")
     yield from _with_place(out, tp)
+
+
+def _refuse_pruned(found: Survey, tp: tuple[str, int], start: Start) -> None:
+    """An offset, or a time, before what ``kafka-s3 prune`` left of the partition: an error naming where it starts."""
+    starts = pruned_starts(found.manifests)
+    offset = start.value if start.kind == "offset" else start.offset_of(tp) if start.kind == "positions" else None
+    if offset is not None:
+        refuse_offset(starts, tp, offset, "--offset")
+    elif start.kind == "time":
+        refuse_time(starts, [tp], start.value, "--offset s@")
 
 
 def _with_place(records: list[dict[str, Any]], tp: tuple[str, int]) -> Iterator[dict[str, Any]]:

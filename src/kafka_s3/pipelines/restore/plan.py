@@ -15,6 +15,7 @@ from kafka_s3.pipelines.read.bounds import refuse_empty_bounds
 from kafka_s3.pipelines.read.committed import cross_check, read_marks
 from kafka_s3.pipelines.read.discovery import Problem, SourcePartition
 from kafka_s3.pipelines.read.integrity import Finding, Kind, PartitionCheck, incomplete, survey, without_excluded
+from kafka_s3.pipelines.read.pruned import pruned_starts, refuse_pruned_bounds
 from kafka_s3.pipelines.read.reader import order_warning, unprovable_bound
 from kafka_s3.pipelines.restore.context import RestoreContext
 from kafka_s3.pipelines.restore.task import RestorePlan
@@ -86,6 +87,8 @@ def plan_restore(
     partitions, checks = found.partitions, found.checks
     refuse_ambiguous(partitions, found.loaded)  # ByteArray records that cannot be told apart
     refuse_empty_bounds(ctx.options, partitions, ctx.following)  # before Spark starts or a topic is created
+    starts = pruned_starts(found.manifests)  # a bound before what kafka-s3 prune left is an error, not a gap
+    refuse_pruned_bounds(starts, sorted(partitions), ctx.options.from_offsets, ctx.options.from_timestamp)
     hold = ctx.following or not ctx.options.allow_gaps  # --allow-gaps skips unfinished chunks instead
     if ctx.options.verify_deep:
         readable = {tp: without_excluded(part, checks.get(tp), hold) for tp, part in partitions.items()}

@@ -171,8 +171,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--lookup-records",
         type=int,
         default=200_000,
-        help="point lookups: records backed up (Avro envelope, 4 partitions) before timing ten offsets with filter "
-        "pushdown beside a full scan (default 200,000; 0: skip)",
+        help="point lookups: records backed up (Avro envelope, 4 partitions) before timing ten offsets read with the "
+        "reader's offset options beside a where over a full scan (default 200,000; 0: skip)",
     )
     p.add_argument("--keep", action="store_true", help="keep the topics and buckets (default: deleted after use)")
     p.add_argument(
@@ -563,7 +563,7 @@ class Bench:
         if not self.fits("lookups", "the point lookups"):
             out.update(SKIPPED)
             return
-        self.clock.say(f"point lookups: {self.args.lookup_records:,} records, pushdown beside a full scan")
+        self.clock.say(f"point lookups: {self.args.lookup_records:,} records, bounded read beside a full scan")
         path, log = self.work / "point-lookups.json", self.work / "point-lookups.log"
         command = [sys.executable, str(Path(__file__).with_name("point_lookups.py"))]
         command += ["--records", str(self.args.lookup_records), "--json-out", str(path)]

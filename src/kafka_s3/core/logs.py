@@ -92,6 +92,9 @@ def json_record(level: str, logger: str, message: str, **fields: Any) -> str:
 _TIMED_LINE = re.compile(r"^\d\d:\d\d:\d\d (TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL) ([^\s:]+): (.*)$")
 # librdkafka's own log lines: `%<syslog level>|<epoch>|<facility>|<client>| message`
 _RDKAFKA_LINE = re.compile(r"^%(\d)\|[\d.]+\|([^|]*)\|([^|]*)\|\s?(.*)$")
+# the JVM's own warnings (`WARNING: Using incubator modules: ...`) and Python's (`/path/module.py:12: UserWarning: ...`)
+_JVM_WARNING = re.compile(r"^WARNING: ")
+_PYTHON_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")
 # the lines that go on a record already begun: a Java or Python trace's frames, its exception, an indented detail
 _CONTINUATION = re.compile(r"^(\s|at |Caused by|Suppressed|\.\.\. \d+ more|\w+(\.\w+)+(: |$)|\w*(Error|Exception)\b)")
 _LEVELS = {"WARN": "WARNING", "FATAL": "CRITICAL", "TRACE": "DEBUG"}
@@ -130,6 +133,10 @@ class StderrLines:
             text = found[4]
         elif found := _ERROR_LINE.match(text):
             self.level, self.logger, text = "ERROR", "kafka_s3.cli", text[found.end() :]
+        elif _JVM_WARNING.match(text):
+            self.level, self.logger = "WARNING", "jvm"
+        elif _PYTHON_WARNING.match(text):
+            self.level, self.logger = "WARNING", "py.warnings"
         elif text.startswith("Traceback "):
             self.level, self.logger = "ERROR", "stderr"
         elif not _CONTINUATION.match(text):

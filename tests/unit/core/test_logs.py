@@ -70,7 +70,7 @@ def test_stderr_lines_of_other_programs_become_json_records_with_their_level_and
     ]
     docs = [json.loads(out) for out in map(lines.convert, said) if out is not None]
     assert [(d["level"], d["logger"]) for d in docs] == [
-        ("WARNING", "stderr"),
+        ("WARNING", "jvm"),
         ("WARNING", "NativeCodeLoader"),
         ("ERROR", "Executor"),
         ("ERROR", "Executor"),  # a trace goes on the record it belongs to

@@ -1,0 +1,130 @@
+"""Issue 29, items 1 and 2 as a user sees them: ``kafka-s3 prune`` (plan, execute, live refusal, a crash in the
+middle), what verify, read and restore say after it, and an S3 lifecycle rule told apart from a prune. The real
+command in a subprocess (the backups and restores on the shared Spark session) against the real Kafka and S3."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_s3.core.errors import BackupIncomplete, ConfigError
+from kafka_s3.pipelines.prune import BackupLive
+from tests.support.integration import list_keys, run_cli, write_properties
+from tests.support.restore import fidelity, read_topic, records
+
+pytestmark = pytest.mark.integration
+
+PARTITIONS, PER_PARTITION = 2, 12
+# flush.size=3: four chunks a partition (offsets 0..2, 3..5, 6..8, 9..11); record i was written at BASE + i s
+BACKUP = {"format.class": "json", "store.envelope": "true", "flush.size": "3", "cycle.interval.ms": "0"}
+BASE = 1_700_000_000_000
+BEFORE_OFFSET_6 = str(BASE + 6_000)  # records 0..5 are older: two chunks of each partition
+
+
+@pytest.fixture
+def backed_up(make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path):
+    """A stopped backup of 2 × 12 records in chunks of 3, and its configuration file: (topic, path)."""
+    topic = fresh_topic(PARTITIONS)
+    produce(topic, records(PARTITIONS, PER_PARTITION))
+    backup(fresh_bucket, topic, BACKUP)
+    raw, _ = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in BACKUP.items()})
+    return topic, str(write_properties(tmp_path / "backup.properties", raw))
+
+
+def prune(path: str, *flags: str):
+    return run_cli(["prune", "--config", path, *flags], timeout=120)
+
+
+@pytest.mark.issue(29, item=1)
+def test_prune_plans_by_default_and_removes_nothing(backed_up, fresh_bucket, s3_client):
+    topic, path = backed_up
+    before = list_keys(s3_client, fresh_bucket)
+    result = prune(path, "--before", BEFORE_OFFSET_6)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = " ".join(result.stdout.split())
+    assert f"│ {topic} │ 0 │ 2 │ 0..5 │ 6 │" in out and f"│ {topic} │ 1 │ 2 │ 0..5 │ 6 │" in out, result.stdout
+    assert "would remove 4 chunk(s) of 2 partition(s): 12 records" in out
+    assert "nothing was removed: run with --execute to remove them" in out
+    assert list_keys(s3_client, fresh_bucket) == before
+
+
+@pytest.mark.issue(29, item=1)
+def test_prune_execute_leaves_a_whole_backup_that_restores_exactly_from_the_new_start(
+    backed_up, fresh_bucket, fresh_topic, restorer, kafka_bootstrap, s3_client
+):
+    topic, path = backed_up
+    result = prune(path, "--before", BEFORE_OFFSET_6, "--execute")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "removed 4 chunk(s) of 2 partition(s): 12 records" in " ".join(result.stdout.split())
+    keys = list_keys(s3_client, fresh_bucket)
+    assert not [k for k in keys if "+0000000000." in k or "+0000000003." in k], keys  # data objects gone
+    assert [k.rsplit("/", 1)[-1] for k in keys if k.endswith(".pruned")] == ["00000000000000000006.pruned"] * 2
+
+    verified = run_cli(["verify", "--config", path], timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr[-3000:]
+    text = " ".join(verified.stdout.split())
+    assert f"note: {topic}[0] offsets ..5: pruned: pruned up to offset 5 at " in text
+    assert "by kafka-s3 prune: the backup starts at offset 6" in text and "the backup is whole" in text
+
+    target = fresh_topic(PARTITIONS)
+    restorer(fresh_bucket, topic, {**BACKUP, "topic.rename": f"{topic}:{target}"}).run()
+    restored = read_topic(kafka_bootstrap, target)
+    expected = read_topic(kafka_bootstrap, topic)
+    for partition in range(PARTITIONS):
+        assert fidelity(restored[partition]) == fidelity(expected[partition][6:])
+
+
+@pytest.mark.issue(29, item=1)
+def test_a_bound_before_the_pruned_start_names_the_first_restorable_offset_and_time(backed_up):
+    topic, path = backed_up
+    assert prune(path, "--before", BEFORE_OFFSET_6, "--execute").returncode == 0
+    read = run_cli(["read", "--config", path, "-o", "0:2"], timeout=120)
+    assert read.returncode == ConfigError.exit_code, read.stderr[-3000:]
+    assert (
+        f"--offset 2: offset 2 of {topic}[0] was pruned (pruned up to offset 5 at " in read.stderr
+        and "the first restorable offset is 6 (2023-11-14T22:13:26Z)" in read.stderr
+    ), read.stderr
+    restore = run_cli(["restore", "--config", path, "--dry-run", "--from-timestamp", str(BASE)], timeout=120)
+    assert restore.returncode == ConfigError.exit_code, restore.stderr[-3000:]
+    assert "--from-timestamp 2023-11-14T22:13:20Z" in restore.stderr
+    assert "records before 2023-11-14T22:13:26Z were pruned" in restore.stderr
+    beginning = run_cli(["read", "--config", path, "-p", "1", "--count", "1", "--json"], timeout=120)
+    assert beginning.returncode == 0 and '"offset": 6' in beginning.stdout, beginning.stdout + beginning.stderr
+
+
+@pytest.mark.issue(29, item=1)
+def test_prune_refuses_a_live_backup_unless_forced(make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path):
+    topic = fresh_topic(1)
+    produce(topic, records(1, 9))
+    live = {**BACKUP, "cycle.interval.ms": "10000"}  # a commit within 30 s looks live
+    backup(fresh_bucket, topic, live)
+    raw, _ = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in live.items()})
+    path = str(write_properties(tmp_path / "live.properties", raw))
+    refused = prune(path, "--older-than", "0", "--execute")
+    assert refused.returncode == BackupLive.exit_code, refused.stderr[-3000:]
+    assert f"backup 'it-{fresh_bucket}' looks live: group connect-it-{fresh_bucket} committed {topic}[0]" in (
+        refused.stderr
+    )
+    assert "nothing was removed" in refused.stderr and "--force" in refused.stderr
+    forced = prune(path, "--older-than", "0", "--execute", "--force")
+    assert forced.returncode == 0, forced.stderr[-3000:]
+    assert "removed 2 chunk(s) of 1 partition(s): 6 records" in " ".join(forced.stdout.split())
+
+
+@pytest.mark.issue(29, item=2)
+def test_oldest_objects_deleted_without_a_prune_are_named_a_lifecycle_rule(backed_up, fresh_bucket, s3_client):
+    """What an age-based lifecycle rule on the prefix does: the oldest objects go, manifests and marks with them."""
+    topic, path = backed_up
+    oldest = [
+        k
+        for k in list_keys(s3_client, fresh_bucket)
+        if f"/{topic}+0+0000000000." in k
+        or k.endswith(("/0/00000000000000000000.chunk", "/0/00000000000000000000.tail"))
+    ]
+    assert len(oldest) >= 2, oldest
+    s3_client.delete_objects(Bucket=fresh_bucket, Delete={"Objects": [{"Key": k} for k in oldest]})
+    result = run_cli(["verify", "--config", path], timeout=120)
+    assert result.returncode == BackupIncomplete.exit_code, result.stderr[-3000:]
+    text = " ".join(result.stdout.split())
+    assert f"PROBLEM: {topic}[0] offsets ..2: missing:" in text, text
+    assert "the oldest objects of the partition vanished without a recorded prune (an S3 lifecycle rule" in text
+    assert "Remove old records with kafka-s3 prune instead" in text

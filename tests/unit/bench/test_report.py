@@ -223,7 +223,7 @@ def test_connect_target_judges_the_remote_medians_and_reports_local_beside():
     assert "| `--remote` | backup | 4.0 | 0.4 | 1.0 | 3.0, 6.0, 4.0 |" in text
 
 
-def test_lookup_target_reports_pushdown_beside_the_full_scan():
+def test_lookup_target_reports_the_bounded_read_beside_the_full_scan():
     lookups = {
         "records": 200_000,
         "value_size": 1024,
@@ -232,21 +232,21 @@ def test_lookup_target_reports_pushdown_beside_the_full_scan():
         "flush_size": 5000,
         "condition": "partition = 0 AND offset IN (1, 2)",
         "times_s": {
-            "lookup, pushdown": [1.0, 3.0, 2.0],
-            "lookup, full scan (no pushdown)": [8.0, 8.0, 9.0],
+            report.LOOKUP: [1.0, 3.0, 2.0],
+            report.FULL_SCAN: [8.0, 8.0, 9.0],
             "whole backup (no filter)": [12.0],
         },
-        "rows": {"lookup, pushdown": 10, "lookup, full scan (no pushdown)": 10, "whole backup (no filter)": 200_000},
-        "spark_partitions": {"lookup, pushdown": 1, "lookup, full scan (no pushdown)": 4},
+        "rows": {report.LOOKUP: 10, report.FULL_SCAN: 10, "whole backup (no filter)": 200_000},
+        "spark_partitions": {report.LOOKUP: 1, report.FULL_SCAN: 4},
     }
     target = report.lookup_target({"lookups": lookups})
-    assert target["measured"] == "pushdown 2.00 s (1 Spark partition(s)) vs full scan 8.00 s (4): 0.25×"
+    assert target["measured"] == "bounded 2.00 s (1 Spark partition(s)) vs full scan 8.00 s (4): 0.25×"
     assert target["held"] is None  # reported: the item sets no threshold
     assert "skipped" in report.lookup_target({"lookups": {"skipped": "time budget"}})["measured"]
     results = {"started": "x", "services": {}, "lookups": lookups}
     report.derive(results)
     text = report.render(results)
-    assert "| lookup, pushdown | 10 | 1 | 2.00 | 0.25× |" in text
+    assert f"| {report.LOOKUP} | 10 | 1 | 2.00 | 0.25× |" in text
     assert "| whole backup (no filter) | 200,000 | – | 12.00 | 1.50× |" in text
 
 

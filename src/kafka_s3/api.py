@@ -652,7 +652,8 @@ def _check_side(config: Config, side: Side) -> None:
         from kafka_s3.core.transforms import topic_router
         from kafka_s3.pipelines.read.plugins import ReadPlugins
 
-        ReadPlugins.from_config(config)
+        if config["format.class"]:  # else found in the bucket when the command runs
+            ReadPlugins.from_config(config)
         topic_router(config)
 
 

@@ -4,12 +4,15 @@ Same columns and options as Spark's Kafka source; one Spark partition per backed
 order::
 
     df = (spark.read.format("kafka-s3")
-          .option("config", "backup.properties")      # the backup's own configuration file, and/or
-          .option("s3.bucket.name", "my-bucket")      # any property as an option
           .option("subscribe", "orders")              # optional: only these topics (or subscribePattern, assign)
           .option("startingOffsets", '{"orders":{"0":1000,"1":-2}}')
-          .load())
+          .load("s3://my-bucket/topics"))             # or .option("config", "backup.properties"), any property
     df.where("partition = 0 and offset >= 1000").select("key", "value").show()
+
+The path (or ``s3.bucket.name`` and ``topics.dir``) is enough: the layout, the format, its compression, the sidecars'
+formats and whether the objects hold whole records are found in the bucket on the driver
+(:func:`kafka_s3.pipelines.read.layouts.detected`), and a setting that contradicts it is a ``ConfigError`` there,
+before any task runs.
 
 The options (:mod:`kafka_s3.pipelines.read.dataframe_options`) are checked when the DataFrame is loaded: an unknown
 one is an error with a did-you-mean, Spark's Kafka-source options mean what they mean there, and a topic or partition
@@ -88,7 +91,8 @@ class BackupReader(DataSourceReader):
         self.selection = Selection()  # what the filters Spark pushed down ask for (PushdownReader)
 
     def _setup(self) -> tuple[TaskSettings, Store, ReadPlugins]:
-        """On the driver: the configuration parsed, the layout detected; what the tasks read with."""
+        """On the driver: the configuration parsed, the layout and formats found in the bucket (a setting that
+        contradicts them raises here, before any task runs); what the tasks read with."""
         from kafka_s3.core.config.source import SOURCE
         from kafka_s3.io.stores.spec import StoreSpec
         from kafka_s3.pipelines.read.layouts import detected

@@ -235,7 +235,9 @@ FORMAT = ConfigDef("format").define(
         "blocks with a <name>.index seek index), csv and csv_withheaders (Lenses' CSV: struct values' fields, "
         "every field quoted; the second starts each object with the field names), lenses_json, lenses_text and "
         "lenses_bytes (Lenses' JSON, TEXT and BYTES objects; KCQL's STOREAS picks them), or a Confluent class name "
-        "(io.confluent.connect.s3.format.avro.AvroFormat...), or a dotted path to a Python Format class.",
+        "(io.confluent.connect.s3.format.avro.AvroFormat...), or a dotted path to a Python Format class. Required by "
+        "a backup; a restore, read, verify and the DataFrame reader find it (with its compression, the sidecars' "
+        "formats and store.envelope) in the bucket when it is not set, and refuse a setting contradicting the bucket.",
         H,
         "Connector",
         Plugin(FORMATS),

@@ -6,6 +6,8 @@ objects were written, which the restore reads from the objects themselves).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kafka_s3.core.config.common import FORMAT, KAFKA, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.config.registries import peers
@@ -48,6 +50,8 @@ SOURCE = ConfigDef(
     checks=[_check_source],
 )
 SOURCE.define(*RESTORE_PROPS)
+# What the objects hold is in the bucket: a restore, read and verify find it when the configuration leaves it out.
+SOURCE.define(replace(FORMAT.props["format.class"], default=""))
 SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER)
 for _peer in peers().PEERS:
     if _peer.config is not None:

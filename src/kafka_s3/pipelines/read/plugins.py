@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import LayoutError
+from kafka_s3.core.errors import ConfigError, LayoutError
 from kafka_s3.core.formats.base import LEGACY_INDEX_EXTENSION, Format
 from kafka_s3.core.layout import Layout
 from kafka_s3.core.manifest import Manifest, ManifestStore, manifest_root
@@ -40,6 +40,12 @@ class ReadPlugins:
         envelope = config["store.envelope"]
         layout = layout_of(config)
         value_format = layout.value_format or config["format.class"]  # a peer's own format
+        if not value_format:  # found in the bucket by pipelines.read.layouts.detected, which did not run or find it
+            raise ConfigError(
+                "format.class is not set and was not found in the bucket: set it to the format the backup was "
+                "written with",
+                key="format.class",
+            )
         return cls(
             config=config,
             layout=layout,

@@ -45,15 +45,21 @@ class RestoreContext:
 
     @classmethod
     def open(cls, config: Config, engine: Engine, options: RestoreOptions | None = None) -> RestoreContext:
-        """Clients and plugins of ``config`` (nothing is contacted yet)."""
+        """Clients and plugins of ``config`` (nothing is contacted yet, unless ``format.class`` is not set: then the
+        bucket is listed to find it, as the first plan would)."""
         spec = StoreSpec.from_config(config)
+        store = spec.open()
+        detection = None
+        if not config["format.class"]:
+            config, detection = detected(config, store)
         return cls(
             config=config,
             options=options or RestoreOptions(),
             engine=engine,
             store_spec=spec,
-            store=spec.open(),
+            store=store,
             plugins=ReadPlugins.from_config(config),
+            detection=detection,
             route=topic_router(config),
             admin=Admin(
                 client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000

@@ -128,3 +128,17 @@ def test_oldest_objects_deleted_without_a_prune_are_named_a_lifecycle_rule(backe
     assert f"PROBLEM: {topic}[0] offsets ..2: missing:" in text, text
     assert "the oldest objects of the partition vanished without a recorded prune (an S3 lifecycle rule" in text
     assert "Remove old records with kafka-s3 prune instead" in text
+
+
+@pytest.mark.issue(29, item=1)
+def test_backup_retention_bytes_prunes_at_the_end_of_each_cycle(backed_up, fresh_bucket, produce, backup):
+    """A running backup's own retention: the cycle that backs up new records prunes what the limit leaves over."""
+    topic, path = backed_up
+    produce(topic, records(PARTITIONS, 3, base_ts=BASE + PER_PARTITION * 1000))  # one more chunk each
+    backup(fresh_bucket, topic, {**BACKUP, "backup.retention.bytes": "1"})  # only the newest chunk stays
+    verified = run_cli(["verify", "--config", path], timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr[-3000:]
+    text = " ".join(verified.stdout.split())
+    for partition in range(PARTITIONS):
+        assert f"note: {topic}[{partition}] offsets ..11: pruned: pruned up to offset 11 at " in text, text
+    assert "the backup is whole" in text

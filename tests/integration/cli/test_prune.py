@@ -142,3 +142,23 @@ def test_backup_retention_bytes_prunes_at_the_end_of_each_cycle(backed_up, fresh
     for partition in range(PARTITIONS):
         assert f"note: {topic}[{partition}] offsets ..11: pruned: pruned up to offset 11 at " in text, text
     assert "the backup is whole" in text
+
+
+@pytest.mark.issue(29, item=1)
+def test_snapshots_older_than_the_one_the_new_start_needs_are_pruned_with_the_records(
+    backed_up, fresh_bucket, make_config
+):
+    """Topic-config records before the first kept record go, but the one a restore from the new start picks (the
+    newest at or before it) stays, and so does the newest."""
+    from kafka_s3.core.manifest import ManifestStore
+    from kafka_s3.core.topic_config import SERIES, TopicConfig
+    from kafka_s3.io.stores.spec import StoreSpec
+
+    topic, path = backed_up
+    store = StoreSpec.from_config(make_config(fresh_bucket, topic)[1]).open()
+    manifests = ManifestStore(store, "topics/_kafka-s3/json")
+    for at in (BASE - 10_000, BASE + 2_000, BASE + 9_000):  # the first kept record is BASE + 6 s
+        manifests.note(SERIES, TopicConfig(topic, at, PARTITIONS, {"retention.ms": str(at)}))
+    newest = manifests.times(SERIES, topic)[-1]  # the backup's own, taken now
+    assert prune(path, "--before", BEFORE_OFFSET_6, "--execute").returncode == 0
+    assert manifests.times(SERIES, topic) == [BASE + 2_000, BASE + 9_000, newest]

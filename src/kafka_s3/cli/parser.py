@@ -271,7 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="at most N records of each partition (default: to the end of the backup; 1 with PARTITION:OFFSET)",
     )
-    read.add_argument("-v", "--verbose", action="store_true", help="also log what was found (the bucket's layout)")
+    read.add_argument(
+        "-v", "--verbose", action="store_true", help="also log what was found (the bucket's layout and format)"
+    )
     read.add_argument("--base64", action="store_true", help="print keys, values and headers as base64 (binary data)")
     output = read.add_mutually_exclusive_group()
     as_json(output, "one JSON object per record (machine-readable), instead of the table")

@@ -121,7 +121,7 @@ the producers; `-X debug=broker`: all). A property librdkafka does not know, or 
 it before anything runs. Connector properties (`flush.size`, `s3.*`) go to `--set`. `-t` on `restore`, `verify` and
 `read` chooses among the backup's topics; on `backup`, `status`, `groups` and `config` it replaces the file's `topics`
 (or `topics.regex`). `read -o PARTITION:OFFSET[,...]` (the older form, still taken) reads those partitions and prints
-one record of each unless given `--count`. `read` is quiet: `-v` also logs the bucket's layout.
+one record of each unless given `--count`. `read` is quiet: `-v` also logs the bucket's layout and format.
 
 The global options go before the command: `kafka-s3 --log-format json backup -c FILE`.
 

@@ -58,6 +58,8 @@ def detected(config: Config, store: Store) -> tuple[Config, Detection]:
         envelope = envelope_of(store, found.probe, found.format_name, compression)
         settings.update(with_envelope(config, envelope, found.probe.key))
     if settings:
-        log.debug("formats found under %s: %s", where, settings)
+        found_here = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in settings.items())
+        level = logging.DEBUG if config["format.class"] else logging.INFO  # news when the configuration left it out
+        log.log(level, "format: %s, found under %s", found_here, where)
         config = config.replace(**{key.replace(".", "__"): value for key, value in settings.items()})
     return config, detection

@@ -143,6 +143,10 @@ class NotInBackup(KafkaS3Error):
     exit_code = 5
 
 
+class NoBackupFound(NotInBackup):
+    """The bucket (or prefix) holds no backup: no kafka-s3 metadata, no tree of a known layout's objects."""
+
+
 class RestoreFailed(KafkaS3Error):
     """Some source partitions stopped at a bad object or record (``behavior.on.error=fail``); ``summary`` (the
     restore's ``RestoreSummary``) tells what was restored, and committed, before, per partition."""

@@ -117,6 +117,7 @@ class BackupReader(DataSourceReader):
             without_excluded,
         )
         from kafka_s3.pipelines.read.planning import Ranges, select_objects
+        from kafka_s3.pipelines.read.pruned import pruned_starts, refuse_reader_bounds
 
         selection = self.selection
         if selection.nothing:  # contradicting filters (partition = 1 AND partition = 2)
@@ -134,6 +135,7 @@ class BackupReader(DataSourceReader):
         names = set(topics or ())
         held_all = names <= {t for t, _ in found.partitions}
         bounds = resolve(self.options, found.partitions, configured, None if held_all else every_topic())
+        refuse_reader_bounds(pruned_starts(found.manifests), bounds)  # before what kafka-s3 prune left: an error
         if selection.topics is not None:  # the filters' topics: the ones read
             bounds = {tp: b for tp, b in bounds.items() if tp[0] in selection.topics}
         parts = {tp: found.partitions[tp] for tp in bounds if selection.wants(*tp)}

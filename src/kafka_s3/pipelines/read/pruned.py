@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.manifest import PartitionManifests
 from kafka_s3.core.prune import PrunedStart, iso
+from kafka_s3.pipelines.read.options import Bounds
 
 TP = tuple[str, int]
 
@@ -85,3 +86,12 @@ def refuse_pruned_bounds(
                 refuse_offset(starts, tp, offset, "--from-offset", spec)
     if from_timestamp is not None:
         refuse_time(starts, tps, from_timestamp, "--from-timestamp")
+
+
+def refuse_reader_bounds(starts: Mapping[TP, Start], bounds: Mapping[TP, Bounds]) -> None:
+    """The DataFrame reader's starting bounds (``startingOffsets``, ``startingTimestamp``/``...ByTimestamp``)."""
+    for tp, bound in sorted(bounds.items()):
+        if bound.from_offset is not None:
+            refuse_offset(starts, tp, bound.from_offset, "startingOffsets", f"{tp[0]}[{tp[1]}]={bound.from_offset}")
+        if bound.from_timestamp is not None:
+            refuse_time(starts, [tp], bound.from_timestamp, "startingTimestamp")

@@ -162,3 +162,13 @@ def test_a_damaged_first_object_leaves_the_envelope_to_the_configuration(tmp_pat
     (tmp_path / "b" / first).write_bytes(b"\x00garbage\n" * 4)  # the local store's file of that object
     config, _ = detected(reading(tmp_path, **{"store.envelope": "true"}), store)
     assert (config["format.class"], config["store.envelope"]) == ("json", True)
+
+
+def test_a_restore_without_format_class_plans_with_what_the_bucket_holds(tmp_path):
+    """The restore's context finds the format when it opens (its read plugins are built from it), Kafka untouched."""
+    from kafka_s3.pipelines.restore.context import RestoreContext
+
+    back_up(tmp_path, **{"format.class": "avro", "store.envelope": "true"})
+    ctx = RestoreContext.open(reading(tmp_path, **{"bootstrap.servers": "127.0.0.1:1"}), engine=None)
+    assert (ctx.plugins.value_format.name, ctx.plugins.envelope) == ("avro", True)
+    assert ctx.detect().name == "kafka-s3"

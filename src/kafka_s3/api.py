@@ -543,7 +543,7 @@ def prune(
     duration: ``30d``, ``12h`` or ms) or ``max_total_bytes`` (per partition: bytes or ``500MiB``) ask to remove —
     whole chunks, oldest first, never the newest — planned, and with ``execute`` removed: the new start recorded in
     the bucket first, the objects deleted after. Refuses to execute while the backup looks live
-    (:class:`~kafka_s3.pipelines.prune.BackupLive`, exit 6) unless ``force``."""
+    (:class:`~kafka_s3.core.errors.BackupLive`, exit 6) unless ``force``."""
     import time
 
     from kafka_s3.core.manifest import ManifestStore

@@ -125,6 +125,11 @@ class SourceChanged(PlanError):
     of the same name): backing it up there would mix two logs in one backup."""
 
 
+class BackupLive(PlanError):
+    """``prune --execute`` found the backup it would prune running (a commit within a few cycle intervals): nothing
+    was removed (``--force`` prunes anyway)."""
+
+
 class DataError(KafkaS3Error):
     """A record the configuration cannot back up (null value under behavior.on.null.values=fail...)."""
 

@@ -12,7 +12,8 @@ group (its resume positions, and whether it looks live), and acts in the crash-s
 
 A crash anywhere leaves objects below a recorded start, which readers ignore and the next prune removes (what a
 manifest below the start names is deleted with it). A backup whose newest commit is younger than
-:data:`LIVE_CYCLES` cycle intervals is taken for live: ``execute`` refuses (:class:`BackupLive`) unless ``force``.
+:data:`LIVE_CYCLES` cycle intervals is taken for live: ``execute`` refuses
+(:class:`~kafka_s3.core.errors.BackupLive`) unless ``force``.
 A running backup applies its own retention at the end of each cycle (:func:`retention_selectors`).
 """
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import ConfigError, KafkaError, ObjectExistsError, PlanError
+from kafka_s3.core.errors import BackupLive, ConfigError, KafkaError, ObjectExistsError
 from kafka_s3.core.groups import SERIES as GROUP_SERIES
 from kafka_s3.core.manifest import EXTENSION, TAIL, Manifest, ManifestStore, PartitionManifests
 from kafka_s3.core.prune import (
@@ -53,10 +54,6 @@ log = logging.getLogger("kafka_s3.prune")
 TP = tuple[str, int]
 LIVE_CYCLES = 3  # a backup committed within this many cycle intervals is taken for live
 SNAPSHOT_SERIES: tuple[Series[Any], ...] = (GROUP_SERIES, CONFIG_SERIES, SCHEMA_SERIES)
-
-
-class BackupLive(PlanError):
-    """``prune --execute`` found the backup it would prune running (a recent commit): refused unless ``--force``."""
 
 
 # ---------------------------------------------------------------------------------------------------- results

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_s3.core.errors import BackupIncomplete, ConfigError
-from kafka_s3.pipelines.prune import BackupLive
+from kafka_s3.core.errors import BackupIncomplete, BackupLive, ConfigError
 from tests.support.integration import list_keys, run_cli, write_properties
 from tests.support.restore import fidelity, read_topic, records
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from kafka_s3.core.catalogue import BackupDetails, BackupEntry
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.core.groups import SERIES as GROUPS
@@ -37,6 +38,7 @@ from kafka_s3.pipelines.verify import VerifyReport
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from kafka_s3.core.store import Store
     from kafka_s3.pipelines.engine import Engine
     from kafka_s3.spark.engine import SparkEngine
 
@@ -46,6 +48,8 @@ ConfigLike = str | os.PathLike[str] | Mapping[str, Any] | Config
 Side = Literal["sink", "source"]
 __all__ = [
     "Backup",
+    "BackupDetails",
+    "BackupEntry",
     "BackupGroup",
     "BackupSummary",
     "Bounds",
@@ -72,6 +76,8 @@ __all__ = [
     "configurations",
     "create_bucket",
     "groups",
+    "info",
+    "ls",
     "open_backup",
     "open_restore",
     "parse_start",
@@ -668,11 +674,24 @@ def create_bucket(
 ) -> BucketCreation:
     """Create bucket ``name`` with the store settings of ``config`` (endpoint, credentials, TLS), if it does not exist
     yet (backups never create buckets themselves)."""
+    from kafka_s3.core.errors import BucketNotFoundError
+    from kafka_s3.io.stores.spec import StoreSpec
+
+    store = StoreSpec.from_config(_store_settings(config, {**(overrides or {}), "s3.bucket.name": name})).open()
+    try:
+        store.check()  # S3 answers the re-creation of one's own bucket with success: ask first, to say what happened
+    except BucketNotFoundError:
+        store.create_bucket()
+        return BucketCreation(str(store.url), True)
+    return BucketCreation(str(store.url), False)
+
+
+def _store_settings(config: ConfigLike | None, overrides: Mapping[str, str]) -> Config:
+    """The store settings of ``config`` (endpoint, credentials, TLS; none: the AWS environment's) with
+    ``overrides``, as a configuration a store opens from (its KCQL statements left out: they set their own bucket)."""
     from kafka_s3.core.config.loader import interpolate, read_raw
     from kafka_s3.core.config.sink import SINK
-    from kafka_s3.core.errors import BucketNotFoundError
     from kafka_s3.core.peers import without_statements
-    from kafka_s3.io.stores.spec import StoreSpec
 
     raw: dict[str, Any] = {"name": "bucket", "topics": "-", "flush.size": "1", "format.class": "json"}
     if isinstance(config, Config):
@@ -681,15 +700,65 @@ def create_bucket(
         raw.update({k: str(v) for k, v in config.items()})
     elif config is not None:
         raw.update(interpolate(read_raw(os.fspath(config))))
-    raw = without_statements(raw)  # store settings only (a statement would set its own bucket)
-    raw.update({**(overrides or {}), "s3.bucket.name": name})
-    store = StoreSpec.from_config(SINK.parse(raw)).open()
+    raw = without_statements(raw)
+    raw.update(overrides)
+    return SINK.parse(raw)
+
+
+# ---------------------------------------------------------------------------------------------------- catalogue
+def _catalogue_location(
+    location: str | None, config: ConfigLike | None, overrides: Mapping[str, str] | None
+) -> tuple[Store, str, Config]:
+    """The store, prefix and settings ``kafka-s3 ls``/``info`` look at: ``s3://BUCKET[/PREFIX]``, else the
+    configuration's bucket and ``topics.dir``. The bucket is checked (:class:`BucketNotFoundError`, exit 3)."""
+    from kafka_s3.io.stores.spec import StoreSpec
+
+    settings = dict(overrides or {})
+    prefix = None
+    if location is not None:
+        scheme, _, rest = location.partition("://")
+        bucket, _, prefix = rest.partition("/")
+        if scheme != "s3" or not bucket:
+            raise ConfigError(f"{location!r} is not an s3://BUCKET[/PREFIX] location")
+        settings["s3.bucket.name"] = bucket
+    elif config is None:
+        raise ConfigError("name the bucket (s3://BUCKET[/PREFIX]) or a configuration (--config)")
+    parsed = _store_settings(config, settings)
+    store = StoreSpec.from_config(parsed).open()
+    store.check()
+    return store, parsed["topics.dir"] if prefix is None else prefix, parsed
+
+
+def ls(
+    location: str | None = None, *, config: ConfigLike | None = None, overrides: Mapping[str, str] | None = None
+) -> list[BackupEntry]:
+    """Every backup in a bucket (``s3://BUCKET[/PREFIX]``, or the bucket of ``config``), found and described with S3
+    access alone: per backup its layout, format and topics, per partition the first and last offset and record time,
+    the pruned start, objects and bytes. :class:`~kafka_s3.core.errors.NoBackupFound` (exit 5) when there is none."""
+    from kafka_s3.pipelines.catalogue import catalogue
+
+    store, prefix, parsed = _catalogue_location(location, config, overrides)
+    delim = parsed["directory.delim"]
+    names = {} if location is not None else {str(parsed["topics.dir"]).strip(delim): str(parsed["name"])}
+    try:  # with a configuration alone: its whole bucket, its own backup named
+        return catalogue(store, "" if location is None else prefix, delim, names)
+    finally:
+        store.close()
+
+
+def info(
+    location: str | None = None, *, config: ConfigLike | None = None, overrides: Mapping[str, str] | None = None
+) -> BackupDetails:
+    """One backup in depth (``s3://BUCKET/PREFIX``, or the bucket and ``topics.dir`` of ``config``): what ``ls``
+    tells, plus the snapshot records it holds, its last cycle, its unfinished chunks and its compaction state."""
+    from kafka_s3.pipelines.catalogue import details
+
+    store, prefix, parsed = _catalogue_location(location, config, overrides)
     try:
-        store.check()  # S3 answers the re-creation of one's own bucket with success: ask first, to say what happened
-    except BucketNotFoundError:
-        store.create_bucket()
-        return BucketCreation(str(store.url), True)
-    return BucketCreation(str(store.url), False)
+        name = str(parsed["name"]) if config is not None and location is None else None
+        return details(store, prefix, name, parsed["directory.delim"])
+    finally:
+        store.close()
 
 
 # ---------------------------------------------------------------------------------------------------- versions

@@ -39,6 +39,8 @@ cmd_verify = command("inspect", "cmd_verify")
 cmd_status = command("inspect", "cmd_status")
 cmd_groups = command("inspect", "cmd_groups")
 cmd_prune = command("prune", "cmd_prune")
+cmd_ls = command("catalogue", "cmd_ls")
+cmd_info = command("catalogue", "cmd_info")
 cmd_config_show = command("configuration", "cmd_config_show")
 cmd_config_validate = command("configuration", "cmd_config_validate")
 cmd_bucket_create = command("configuration", "cmd_bucket_create")
@@ -349,6 +351,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     as_json(prune)
     prune.set_defaults(func=cmd_prune)
+
+    ls = sub.add_parser(
+        "ls",
+        help="list every backup in a bucket: layout, format, topics, per partition offsets, times, pruned start, "
+        "objects and bytes (S3 access only)",
+    )
+    ls.add_argument(
+        "location",
+        nargs="?",
+        metavar="s3://BUCKET[/PREFIX]",
+        help="where to look (default: the bucket of --config); the endpoint and credentials come from --config, "
+        "else the AWS environment (AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, ...)",
+    )
+    configuration(ls, required=False, what="the bucket (without a location) and the store settings of this file")
+    as_json(ls)
+    ls.set_defaults(func=cmd_ls)
+
+    info = sub.add_parser(
+        "info",
+        help="one backup in depth: what ls says, plus the snapshots it holds, its last cycle, unfinished chunks and "
+        "compaction state (S3 access only)",
+    )
+    info.add_argument(
+        "location",
+        nargs="?",
+        metavar="s3://BUCKET/PREFIX",
+        help="the backup's topics.dir (default: the bucket and topics.dir of --config)",
+    )
+    configuration(info, required=False, what="the backup (without a location) and the store settings of this file")
+    as_json(info)
+    info.set_defaults(func=cmd_info)
 
     config = sub.add_parser("config", help="inspect a configuration")
     config_sub = config.add_subparsers(dest="config_command", required=True)

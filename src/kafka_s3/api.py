@@ -461,6 +461,25 @@ def status(config: ConfigLike, *, overrides: Mapping[str, str] | None = None) ->
     return rows
 
 
+def status_prometheus(config: ConfigLike, *, overrides: Mapping[str, str] | None = None) -> str:
+    """``status`` as Prometheus' text format, for a cron job writing node_exporter's textfile collector: the gauges
+    a follow run's ``/metrics`` serves that status can tell (lag in records and seconds per partition, time of the
+    newest commit), labelled with the backup's name. A bucket that cannot be read raises as :func:`status` does."""
+    import time
+
+    from kafka_s3.core.metrics import gauge_families
+    from kafka_s3.pipelines.status import backup_status
+    from kafka_s3.runtime.metrics import text_format
+
+    now = time.time()
+    families = [
+        family
+        for one in configurations(config, "sink", overrides)
+        for family in gauge_families("backup", one["name"], backup_status(one, now=now), now)
+    ]
+    return text_format(lambda: families).decode()
+
+
 def read(
     config: ConfigLike,
     *,

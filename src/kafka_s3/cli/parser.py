@@ -179,6 +179,15 @@ def build_parser() -> argparse.ArgumentParser:
     def progress(p: argparse._ActionsContainer) -> None:
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    def metrics_port(p: argparse._ActionsContainer) -> None:
+        p.add_argument(
+            "--metrics-port",
+            type=int,
+            metavar="PORT",
+            help="with --follow: serve Prometheus metrics on http://<metrics.bind.address>:PORT/metrics and /healthz "
+            "(sets metrics.port)",
+        )
+
     backup = sub.add_parser("backup", help="back topics up to the object store")
     configuration(backup)
     topics(backup, "back up this topic, instead of the file's topics or topics.regex", chooses=False)
@@ -187,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--once", action="store_true", help="back up to the current end of the topics, then exit")
     mode.add_argument("--follow", action="store_true", help="run forever in cycles (default)")
     progress(backup)
+    metrics_port(backup)
     backup.set_defaults(func=cmd_backup)
 
     restore = sub.add_parser("restore", help="restore backed-up topics into Kafka")
@@ -195,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode = restore.add_mutually_exclusive_group()
     mode.add_argument("--once", action="store_true", help="restore what the bucket holds now, then exit (default)")
     mode.add_argument("--follow", action="store_true", help="keep restoring objects written later")
+    metrics_port(restore)
     restore.add_argument("--dry-run", action="store_true", help="print the plan and the target checks, produce nothing")
     topics(restore, "restore only this source topic")
     restore.add_argument(
@@ -296,7 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="per partition: committed offset, end offset, lag, last object")
     configuration(status)
     topics(status, "this topic, instead of the file's topics or topics.regex", chooses=False)
-    as_json(status)
+    output = status.add_mutually_exclusive_group()
+    as_json(output)
+    output.add_argument(
+        "--prometheus",
+        action="store_true",
+        help="the lag and last-commit gauges in Prometheus' text format (for node_exporter's textfile collector)",
+    )
     status.set_defaults(func=cmd_status)
 
     groups = sub.add_parser(

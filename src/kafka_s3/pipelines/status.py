@@ -29,6 +29,7 @@ class BucketView:
     committed: int  # the offset after the last committed chunk
     last_object: str  # the newest data object ("": none among the newest chunks)
     last_modified: float | None  # epoch seconds
+    last_record_ms: int | None = None  # time of the newest record of the committed chunk, when its manifest has it
 
 
 # How many chunks before the committed one status looks through for a data object (chunks of tombstones alone, in
@@ -66,7 +67,10 @@ def bucket_views(store: Store, manifests: ManifestStore, topic: str) -> dict[int
         earlier = sorted((s for s in starts[partition] if s < chosen), reverse=True)[:DATA_LOOKBACK]
         key = _last_data_key(manifests, topic, partition, manifest, earlier)
         info = store.head(key) if key else None
-        views[partition] = BucketView(manifest.end + 1, key, info.last_modified if info else None)
+        times = [f.last_timestamp for f in manifest.files if f.last_timestamp is not None]
+        views[partition] = BucketView(
+            manifest.end + 1, key, info.last_modified if info else None, max(times) if times else None
+        )
     return views
 
 
@@ -150,6 +154,7 @@ def backup_status(config: Config, store: Store | None = None, now: float | None 
                 "last_object": last_object or None,
                 "last_commit": _iso(at),
                 "last_commit_age_s": None if at is None else max(0, round(now - at)),
+                "last_record_ms": None if view is None else view.last_record_ms,
                 "view": source,
             }
         )

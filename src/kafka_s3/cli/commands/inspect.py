@@ -97,6 +97,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     from kafka_s3.cli.render import render_status
     from kafka_s3.core.errors import StatusWithoutBucket
 
+    if args.prometheus:
+        print(api.status_prometheus(args.config, overrides=overrides(args)), end="")
+        return 0
     try:
         rows = api.status(args.config, overrides=overrides(args))
     except StatusWithoutBucket as partial:  # Kafka's side is still worth showing; then the error and its code

@@ -32,6 +32,8 @@ def overrides(args: argparse.Namespace) -> dict[str, str]:
     carry them), then ``-b``; and ``-t`` on the commands where it replaces the file's ``topics``."""
     out = pairs(getattr(args, "set", None))
     out.update(api.client_overrides(pairs(getattr(args, "client_properties", None), "-X")))
+    if getattr(args, "metrics_port", None) is not None:
+        out["metrics.port"] = str(args.metrics_port)
     if getattr(args, "bootstrap_server", None):
         out["bootstrap.servers"] = args.bootstrap_server
     named = topic_names(args)

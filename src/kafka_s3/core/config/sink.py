@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.metrics_props import METRICS
 from kafka_s3.core.config.model import (
     REQUIRED,
     Check,
@@ -372,7 +373,7 @@ SINK.define(
         origin="kafka-s3",
     ),
 )
-SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER)
+SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(METRICS)
 for _peer in peers().PEERS:
     if _peer.config is not None:
         SINK.include(_peer.config)  # its properties, property names and configuration translation

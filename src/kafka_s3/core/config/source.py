@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.metrics_props import METRICS
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.config.registries import peers
 from kafka_s3.core.config.restore_props import RESTORE_PROPS
@@ -52,7 +53,7 @@ SOURCE = ConfigDef(
 SOURCE.define(*RESTORE_PROPS)
 # What the objects hold is in the bucket: a restore, read and verify find it when the configuration leaves it out.
 SOURCE.define(replace(FORMAT.props["format.class"], default=""))
-SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER)
+SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(METRICS)
 for _peer in peers().PEERS:
     if _peer.config is not None:
         SOURCE.include(_peer.config)  # its properties, property names and configuration translation

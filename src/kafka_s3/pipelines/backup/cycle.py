@@ -152,6 +152,14 @@ def gave_up(message: str, failures: list[str], cause: KafkaS3Error | None = None
     return error
 
 
+def failure_kind(line: str) -> tuple[str, int]:
+    """The error class a failed partition's line (``topic[p]: Kind: message``) names, and its exit code (1 when
+    the class is not one of the backup's known kinds)."""
+    kind = re.match(r"\S+\[\d+\]: (\w+): ", line)
+    name = kind.group(1) if kind else "Error"
+    return name, _FAILURE_KINDS.get(name, 1)
+
+
 # The error kinds a backup task reports by name, and their exit codes (3 object store, 4 Kafka or Schema Registry)
 _FAILURE_KINDS = {
     **{

@@ -31,6 +31,7 @@ from kafka_s3.core.errors import (
     StoreError,
 )
 from kafka_s3.core.manifest import MANIFEST_DIR, Manifest, ManifestStore
+from kafka_s3.core.metrics import HealthPolicy, PipelineMetrics
 from kafka_s3.core.rotation import RotationPolicy
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.clients import TP
@@ -44,6 +45,7 @@ from kafka_s3.pipelines.backup.cycle import (
     OnCycle,
     PartitionState,
     backoff,
+    failure_kind,
     gave_up,
     metadata_field,
 )
@@ -66,6 +68,7 @@ from kafka_s3.pipelines.phases import COMMITTING, PLANNING, STARTING_SPARK, UPLO
 from kafka_s3.pipelines.prune import prune, retention_selectors
 from kafka_s3.pipelines.task_settings import TaskSettings
 from kafka_s3.runtime.live import LiveCounts
+from kafka_s3.runtime.metrics import serve
 
 log = logging.getLogger("kafka_s3.backup")
 
@@ -124,6 +127,8 @@ class Backup:
         self._retry_base = config["cycle.interval.ms"] / 1000  # a failing partition's first backoff (doubling)
         self.task_settings = TaskSettings(config, self.store_spec, self.kafka_settings)
         self._retention_cache: dict[str, Manifest] = {}  # manifests retention read (they never change)
+        # what --metrics-port serves (records, lag, commits, cycles, errors; healthy or stalled)
+        self.metrics = PipelineMetrics("backup", config["name"], HealthPolicy(config["metrics.unhealthy.after.cycles"]))
 
     # ------------------------------------------------------------------------------------------------ setup
     def topics(self) -> dict[str, int]:
@@ -392,6 +397,7 @@ class Backup:
             state = self.states[tp]
             plan = plans_by_tp[tp]
             report.bytes += sum(f.bytes for f in result.files)
+            self._count_committed(tp, result)
             for chunk in result.chunks:
                 for f in logged_objects(chunk):
                     report.objects += 1
@@ -420,6 +426,30 @@ class Backup:
             self.admin.commit_group_offsets(self.group, commits, metadata)
             for (topic, partition), offset in sorted(commits.items()):
                 log.debug("group %s: %s[%d] committed at %d", self.group, topic, partition, offset)
+
+    def _count_committed(self, tp: TP, result: PartitionResult) -> None:
+        objects = [f for chunk in result.chunks for f in logged_objects(chunk)]
+        times = [f.last_timestamp for f in result.files if f.last_timestamp is not None]
+        self.metrics.committed(
+            tp[0],
+            tp[1],
+            sum(f.records for f in objects),
+            sum(f.bytes for f in result.files),
+            len(objects),
+            max(times) if times else None,
+        )
+
+    def _measure(self, ends: dict[TP, int], report: CycleReport, seconds: float) -> None:
+        """After a follow cycle: each partition's lag (the end read this cycle minus the committed offset) and the
+        cycle. For health, records wait only where no task has read them yet: an open chunk waiting for its rotation
+        is not a stall."""
+        unread = sum(
+            max(0, end - max(self.states[tp].next_offset, self.states[tp].last_scanned)) for tp, end in ends.items()
+        )
+        for line in report.retrying:
+            self.metrics.failed(*failure_kind(line))
+        lags = {tp: end - self.states[tp].next_offset for tp, end in ends.items()}
+        self.metrics.cycle(seconds, report.records > 0 or report.objects > 0, time.time(), unread, lags)
 
     def snapshot_groups(self) -> None:
         """The consumer groups' offsets on the backed-up topics, after a cycle's commit (:class:`.History`)."""
@@ -522,10 +552,13 @@ class Backup:
         """Run cycles forever (or until ``stop`` is set), every ``cycle.interval.ms``. A store or Kafka outage, at the
         start too, is retried with backoff; a missing bucket, refused access or a store ignoring conditional puts
         is not."""
+        server = serve([self.metrics], self.config)
         try:
             self._follow(stop or threading.Event())
         finally:
             self.close_live()
+            if server is not None:
+                server.close()
 
     def _follow(self, stop: threading.Event) -> None:
         interval = self.config["cycle.interval.ms"] / 1000
@@ -541,11 +574,14 @@ class Backup:
                 tps = [(t, p) for t, n in topics.items() for p in range(n)]
                 self._resume(tps)
                 ends = self.admin.end_offsets(tps, read_committed=read_committed)
-                self.run_cycle(self.plan(ends, flush_open=False))
+                self.metrics.lags({tp: end - self.states[tp].next_offset for tp, end in ends.items()})
+                report = self.run_cycle(self.plan(ends, flush_open=False))
+                self._measure(ends, report, time.monotonic() - started)
                 failures = 0
             except (BackupFailed, ConfigError, PlanError, BucketNotFoundError, StoreAccessDeniedError, Interrupted):
                 raise  # the records, the configuration, the bucket or the log are wrong: retrying cannot help
             except Exception as exc:  # Kafka/S3 outages, failed Spark jobs: nothing was committed past what is durable
+                self.metrics.cycle_failed(type(exc).__name__, getattr(exc, "exit_code", 1))
                 failures += 1
                 wait = backoff(interval, failures)
                 log.error(

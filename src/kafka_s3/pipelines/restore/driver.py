@@ -24,6 +24,7 @@ from kafka_s3.core.errors import (
     StoreAccessDeniedError,
     StoreError,
 )
+from kafka_s3.core.metrics import HealthPolicy, PipelineMetrics
 from kafka_s3.core.store import Store
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.clients import TP
@@ -39,6 +40,7 @@ from kafka_s3.pipelines.read.reader import Gap
 from kafka_s3.pipelines.restore.context import RestoreContext
 from kafka_s3.pipelines.restore.fencing import Fencing
 from kafka_s3.pipelines.restore.groups import GroupsPlan
+from kafka_s3.pipelines.restore.metrics import measure_cycle
 from kafka_s3.pipelines.restore.plan import RestorePlanSet, check_whole, late_objects, plan_restore
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.schemas import SchemaImport
@@ -46,6 +48,7 @@ from kafka_s3.pipelines.restore.targets import TargetChecks
 from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
 from kafka_s3.pipelines.restore.translation import translate_groups
 from kafka_s3.runtime.live import LiveCounts
+from kafka_s3.runtime.metrics import serve
 
 log = logging.getLogger("kafka_s3.restore")
 
@@ -87,6 +90,10 @@ class Restore:
         self.on_phase: OnPhase | None = None  # told of each step (planning, starting Spark, ...) as it starts
         self.restored_records = 0  # by every finished job (the CLI's summary after a signal)
         self._lease: Lease | None = None  # this run's claim on its target topics (restore.lease.topic)
+        # what --metrics-port serves in --follow mode (records, lag, commits, cycles, errors; healthy or stalled)
+        self.metrics = PipelineMetrics(
+            "restore", config["name"], HealthPolicy(config["metrics.unhealthy.after.cycles"])
+        )
 
     # What callers read of the context (its configuration and plugins change once the layout is detected)
     @property
@@ -284,10 +291,13 @@ class Restore:
         seen: dict[TP, set[str]] = {}
         progress: dict[TP, int] = {}
         waiting: dict[TP, int | None] = {}
+        server = serve([self.metrics], self.ctx.config)
         try:
             self._follow(stop, interval, seen, progress, waiting)
         finally:
             self.release_targets()
+            if server is not None:
+                server.close()
 
     def _follow(
         self,
@@ -305,6 +315,7 @@ class Restore:
             except (BucketNotFoundError, StoreAccessDeniedError, KafkaAuthorizationError):
                 raise  # the bucket or the rights are wrong: retrying cannot help
             except (StoreError, KafkaError, EngineError) as exc:  # outages: nothing was committed past what is produced
+                self.metrics.cycle_failed(type(exc).__name__, getattr(exc, "exit_code", 1))
                 failures += 1
                 wait = backoff(interval, failures)
                 first = str(exc).strip().splitlines()[0][:500] if str(exc).strip() else type(exc).__name__
@@ -324,7 +335,13 @@ class Restore:
         for problem in late_objects(plan_set, seen, progress):
             plan_set.problems.append(problem)
             log.warning("%s: %s", problem.key, problem.message)
-        summary = self.run(plan_set)
+        started = time.monotonic()
+        try:
+            summary = self.run(plan_set)
+        except RestoreFailed as failed:
+            self.metrics.failed(type(failed).__name__, failed.exit_code)
+            raise
+        measure_cycle(self.metrics, plan_set.plans, summary.results, time.monotonic() - started)
         for r in summary.results:
             if r.progress is not None:
                 progress[(r.source_topic, r.source_partition)] = r.progress

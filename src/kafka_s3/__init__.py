@@ -25,6 +25,8 @@ __all__ = [
     "configurations",
     "create_bucket",
     "groups",
+    "info",
+    "ls",
     "open_backup",
     "open_restore",
     "plan_restore",

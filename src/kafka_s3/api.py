@@ -749,7 +749,11 @@ def _catalogue_location(
 
 
 def ls(
-    location: str | None = None, *, config: ConfigLike | None = None, overrides: Mapping[str, str] | None = None
+    location: str | None = None,
+    *,
+    config: ConfigLike | None = None,
+    topics: Sequence[str] = (),
+    overrides: Mapping[str, str] | None = None,
 ) -> list[BackupEntry]:
     """Every backup in a bucket (``s3://BUCKET[/PREFIX]``, or the bucket of ``config``), found and described with S3
     access alone: per backup its layout, format and topics, per partition the first and last offset and record time,
@@ -760,13 +764,17 @@ def ls(
     delim = parsed["directory.delim"]
     names = {} if location is not None else {str(parsed["topics.dir"]).strip(delim): str(parsed["name"])}
     try:  # with a configuration alone: its whole bucket, its own backup named
-        return catalogue(store, "" if location is None else prefix, delim, names)
+        return catalogue(store, "" if location is None else prefix, delim, names, topics)
     finally:
         store.close()
 
 
 def info(
-    location: str | None = None, *, config: ConfigLike | None = None, overrides: Mapping[str, str] | None = None
+    location: str | None = None,
+    *,
+    config: ConfigLike | None = None,
+    topics: Sequence[str] = (),
+    overrides: Mapping[str, str] | None = None,
 ) -> BackupDetails:
     """One backup in depth (``s3://BUCKET/PREFIX``, or the bucket and ``topics.dir`` of ``config``): what ``ls``
     tells, plus the snapshot records it holds, its last cycle, its unfinished chunks and its compaction state."""
@@ -775,7 +783,7 @@ def info(
     store, prefix, parsed = _catalogue_location(location, config, overrides)
     try:
         name = str(parsed["name"]) if config is not None and location is None else None
-        return details(store, prefix, name, parsed["directory.delim"])
+        return details(store, prefix, name, parsed["directory.delim"], topics)
     finally:
         store.close()
 

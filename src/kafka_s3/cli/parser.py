@@ -382,6 +382,13 @@ def build_parser() -> argparse.ArgumentParser:
         "else the AWS environment (AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, ...)",
     )
     configuration(ls, required=False, what="the bucket (without a location) and the store settings of this file")
+    ls.add_argument(
+        "-t",
+        "--topic",
+        action="append",
+        metavar="TOPIC",
+        help="only the backups of this topic, and only its partitions (repeatable; default: every topic)",
+    )
     as_json(ls)
     ls.set_defaults(func=cmd_ls)
 
@@ -397,6 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the backup's topics.dir (default: the bucket and topics.dir of --config)",
     )
     configuration(info, required=False, what="the backup (without a location) and the store settings of this file")
+    info.add_argument(
+        "-t", "--topic", action="append", metavar="TOPIC", help="only this topic (repeatable; default: every topic)"
+    )
     as_json(info)
     info.set_defaults(func=cmd_info)
 

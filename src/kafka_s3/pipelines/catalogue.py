@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -86,12 +86,17 @@ def _peer_layout(
     return None
 
 
-def describe_backup(store: Store, found: Found, name: str | None = None, delim: str = "/") -> BackupDetails:
+def describe_backup(
+    store: Store, found: Found, name: str | None = None, delim: str = "/", topics: Collection[str] = ()
+) -> BackupDetails:
     """One backup in depth from one listing of its prefix, its partitions' first and last manifests and one ranged
-    read of a data object."""
+    read of a data object; ``topics``: only these (default: every topic)."""
     listing = BackupListing(found.root, delim)
     for info in store.list(listing.prefix()):
         listing.add(info)
+    if topics:
+        listing.partitions = {t: held for t, held in listing.partitions.items() if t in topics}
+        listing.snapshots = {t: kinds for t, kinds in listing.snapshots.items() if t in topics}
     base = found.root + delim if found.root else ""
     manifest_stores = {
         tree: ManifestStore(store, f"{base}{MANIFEST_DIR}{delim}{tree.lstrip('.')}", delim)
@@ -194,21 +199,32 @@ def _manifest(
 
 
 def catalogue(
-    store: Store, prefix: str = "", delim: str = "/", names: Mapping[str, str] | None = None
+    store: Store,
+    prefix: str = "",
+    delim: str = "/",
+    names: Mapping[str, str] | None = None,
+    topics: Collection[str] = (),
 ) -> list[BackupEntry]:
     """``kafka-s3 ls``: every backup under ``prefix`` (``names``: a backup's name by its ``topics.dir``, where a
-    configuration tells it); :class:`NoBackupFound` when there is none."""
+    configuration tells it; ``topics``: only the backups of these, and only their partitions); :class:`NoBackupFound`
+    when there is none."""
     found = find_backups(store, prefix, delim)
+    where = f"{store.url}/{prefix.strip(delim)}" if prefix.strip(delim) else str(store.url)
     if not found:
-        where = f"{store.url}/{prefix.strip(delim)}" if prefix.strip(delim) else str(store.url)
         raise NoBackupFound(
             f"{where} holds no backup: no kafka-s3 metadata ({MANIFEST_DIR}/) and no <topic>/<partition>/ tree of "
             f"Confluent's or Lenses' objects within {MAX_DEPTH} levels"
         )
-    return [describe_backup(store, one, (names or {}).get(one.root), delim).entry for one in found]
+    entries = [describe_backup(store, one, (names or {}).get(one.root), delim, topics).entry for one in found]
+    entries = [e for e in entries if e.partitions or not topics]
+    if not entries:
+        raise NoBackupFound(f"{where} holds no backup of {', '.join(sorted(topics))}")
+    return entries
 
 
-def details(store: Store, prefix: str, name: str | None = None, delim: str = "/") -> BackupDetails:
+def details(
+    store: Store, prefix: str, name: str | None = None, delim: str = "/", topics: Collection[str] = ()
+) -> BackupDetails:
     """``kafka-s3 info``: the one backup at (or under) ``prefix``; an error when there is none, or several."""
     found = find_backups(store, prefix, delim)
     where = f"{store.url}/{prefix.strip(delim)}" if prefix.strip(delim) else str(store.url)
@@ -217,4 +233,4 @@ def details(store: Store, prefix: str, name: str | None = None, delim: str = "/"
     if len(found) > 1:
         listed = ", ".join(f"{store.url}/{f.root}" for f in found)
         raise ConfigError(f"{where} holds {len(found)} backups: {listed}; name one (kafka-s3 info s3://BUCKET/PREFIX)")
-    return describe_backup(store, found[0], name, delim)
+    return describe_backup(store, found[0], name, delim, topics)

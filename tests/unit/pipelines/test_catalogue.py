@@ -68,6 +68,9 @@ def test_backups_under_their_own_prefixes_are_found_side_by_side_and_described(s
         None,
     )
     assert legacy.partitions[0].last_object_offset == 0
+    assert [e.topics_dir for e in catalogue(store, topics=["clicks"])] == ["west"]  # -t: only its backups
+    with pytest.raises(NoBackupFound, match="holds no backup of nothing"):
+        catalogue(store, topics=["nothing"])
 
 
 @pytest.mark.issue(29, item=5)

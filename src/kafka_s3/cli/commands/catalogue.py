@@ -11,11 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from kafka_s3 import api
-from kafka_s3.cli.commands.options import overrides
+from kafka_s3.cli.commands.options import overrides, topic_names
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
-    entries = api.ls(args.location, config=args.config, overrides=overrides(args))
+    entries = api.ls(args.location, config=args.config, topics=topic_names(args), overrides=overrides(args))
     if args.json:
         print(json.dumps({"backups": [e.to_dict() for e in entries]}, indent=2))
     else:
@@ -24,7 +24,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    details = api.info(args.location, config=args.config, overrides=overrides(args))
+    details = api.info(args.location, config=args.config, topics=topic_names(args), overrides=overrides(args))
     print(json.dumps(details.to_dict(), indent=2) if args.json else render_details(details))
     return 0
 

@@ -548,11 +548,11 @@ class Backup:
         self.history.raise_unsaved(summary.records, summary.objects)
         return summary
 
-    def follow(self, stop: threading.Event | None = None) -> None:
+    def follow(self, stop: threading.Event | None = None, serve_metrics: bool = True) -> None:
         """Run cycles forever (or until ``stop`` is set), every ``cycle.interval.ms``. A store or Kafka outage, at the
         start too, is retried with backoff; a missing bucket, refused access or a store ignoring conditional puts
-        is not."""
-        server = serve([self.metrics], self.config)
+        is not. ``metrics.port`` serves the metrics (``serve_metrics=False``: a group serves its backups' at once)."""
+        server = serve([self.metrics], self.config) if serve_metrics else None
         try:
             self._follow(stop or threading.Event())
         finally:

@@ -18,6 +18,7 @@ from kafka_s3.core.config.model import Config
 from kafka_s3.pipelines.backup.cycle import BackupSummary, OnCycle
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.engine import Engine
+from kafka_s3.runtime.metrics import serve
 
 log = logging.getLogger("kafka_s3.backup")
 
@@ -56,7 +57,16 @@ class BackupGroup:
         """Every backup's ``follow`` until ``stop`` is set; the first failure stops them all and is raised."""
         self.engine.start()  # one Spark session for all, started here before the backups' threads use it
         stop = stop or threading.Event()
-        self._run_all(lambda index, backup: backup.follow(stop), stop)
+        names = [backup.metrics.name for backup in self.backups]
+        if len(set(names)) < len(names):  # one connector's statements: told apart by their index
+            for index, backup in enumerate(self.backups):
+                backup.metrics.name = f"{backup.metrics.name}[{index}]"
+        server = serve([backup.metrics for backup in self.backups], self.backups[0].config)  # one endpoint for all
+        try:
+            self._run_all(lambda index, backup: backup.follow(stop, serve_metrics=False), stop)
+        finally:
+            if server is not None:
+                server.close()
 
     def _run_all(self, run: Callable[[int, Backup], None], stop: threading.Event) -> None:
         errors: list[BaseException] = []

@@ -35,6 +35,7 @@ __all__ = [
     "restore",
     "restore_options",
     "status",
+    "status_prometheus",
     "validate",
     "verify",
     "versions",

@@ -88,6 +88,7 @@ __all__ = [
     "restore",
     "restore_options",
     "status",
+    "status_prometheus",
     "validate",
     "verify",
     "versions",

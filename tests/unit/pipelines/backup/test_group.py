@@ -9,6 +9,7 @@ import pytest
 from kafka_s3.core.config.loader import load_all
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import KafkaS3Error
+from kafka_s3.core.metrics import PipelineMetrics
 from kafka_s3.core.peers.lenses.kcql import KCQL_KEY
 from kafka_s3.pipelines.backup import group as backup_group
 from kafka_s3.pipelines.backup.cycle import BackupSummary, CycleReport
@@ -31,6 +32,7 @@ class FakeBackup:
         self.config = config
         self.engine = engine
         self.topic = config["topics"][0]
+        self.metrics = PipelineMetrics("backup", config["name"])
         FakeBackup.created.append(self)
 
     def topics(self):
@@ -43,7 +45,8 @@ class FakeBackup:
             raise KafkaS3Error(f"{self.topic} failed")
         return BackupSummary([CycleReport(1, 1, records=3)], {(self.topic, 0): 3}, {(self.topic, 0): 3})
 
-    def follow(self, stop):
+    def follow(self, stop, serve_metrics=True):
+        assert not serve_metrics, "the group serves its statements' metrics on one endpoint"
         FakeBackup.barrier.wait(timeout=30)
         if self.topic in FakeBackup.fail:
             raise KafkaS3Error(f"{self.topic} failed")
@@ -103,3 +106,11 @@ def test_follow_ends_when_stopped(group):
 def test_needs_a_configuration():
     with pytest.raises(ValueError):
         backup_group.BackupGroup([], FakeEngine())
+
+
+@pytest.mark.issue(29, item=4)
+def test_statements_sharing_a_name_are_told_apart_in_the_metrics(group):
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    group.follow(stop)
+    assert [b.metrics.name for b in FakeBackup.created] == ["multi[0]", "multi[1]", "multi[2]"]

@@ -4,8 +4,8 @@ objects, bytes, offsets by name, chunk manifests, committed marks, pruned starts
 
 Pure: the caller lists (with delimiters to find the backups, then one listing of each backup's prefix) and reads the
 few manifests this module names. A backup is a prefix (its ``topics.dir``) holding kafka-s3's ``_kafka-s3/``
-metadata, or ``<topic>/<directory>/`` trees of objects named as a peer's layout (Confluent's, Lenses'), told apart
-by :func:`kafka_s3.core.layouts.detection.detect`.
+metadata, or trees of objects named as a peer's layout (Confluent's and Lenses' ``<topic>/<partition>/``, DeviantArt's
+``<yyyy-MM-dd>/``), told apart by :func:`kafka_s3.core.layouts.detection.detect`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ PARTITION_DIRECTORY = re.compile(r"^(partition=)?\d+$")
 #: ``<topic>+<partition>+<offset><extension>`` (Confluent's names, kafka-s3's own); Lenses' ``<offset>[_..].<ext>``
 CONFLUENT_NAME = re.compile(r"^(?P<topic>[A-Za-z0-9._-]+)\+(?P<partition>\d+)\+(?P<offset>\d+)(?P<extension>\..+)$")
 LENSES_NAME = re.compile(r"^(?P<offset>\d+)(_\d+_\d+)?(?P<extension>\..+)$")
+#: DeviantArt's ``<yyyy-MM-dd>/<topic>-<partition %05d>-<offset %012d>.gz`` (and its ``.gz.index.json``)
+DATED_DIRECTORY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+DEVIANTART_NAME = re.compile(
+    r"^(?P<topic>.+)-(?P<partition>\d{5,})-(?P<offset>\d{12,})(?P<extension>\.gz(\.index\.json)?)$"
+)
+DEVIANTART_INDEX = ".gz.index.json"
 #: the snapshot series a kafka-s3 backup keeps beside its manifests (directory -> what ``info`` calls them)
 SNAPSHOT_DIRECTORIES = {"consumer-groups": "consumer_groups", "topic-config": "topic_configs", "schemas": "schemas"}
 
@@ -40,7 +46,14 @@ def looks_like_topic(children: Iterable[str]) -> bool:
     return any(PARTITION_DIRECTORY.match(name) for name in children)
 
 
+def looks_dated(children: Iterable[str]) -> bool:
+    """Whether a directory's children are upload dates (DeviantArt's layout keeps its objects under them)."""
+    return any(DATED_DIRECTORY.match(name) for name in children)
+
+
 def _is_sidecar(extension: str) -> bool:
+    if extension == DEVIANTART_INDEX:
+        return True
     return any(extension == s or extension.startswith(s + ".") for s in SIDE_SUFFIXES)
 
 
@@ -128,9 +141,13 @@ class BackupListing:
     def _data(self, parts: list[str], info: ObjectInfo) -> None:
         topic, filename = parts[0], parts[-1]
         named = CONFLUENT_NAME.match(filename)
+        dated = DEVIANTART_NAME.match(filename) if len(parts) == 2 and DATED_DIRECTORY.match(parts[0]) else None
         if named is not None:
             partition, offset, extension = int(named["partition"]), int(named["offset"]), named["extension"]
             topic = named["topic"]
+        elif dated is not None:
+            partition, offset, extension = int(dated["partition"]), int(dated["offset"]), dated["extension"]
+            topic = dated["topic"]
         else:
             lenses = LENSES_NAME.match(filename)
             if lenses is None or len(parts) < 3 or not parts[-2].isdigit():

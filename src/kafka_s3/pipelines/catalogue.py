@@ -2,9 +2,9 @@
 
 Cheap on big buckets: the backups are found by walking the bucket with delimiter listings (a prefix holding
 ``_kafka-s3/`` is a kafka-s3 backup's ``topics.dir``; a prefix whose directories hold partition directories of
-objects a peer's layout names is a Confluent or Lenses backup), each backup is listed once (names and sizes, no data
-read), and per partition only its first and last chunk manifests are read (offsets and record times), plus one
-ranged read of one data object per backup for the envelope.
+objects a peer's layout names is a Confluent or Lenses backup, one holding upload-date directories a DeviantArt one),
+each backup is listed once (names and sizes, no data read), and per partition only its first and last chunk manifests
+are read (offsets and record times), plus one ranged read of one data object per backup for the envelope.
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from kafka_s3.core.catalogue import (
     PartitionListing,
     PartitionSummary,
     holds_manifests,
+    looks_dated,
     looks_like_topic,
 )
 from kafka_s3.core.errors import ConfigError, FormatError, NoBackupFound
 from kafka_s3.core.layouts.detection import LAYOUTS, OWN, detect
 from kafka_s3.core.manifest import MANIFEST_DIR, Manifest, ManifestStore
 from kafka_s3.core.store import Store
-from kafka_s3.pipelines.read.detect_format import EXTENSIONS, Example, describe, envelope_of
+from kafka_s3.pipelines.read.detect_format import ENVELOPE_FORMATS, EXTENSIONS, Example, describe, envelope_of
 
 #: how deep below the starting prefix backups are looked for (``<cluster>/<env>/topics`` is three levels)
 MAX_DEPTH = 4
@@ -74,16 +75,24 @@ def find_backups(store: Store, prefix: str = "", delim: str = "/") -> list[Found
 def _peer_layout(
     store: Store, node: str, names: list[str], listed: Callable[[str], list[str]], delim: str
 ) -> str | None:
-    """The layout of the peer whose topic directories ``node`` holds (``None``: not a peer's backup)."""
+    """The layout of the peer whose topic (or upload-date) directories ``node`` holds (``None``: not a peer's)."""
+    if looks_dated(names):
+        return _detected(store, node, node, delim)
     for name in names:
         topic_dir = f"{node}{name}{delim}"
         if not looks_like_topic(listed(topic_dir)):
             continue
-        keys = [info.key for info in itertools.islice(store.list(topic_dir), SAMPLE_KEYS)]
-        detection = detect(keys, node, delim, "+", f"{store.url}/{node}")
-        if detection.name is not None and detection.name != OWN:
-            return detection.name
+        found = _detected(store, node, topic_dir, delim)
+        if found is not None:
+            return found
     return None
+
+
+def _detected(store: Store, node: str, sample: str, delim: str) -> str | None:
+    """The peer layout a few keys under ``sample`` follow, relative to ``node`` (``None``: none, or kafka-s3's)."""
+    keys = [info.key for info in itertools.islice(store.list(sample), SAMPLE_KEYS)]
+    detection = detect(keys, node, delim, "+", f"{store.url}/{node}")
+    return detection.name if detection.name not in (None, OWN) else None
 
 
 def describe_backup(
@@ -134,6 +143,8 @@ def _envelope(store: Store, listing: BackupListing, extension: str | None) -> bo
     """Whether the data objects hold whole records, from one ranged read of the smallest one (``None``: none)."""
     if extension is None or extension not in listing.examples:
         return None
+    if EXTENSIONS[extension]["format.class"] not in ENVELOPE_FORMATS:
+        return False  # ByteArray, Block-GZIP: values only
     example = listing.examples[extension]
     settings = EXTENSIONS[extension]
     try:

@@ -88,3 +88,17 @@ def test_info_names_the_chunk_not_committed_yet_and_wants_one_backup(store):
         details(store, "")
     with pytest.raises(NoBackupFound, match="holds no backup"):
         catalogue(store, "nothing-here")
+
+
+@pytest.mark.issue(29, item=5)
+def test_a_deviantart_backup_is_found_under_its_upload_dates(store):
+    data = "da/2017-02-01/payments-00000-000000000000.gz"
+    store.put(data, b"x" * 20)
+    store.put(data + ".index.json", b"{}")
+    store.put("da/last_chunk_index.payments-00000.txt", data.encode())
+
+    assert find_backups(store) == [Found("da", "deviantart")]
+    (entry,) = catalogue(store)
+    (payments,) = entry.partitions
+    assert (entry.topics, entry.format, entry.envelope) == (["payments"], "Block-GZIP objects (.gz)", False)
+    assert (payments.first_offset, payments.last_object_offset, payments.objects, payments.bytes) == (0, 0, 2, 22)

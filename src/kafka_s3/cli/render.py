@@ -78,10 +78,21 @@ def age_text(seconds: int | None) -> str:
     return f"{seconds}s"
 
 
+def backup_start_text(row: dict[str, Any]) -> str:
+    """Where a restore of the partition begins once kafka-s3 prune removed its oldest chunks: the first restorable
+    offset, and its record's time when the prune recorded it (``-``: never pruned, the backup starts at its first
+    chunk)."""
+    start = row.get("pruned_start")
+    if start is None:
+        return "-"
+    when = row.get("pruned_start_time")
+    return f"{start} ({when})" if when else str(start)
+
+
 def render_status(rows: list[dict[str, Any]]) -> str:
     """Per partition: Kafka's side (committed offset of the group, log end, lag) and the bucket's (its committed end
-    from the chunk manifests); the last object and how long ago it was committed. ``view`` says which side the lag
-    and last object come from: ``group``, or ``bucket`` when the group has no offset."""
+    from the chunk manifests, its start once pruned); the last object and how long ago it was committed. ``view``
+    says which side the lag and last object come from: ``group``, or ``bucket`` when the group has no offset."""
     table = Table(title=f"backup status (group {rows[0]['group']})" if rows else "backup status")
     for column in (
         "topic",
@@ -93,6 +104,7 @@ def render_status(rows: list[dict[str, Any]]) -> str:
         "last commit (UTC)",
         "age",
         "bucket end",
+        "backup start",
         "view",
     ):
         table.add_column(column)
@@ -107,6 +119,7 @@ def render_status(rows: list[dict[str, Any]]) -> str:
             r["last_commit"] or "-",
             age_text(r.get("last_commit_age_s")),
             "-" if r.get("bucket_committed") is None else str(r["bucket_committed"]),
+            backup_start_text(r),
             r.get("view") or "-",
         )
     out = StringIO()

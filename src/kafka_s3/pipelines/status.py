@@ -1,7 +1,8 @@
 """``kafka-s3 status``: where a backup stands, per partition, read from both sides: Kafka (the log end, the consumer
 group's committed offset and its metadata) and the bucket (the committed end its chunk manifests and marks record,
-the newest data object and its age). When the consumer group is gone, the bucket's view is what a backup would resume
-from, and what the lag is counted against. When the bucket cannot be read, Kafka's side is still told
+the newest data object and its age, and the backup's start once ``kafka-s3 prune`` removed its oldest chunks: the
+first restorable offset and its record's time). When the consumer group is gone, the bucket's view is what a backup
+would resume from, and what the lag is counted against. When the bucket cannot be read, Kafka's side is still told
 (:class:`~kafka_s3.core.errors.StatusWithoutBucket` carries it)."""
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_s3.core.config.model import Config
-from kafka_s3.core.errors import StatusWithoutBucket, StoreError
+from kafka_s3.core.errors import FormatError, StatusWithoutBucket, StoreError
 from kafka_s3.core.layout import SIDE_SUFFIXES
 from kafka_s3.core.manifest import EXTENSION, TAIL, Manifest, ManifestStore
+from kafka_s3.core.prune import PRUNED, PrunedRange, iso, record_name
 from kafka_s3.core.store import Store
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.settings import client_settings
@@ -30,6 +32,8 @@ class BucketView:
     last_object: str  # the newest data object ("": none among the newest chunks)
     last_modified: float | None  # epoch seconds
     last_record_ms: int | None = None  # time of the newest record of the committed chunk, when its manifest has it
+    pruned_start: int | None = None  # the first restorable offset after kafka-s3 prune (None: never pruned)
+    pruned_start_ms: int | None = None  # the time of the record at that offset, when the prune recorded it
 
 
 # How many chunks before the committed one status looks through for a data object (chunks of tombstones alone, in
@@ -45,6 +49,7 @@ def bucket_views(store: Store, manifests: ManifestStore, topic: str) -> dict[int
     chunks: dict[int, int] = {}
     starts: dict[int, list[int]] = {}
     marks: dict[int, int] = {}
+    pruned: dict[int, int] = {}
     for listed in store.list(base):
         parts = listed.key[len(base) :].split(manifests.delim)
         if len(parts) != 2 or not parts[0].isdigit():
@@ -53,7 +58,7 @@ def bucket_views(store: Store, manifests: ManifestStore, topic: str) -> dict[int
         stem, _, extension = name.partition(".")
         if not stem.isdigit():
             continue
-        found = chunks if "." + extension == EXTENSION else marks if "." + extension == TAIL else None
+        found = {EXTENSION: chunks, TAIL: marks, PRUNED: pruned}.get("." + extension)
         if found is not None:
             found[partition] = max(found.get(partition, -1), int(stem))
         if found is chunks:
@@ -68,10 +73,30 @@ def bucket_views(store: Store, manifests: ManifestStore, topic: str) -> dict[int
         key = _last_data_key(manifests, topic, partition, manifest, earlier)
         info = store.head(key) if key else None
         times = [f.last_timestamp for f in manifest.files if f.last_timestamp is not None]
+        start = pruned.get(partition)
         views[partition] = BucketView(
-            manifest.end + 1, key, info.last_modified if info else None, max(times) if times else None
+            manifest.end + 1,
+            key,
+            info.last_modified if info else None,
+            max(times) if times else None,
+            start,
+            _first_kept_time(store, manifests, topic, partition, start),
         )
     return views
+
+
+def _first_kept_time(
+    store: Store, manifests: ManifestStore, topic: str, partition: int, start: int | None
+) -> int | None:
+    """The time of the first record a prune kept, as its record in the bucket says (one GET; ``None``: not pruned,
+    or not recorded)."""
+    if start is None:
+        return None
+    key = manifests.prefix(topic, partition) + record_name(start)
+    try:
+        return PrunedRange.from_bytes(store.get(key), key).first_time
+    except FormatError:
+        return None
 
 
 def _last_data_key(manifests: ManifestStore, topic: str, partition: int, newest: Manifest, earlier: list[int]) -> str:
@@ -130,6 +155,7 @@ def backup_status(config: Config, store: Store | None = None, now: float | None 
             except ValueError:
                 info = {}
         view = bucket.get(tp[0], {}).get(tp[1])
+        first_kept_ms = None if view is None else view.pruned_start_ms
         at = info["at"] / 1000 if info.get("at") else None
         # what the group's commit names: a chunk ending in tombstones named its .keys sidecar (plain layout)
         committed_object = str(info.get("object") or "")
@@ -155,6 +181,8 @@ def backup_status(config: Config, store: Store | None = None, now: float | None 
                 "last_commit": _iso(at),
                 "last_commit_age_s": None if at is None else max(0, round(now - at)),
                 "last_record_ms": None if view is None else view.last_record_ms,
+                "pruned_start": None if view is None else view.pruned_start,
+                "pruned_start_time": None if first_kept_ms is None else iso(first_kept_ms),
                 "view": source,
             }
         )

@@ -25,7 +25,7 @@ from kafka_s3.core.catalogue import (
     looks_dated,
     looks_like_topic,
 )
-from kafka_s3.core.errors import ConfigError, FormatError, NoBackupFound
+from kafka_s3.core.errors import ConfigError, FormatError, NoBackupFound, StoreError
 from kafka_s3.core.layouts.detection import LAYOUTS, OWN, detect
 from kafka_s3.core.manifest import MANIFEST_DIR, Manifest, ManifestStore
 from kafka_s3.core.store import Store
@@ -201,9 +201,16 @@ def _summary(stores: dict[str, ManifestStore], topic: str, partition: int, held:
 def _manifest(
     stores: dict[str, ManifestStore], held: PartitionListing, topic: str, partition: int, start: int
 ) -> Manifest | None:
-    for tree in sorted(held.trees):
-        manifests = stores.get("." + tree)
-        found = manifests.get(topic, partition, start) if manifests is not None else None
+    """The chunk's manifest: one GET when a single manifest tree holds the partition (the listing saw the key)."""
+    trees = [stores["." + tree] for tree in sorted(held.trees) if "." + tree in stores]
+    if len(trees) == 1:
+        key = trees[0].key(topic, partition, start)
+        try:
+            return Manifest.from_bytes(trees[0].store.get(key), key)
+        except StoreError:  # deleted since the listing (a prune running beside): None, or the store's own error
+            return trees[0].get(topic, partition, start)
+    for manifests in trees:  # one backup in two formats: the tree holding this chunk
+        found = manifests.get(topic, partition, start)
         if found is not None:
             return found
     return None

@@ -11,7 +11,9 @@ picks the newest snapshot at or before its time.
 (compaction, transaction markers) and an exactly-once restore adds a marker per transaction. The restore records,
 from the producer's delivery reports, ranges of consecutive source offsets restored to consecutive target offsets
 (a constant delta). A group's committed source offset ``o`` (the next record it would read) then translates to the
-target offset of the first restored record at or after ``o``; past the restored records, to the target's end.
+target offset of the first restored record at or after ``o``; past the restored records, to the target's end. A
+group whose offset ``kafka-s3 prune`` removed (below the backup's recorded start) resumes at the restore's first
+record, the start's: said, with the group, partition, its offset and the start, never mapped silently.
 """
 
 from __future__ import annotations
@@ -127,13 +129,17 @@ class Translation:
     target_partition: int
     target_offset: int | None  # None: not known yet (a dry run before the partition was restored)
     how: str  # "record" | "after" (past the restored range: the target's end) | "pending"
+    pruned_start: int | None = None  # the backup's start, when the group's offset lies below it (kafka-s3 prune)
 
     def line(self) -> str:
         target = "?" if self.target_offset is None else str(self.target_offset)
-        note = {"after": " (past the restored records: the target's end)", "pending": " (not restored yet)"}
+        note = {"after": "past the restored records: the target's end", "pending": "not restored yet"}
+        notes = [note[self.how]] if self.how in note else []
+        if self.pruned_start is not None:
+            notes.append(f"offset {self.source_offset} was pruned: the backup starts at offset {self.pruned_start}")
         return (
             f"group {self.group}: {self.source_topic}[{self.source_partition}] {self.source_offset} -> "
-            f"{self.target_topic}[{self.target_partition}] {target}{note.get(self.how, '')}"
+            f"{self.target_topic}[{self.target_partition}] {target}" + (f" ({'; '.join(notes)})" if notes else "")
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -146,6 +152,7 @@ class Translation:
             "target_partition": self.target_partition,
             "target_offset": self.target_offset,
             "how": self.how,
+            "pruned_start": self.pruned_start,
         }
 
 

@@ -4,6 +4,8 @@ command in a subprocess (the backups and restores on the shared Spark session) a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kafka_s3.core.errors import BackupIncomplete, BackupLive, ConfigError
@@ -161,3 +163,60 @@ def test_snapshots_older_than_the_one_the_new_start_needs_are_pruned_with_the_re
     newest = manifests.times(SERIES, topic)[-1]  # the backup's own, taken now
     assert prune(path, "--before", BEFORE_OFFSET_6, "--execute").returncode == 0
     assert manifests.times(SERIES, topic) == [BASE + 2_000, BASE + 9_000, newest]
+
+
+@pytest.mark.issue(29, item=1)
+def test_status_shows_each_partitions_first_restorable_offset_and_time_after_a_prune(backed_up):
+    """The backup's new start is where a restore begins: status says it per partition, in the table and in --json."""
+    topic, path = backed_up
+    assert prune(path, "--before", BEFORE_OFFSET_6, "--execute").returncode == 0
+    status = run_cli(["status", "--config", path, "--json"], timeout=120)
+    assert status.returncode == 0, status.stderr[-3000:]
+    rows = {row["partition"]: row for row in json.loads(status.stdout)}
+    for partition in range(PARTITIONS):
+        assert rows[partition]["pruned_start"] == 6, rows[partition]
+        assert rows[partition]["pruned_start_time"] == "2023-11-14T22:13:26Z", rows[partition]
+    table = run_cli(["status", "--config", path], timeout=120)
+    assert table.returncode == 0, table.stderr[-3000:]
+    assert "backup start" in table.stdout and table.stdout.count("6 (2023-11-14T22:13:26Z)") == PARTITIONS, table.stdout
+
+
+@pytest.mark.issue(29, item=1)
+def test_a_group_committed_below_the_pruned_start_resumes_at_the_restores_first_record_with_a_warning(
+    make_config, fresh_bucket, fresh_topic, produce, backup, restorer, kafka_bootstrap, tmp_path, caplog
+):
+    """Partition 0's group offset (2) was pruned: it is translated to the restore's first record (source offset 6),
+    said in a warning and in groups' translation; partition 1's (9) translates as before."""
+    from kafka_s3.io.kafka.admin import Admin
+
+    topic = fresh_topic(PARTITIONS)
+    produce(topic, records(PARTITIONS, PER_PARTITION))
+    group = f"app-{fresh_bucket}"
+    Admin({"bootstrap.servers": kafka_bootstrap}).commit_group_offsets(group, {(topic, 0): 2, (topic, 1): 9})
+    backup(fresh_bucket, topic, BACKUP)
+    raw, _ = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in BACKUP.items()})
+    path = str(write_properties(tmp_path / "backup.properties", raw))
+    assert prune(path, "--before", BEFORE_OFFSET_6, "--execute").returncode == 0
+    target = fresh_topic(PARTITIONS)
+    rename = {**BACKUP, "topic.rename": f"{topic}:{target}"}
+    restore = restorer(fresh_bucket, topic, rename)
+    restore.run()
+    with caplog.at_level("WARNING", logger="kafka_s3.restore"):
+        plan = restore.translate_groups()
+    mine = {t.source_partition: t for t in plan.translations if t.group == group}
+    assert (mine[0].target_offset, mine[0].pruned_start) == (0, 6), mine[0]
+    assert (mine[1].target_offset, mine[1].pruned_start) == (3, None), mine[1]
+    said = [r.getMessage() for r in caplog.records]
+    assert any(
+        f"group {group}: {topic}[0] offset 2 was pruned (pruned up to offset 5 at " in m
+        and "translated to the restore's first record, source offset 6" in m
+        for m in said
+    ), said
+
+    restore_file = write_properties(tmp_path / "restore.properties", {**raw, "topic.rename": f"{topic}:{target}"})
+    groups = run_cli(["groups", "--config", str(restore_file), "--consumer-groups", group], timeout=120)
+    assert groups.returncode == 0, groups.stderr[-3000:]
+    assert (
+        f"group {group}: {topic}[0] 2 -> {target}[0] 0 (offset 2 was pruned: the backup starts at offset 6)"
+        in groups.stdout
+    ), groups.stdout

@@ -9,6 +9,7 @@ from kafka_s3.core.groups import (
     SERIES,
     GroupSnapshot,
     OffsetMap,
+    Translation,
     pick_snapshot,
     translate_offset,
 )
@@ -72,3 +73,15 @@ def test_snapshots_live_next_to_the_manifests_and_are_never_replaced(tmp_path):
     assert store.times(SERIES, "t") == [5, 9]
     assert store.load(SERIES, "t", 5).groups == {"g": {0: 1}}
     assert store.load_topic("t") == {}  # not mistaken for chunk manifests
+
+
+@pytest.mark.issue(29, item=1)
+def test_a_translation_below_the_pruned_start_says_the_offset_was_pruned():
+    pruned = Translation("app", "orders", 0, 2, "orders-copy", 0, 0, "record", pruned_start=6)
+    assert pruned.line() == (
+        "group app: orders[0] 2 -> orders-copy[0] 0 (offset 2 was pruned: the backup starts at offset 6)"
+    )
+    assert pruned.to_dict()["pruned_start"] == 6
+    pending = Translation("app", "orders", 0, 2, "orders-copy", 0, None, "pending", pruned_start=6)
+    assert pending.line().endswith("? (not restored yet; offset 2 was pruned: the backup starts at offset 6)")
+    assert Translation("app", "orders", 0, 7, "orders-copy", 0, 1, "record").line().endswith("orders-copy[0] 1")

@@ -15,7 +15,7 @@ from kafka_s3.pipelines.read.bounds import refuse_empty_bounds
 from kafka_s3.pipelines.read.committed import cross_check, read_marks
 from kafka_s3.pipelines.read.discovery import Problem, SourcePartition
 from kafka_s3.pipelines.read.integrity import Finding, Kind, PartitionCheck, incomplete, survey, without_excluded
-from kafka_s3.pipelines.read.pruned import pruned_starts, refuse_pruned_bounds
+from kafka_s3.pipelines.read.pruned import Start, pruned_starts, refuse_pruned_bounds
 from kafka_s3.pipelines.read.reader import order_warning, unprovable_bound
 from kafka_s3.pipelines.restore.context import RestoreContext
 from kafka_s3.pipelines.restore.task import RestorePlan
@@ -39,6 +39,7 @@ class RestorePlanSet:
     checks: dict[TP, PartitionCheck] = field(default_factory=dict)  # is the backup whole (read/integrity)
     timestamps: str = ""  # where the restored records' timestamps come from (ReadPlugins.timestamps)
     layout: str = ""  # whose layout the prefix holds (read/layouts.py)
+    pruned: dict[TP, Start] = field(default_factory=dict)  # partitions kafka-s3 prune left a recorded start
 
     @property
     def findings(self) -> list[Finding]:
@@ -150,6 +151,7 @@ def plan_restore(
         checks=checks,
         timestamps=ctx.plugins.timestamps,
         layout=detection.describe(),
+        pruned=starts,
     )
 
 

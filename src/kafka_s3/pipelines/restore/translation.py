@@ -1,6 +1,8 @@
 """``restore --consumer-groups``: the groups a backup recorded, committed on the target cluster at the offsets their
 source offsets translate to through the offset map the restore recorded (:mod:`.groups`). Every group is checked —
-no active member, the rights to commit — before any is committed.
+no active member, the rights to commit — before any is committed. A group whose offset lies below the backup's
+pruned start (``kafka-s3 prune`` removed the record it would read next) is translated to the restore's first record,
+with a warning naming the group, the partition, its offset and the start (:func:`below_pruned_start`).
 """
 
 from __future__ import annotations
@@ -78,16 +80,21 @@ def translate_groups(
     for group, topic, partition, offset in wanted:
         target = targets[(topic, partition)]
         key = (topic, partition, target, partition)
+        pruned = below_pruned_start(plan_set, group, (topic, partition), offset)
         if key not in identities:  # the target partition does not exist (yet: a dry run before creating it)
-            result.translations.append(Translation(group, topic, partition, offset, target, partition, None, "pending"))
+            result.translations.append(
+                Translation(group, topic, partition, offset, target, partition, None, "pending", pruned)
+            )
             continue
         offset_map = maps.get(key, OffsetMap())
         planned = plans.get((topic, partition))
         if dry_run and planned is not None and planned.objects and not offset_map.ranges:
             translated, how = None, "pending"
         else:
-            translated, how = translate_offset(offset_map, offset, ends[(target, partition)])
-        result.translations.append(Translation(group, topic, partition, offset, target, partition, translated, how))
+            translated, how = translate_offset(offset_map, max(offset, pruned or 0), ends[(target, partition)])
+        result.translations.append(
+            Translation(group, topic, partition, offset, target, partition, translated, how, pruned)
+        )
     groups = sorted({t.group for t in result.translations})
     described = ctx.admin.describe_groups(groups)
     result.active = {g: state.members for g, state in described.items() if state.members}
@@ -128,3 +135,23 @@ def translate_groups(
     for t in result.translations:
         log.info("%s", t.line())
     return result
+
+
+def below_pruned_start(plan_set: RestorePlanSet, group: str, tp: tuple[str, int], offset: int) -> int | None:
+    """The backup's recorded start when ``group``'s committed ``offset`` lies below it (``kafka-s3 prune`` removed
+    the record it would read next), with a warning naming them: the group resumes at the restore's first record."""
+    start = plan_set.pruned.get(tp)
+    if start is None or offset >= start.pruned.offset:
+        return None
+    log.warning(
+        "group %s: %s[%d] offset %d was pruned (%s by kafka-s3 prune): translated to the restore's first record, "
+        "source offset %d (%s)",
+        group,
+        tp[0],
+        tp[1],
+        offset,
+        start.pruned.describe(),
+        start.pruned.offset,
+        start.describe(),
+    )
+    return start.pruned.offset

@@ -48,6 +48,12 @@ class StoreAccessDeniedError(StoreError):
     """Credentials were refused (wrong key/secret, missing permission)."""
 
 
+class PrunedWhileRestoring(StoreError):
+    """A restore's planned object is gone because ``kafka-s3 prune`` (or a backup's retention) removed it after the
+    plan was made: the partition's recorded start is now above it. Planning again starts there (``restore --follow``
+    does so by itself)."""
+
+
 class StatusWithoutBucket(StoreError):
     """``status`` read Kafka's side of a backup but not the bucket's (unreachable, refused, missing): ``rows`` hold
     every partition with Kafka's side alone (the bucket's columns empty), so a monitor still sees the lag."""

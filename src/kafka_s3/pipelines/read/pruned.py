@@ -5,16 +5,20 @@ A partition's recorded start (:mod:`kafka_s3.core.prune`) is its new beginning: 
 there, and the checks take nothing below it for missing. But an explicit offset below it, or a start time before the
 first record kept, asks for records that are gone on purpose: restores (``--from-offset``, ``--from-timestamp``),
 ``kafka-s3 read`` (``-o OFFSET``, ``-o s@TIME``) and the DataFrame reader refuse it.
+
+A prune that runs while a restore reads removes objects the restore planned: the read of one then fails "no such
+object", and :func:`pruned_meanwhile` tells that apart from a missing object (the partition's recorded start is now
+above it), so the error says a prune happened and where the backup starts now.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kafka_s3.core.errors import ConfigError
-from kafka_s3.core.manifest import PartitionManifests
-from kafka_s3.core.prune import PrunedStart, iso
+from kafka_s3.core.errors import ConfigError, PrunedWhileRestoring, StoreError
+from kafka_s3.core.manifest import ManifestStore, PartitionManifests
+from kafka_s3.core.prune import PrunedStart, iso, record_start
 from kafka_s3.pipelines.read.options import Bounds
 
 TP = tuple[str, int]
@@ -95,3 +99,37 @@ def refuse_reader_bounds(starts: Mapping[TP, Start], bounds: Mapping[TP, Bounds]
             refuse_offset(starts, tp, bound.from_offset, "startingOffsets", f"{tp[0]}[{tp[1]}]={bound.from_offset}")
         if bound.from_timestamp is not None:
             refuse_time(starts, [tp], bound.from_timestamp, "startingTimestamp")
+
+
+def recorded_start(manifests: ManifestStore, topic: str, partition: int) -> PrunedStart | None:
+    """The partition's recorded start as the bucket holds it now (one listing of its manifest directory)."""
+    best: PrunedStart | None = None
+    for info in manifests.store.list(manifests.prefix(topic, partition)):
+        start = record_start(info.key.rsplit(manifests.delim, 1)[-1])
+        if start is not None and (best is None or start > best.offset):
+            best = PrunedStart(start, info.last_modified)
+    return best
+
+
+def pruned_meanwhile(
+    error: StoreError, planned: Mapping[TP, Sequence[tuple[str, int]]], manifests: ManifestStore
+) -> PrunedWhileRestoring | None:
+    """``error`` (a read that found no object) told as a prune's doing when the missing object, one of ``planned``
+    (per partition, the planned objects' ``(key, first offset)``), now lies below its partition's recorded start;
+    ``None`` otherwise."""
+    said = str(error)
+    if "no such object" not in said:
+        return None
+    for (topic, partition), objects in sorted(planned.items()):
+        for key, first in objects:
+            if f"/{key}:" not in said:
+                continue
+            start = recorded_start(manifests, topic, partition)
+            if start is None or first >= start.offset:
+                return None
+            return PrunedWhileRestoring(
+                f"{said}: kafka-s3 prune removed it after this restore planned it: {topic}[{partition}] was "
+                f"{start.describe()}, the backup now starts at offset {start.offset}. Run the restore again: it "
+                "starts there (restore --follow plans again by itself)"
+            )
+    return None

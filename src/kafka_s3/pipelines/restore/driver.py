@@ -20,6 +20,7 @@ from kafka_s3.core.errors import (
     EngineError,
     KafkaAuthorizationError,
     KafkaError,
+    PrunedWhileRestoring,
     RestoreFailed,
     StoreAccessDeniedError,
     StoreError,
@@ -36,6 +37,7 @@ from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.read.plugins import ReadPlugins
+from kafka_s3.pipelines.read.pruned import pruned_meanwhile
 from kafka_s3.pipelines.read.reader import Gap
 from kafka_s3.pipelines.restore.context import RestoreContext
 from kafka_s3.pipelines.restore.fencing import Fencing
@@ -220,7 +222,14 @@ class Restore:
         plans = plan_set.plans
         if plans:
             self.targets.ensure_offset_map_topic()
-            summary.results = self._run_job(plans)
+            try:
+                summary.results = self._run_job(plans)
+            except StoreError as exc:  # a planned object gone: a prune since the plan, or truly missing
+                planned = {(p.source_topic, p.source_partition): [(o.key, o.start) for o in p.objects] for p in plans}
+                pruned = pruned_meanwhile(exc, planned, self.ctx.plugins.manifests(self.ctx.store))
+                if pruned is None:
+                    raise
+                raise pruned from None
         logged = self.config["behavior.on.error"] == "log"
         for result in summary.results:
             for problem in result.problems:
@@ -314,6 +323,9 @@ class Restore:
                 failures = 0
             except (BucketNotFoundError, StoreAccessDeniedError, KafkaAuthorizationError):
                 raise  # the bucket or the rights are wrong: retrying cannot help
+            except PrunedWhileRestoring as exc:  # the plan is stale, not the store: plan again from the new start
+                log.warning("%s", exc)
+                continue
             except (StoreError, KafkaError, EngineError) as exc:  # outages: nothing was committed past what is produced
                 self.metrics.cycle_failed(type(exc).__name__, getattr(exc, "exit_code", 1))
                 failures += 1

@@ -5,6 +5,11 @@ command in a subprocess (the backups and restores on the shared Spark session) a
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -220,3 +225,78 @@ def test_a_group_committed_below_the_pruned_start_resumes_at_the_restores_first_
         f"group {group}: {topic}[0] 2 -> {target}[0] 0 (offset 2 was pruned: the backup starts at offset 6)"
         in groups.stdout
     ), groups.stdout
+
+
+@pytest.mark.issue(29, item=1)
+def test_backup_follow_with_retention_prunes_old_chunks_while_it_keeps_running(
+    make_config, fresh_bucket, fresh_topic, produce, s3_client, tmp_path
+):
+    """A real ``backup --follow`` with ``backup.retention.bytes=1``: each cycle prunes all but the newest committed
+    chunk, the pruned-range record moves up as records arrive, verify stays whole meanwhile, and SIGTERM stops it
+    (exit 143)."""
+    topic = fresh_topic(1)
+    produce(topic, records(1, 9))  # chunks 0..2, 3..5, 6..8: the first cycle keeps 6..8
+    settings = {**BACKUP, "cycle.interval.ms": "500", "backup.retention.bytes": "1"}
+    raw, _ = make_config(fresh_bucket, topic, **{k.replace(".", "__"): v for k, v in settings.items()})
+    path = str(write_properties(tmp_path / "follow.properties", raw))
+    output = tmp_path / "follow.log"
+    with output.open("w") as out:
+        follow = subprocess.Popen(
+            [sys.executable, "-m", "kafka_s3.cli", "backup", "--follow", "--no-progress", "-c", path],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        )
+    try:
+
+        def pruned_to(start: int) -> bool:
+            """The bucket holds only the chunks from ``start`` on, and its start record (a superseded one removed)."""
+            assert follow.poll() is None, output.read_text()[-3000:]
+            keys = list_keys(s3_client, fresh_bucket)
+            data = sorted(k.rsplit("+", 1)[-1] for k in keys if f"/{topic}+0+" in k)
+            records_held = [k.rsplit("/", 1)[-1] for k in keys if k.endswith(".pruned")]
+            return records_held == [f"{start:020d}.pruned"] and data[:1] == [f"{start:010d}.json"]
+
+        def wait_for(start: int) -> None:
+            deadline = time.monotonic() + 180  # Spark's start on a loaded machine; about 15 s on an idle one
+            while not pruned_to(start):
+                assert time.monotonic() < deadline, sorted(list_keys(s3_client, fresh_bucket))
+                time.sleep(0.3)
+
+        wait_for(6)
+        produce(topic, records(1, 6, base_ts=BASE + 9_000))  # offsets 9..14: chunks 9..11 and 12..14 arrive
+        wait_for(12)
+        verified = run_cli(["verify", "--config", path], timeout=120)
+        assert verified.returncode == 0, verified.stdout + verified.stderr[-3000:]
+        text = " ".join(verified.stdout.split())
+        assert f"note: {topic}[0] offsets ..11: pruned: pruned up to offset 11 at " in text, text
+        assert "the backup is whole" in text, text
+        assert follow.poll() is None, output.read_text()[-3000:]
+    finally:
+        follow.send_signal(signal.SIGTERM)
+        code = follow.wait(timeout=120)
+    assert code == 143, output.read_text()[-3000:]
+
+
+@pytest.mark.issue(29, item=1)
+def test_a_restore_whose_planned_objects_a_prune_removed_says_so_and_a_new_run_starts_at_the_new_start(
+    backed_up, fresh_bucket, fresh_topic, restorer, kafka_bootstrap
+):
+    """A prune between a restore's plan and its reads: the error names the prune and the new start (it said only
+    'no such object'); planned again (a new run, or the next cycle of restore --follow), it restores from there."""
+    from kafka_s3.core.errors import PrunedWhileRestoring
+
+    topic, path = backed_up
+    target = fresh_topic(PARTITIONS)
+    restore = restorer(fresh_bucket, topic, {**BACKUP, "topic.rename": f"{topic}:{target}"})
+    planned = restore.plan()
+    assert prune(path, "--before", BEFORE_OFFSET_6, "--execute").returncode == 0
+    with pytest.raises(PrunedWhileRestoring) as raised:
+        restore.run(planned)
+    said = str(raised.value)
+    assert f"{topic}+" in said and ": no such object: kafka-s3 prune removed it after this restore planned it: " in said
+    assert "pruned up to offset 5 at " in said and "the backup now starts at offset 6" in said, said
+    restore.run()
+    restored, expected = read_topic(kafka_bootstrap, target), read_topic(kafka_bootstrap, topic)
+    for partition in range(PARTITIONS):
+        assert fidelity(restored[partition]) == fidelity(expected[partition][6:])

@@ -172,7 +172,8 @@ def test_snapshots_older_than_the_one_the_new_start_needs_are_pruned_with_the_re
 
 @pytest.mark.issue(29, item=1)
 def test_status_shows_each_partitions_first_restorable_offset_and_time_after_a_prune(backed_up):
-    """The backup's new start is where a restore begins: status says it per partition, in the table and in --json."""
+    """The backup's new start is where a restore begins: status says it per partition (--json here; the table's
+    column is tests/unit/cli/test_render_status.py's)."""
     topic, path = backed_up
     assert prune(path, "--before", BEFORE_OFFSET_6, "--execute").returncode == 0
     status = run_cli(["status", "--config", path, "--json"], timeout=120)
@@ -181,9 +182,6 @@ def test_status_shows_each_partitions_first_restorable_offset_and_time_after_a_p
     for partition in range(PARTITIONS):
         assert rows[partition]["pruned_start"] == 6, rows[partition]
         assert rows[partition]["pruned_start_time"] == "2023-11-14T22:13:26Z", rows[partition]
-    table = run_cli(["status", "--config", path], timeout=120)
-    assert table.returncode == 0, table.stderr[-3000:]
-    assert "backup start" in table.stdout and table.stdout.count("6 (2023-11-14T22:13:26Z)") == PARTITIONS, table.stdout
 
 
 @pytest.mark.issue(29, item=1)

@@ -22,6 +22,7 @@ __all__ = [
     "VerifyReport",
     "backup",
     "check_spark_runtime",
+    "compact",
     "configurations",
     "create_bucket",
     "groups",

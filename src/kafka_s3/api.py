@@ -26,6 +26,7 @@ from kafka_s3.pipelines.backup.cycle import BackupSummary, CycleReport
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.backup.group import BackupGroup
 from kafka_s3.pipelines.backup.result import PartitionResult
+from kafka_s3.pipelines.compact import CompactReport
 from kafka_s3.pipelines.prune import PruneReport
 from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
@@ -54,6 +55,7 @@ __all__ = [
     "BackupSummary",
     "Bounds",
     "BucketCreation",
+    "CompactReport",
     "ConfigLike",
     "CycleReport",
     "Finding",
@@ -73,6 +75,7 @@ __all__ = [
     "estimate_records",
     "backup",
     "client_overrides",
+    "compact",
     "configurations",
     "create_bucket",
     "groups",
@@ -610,6 +613,58 @@ def prune(
         merged.snapshots += report.snapshots
         merged.notes += [n for n in report.notes if n not in merged.notes]
         merged.live = merged.live or report.live
+    return merged
+
+
+# ---------------------------------------------------------------------------------------------------- compaction
+def compact(
+    config: ConfigLike,
+    *,
+    target_bytes: str | int | None = None,
+    target_records: int | None = None,
+    topics: Sequence[str] | None = None,
+    partitions: Sequence[int] | None = None,
+    dry_run: bool = False,
+    overrides: Mapping[str, str] | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    spark: SparkSession | None = None,
+) -> CompactReport:
+    """Merge the backup's consecutive small committed chunks, per partition, into chunks of up to ``target_bytes``
+    (bytes or ``64MiB``; default ``compact.target.bytes``) and/or ``target_records`` (``compact.target.records``), in
+    a Spark job: the same records in the same order, names valid for the layout, the originals deleted only once the
+    merged chunk is recorded (a crash leaves the backup whole; the next run finishes it). Only chunks older than the
+    newest committed one (a running backup's tail) are merged. ``dry_run``: the plan only. A prefix without kafka-s3
+    manifests, or a peer's layout, is refused (:class:`~kafka_s3.core.errors.PlanError`, exit 6)."""
+    from kafka_s3.core.compact import Target
+    from kafka_s3.core.prune import parse_size
+    from kafka_s3.pipelines.compact import compact as compact_one
+
+    if not dry_run:
+        check_spark_runtime(master=master, remote=remote, spark=spark)
+    reports = []
+    for one in configurations(config, "sink", overrides):
+        size = one["compact.target.bytes"] if target_bytes is None else target_bytes
+        target = Target.of(
+            size if isinstance(size, int) else parse_size(size, "--target-bytes"),
+            one["compact.target.records"] if target_records is None else target_records,
+        )
+        engine = None if dry_run else spark_engine(one, "kafka-s3 compact", master, remote, spark)
+        reports.append(
+            compact_one(
+                one,
+                engine,
+                target=target,
+                topics=list(topics) if topics else None,
+                partitions=list(partitions) if partitions else None,
+                dry_run=dry_run,
+            )
+        )
+    merged = reports[0]
+    for report in reports[1:]:
+        merged.groups += report.groups
+        merged.leftovers += report.leftovers
+        merged.notes += [n for n in report.notes if n not in merged.notes]
     return merged
 
 

@@ -39,6 +39,7 @@ cmd_verify = command("inspect", "cmd_verify")
 cmd_status = command("inspect", "cmd_status")
 cmd_groups = command("inspect", "cmd_groups")
 cmd_prune = command("prune", "cmd_prune")
+cmd_compact = command("compact", "cmd_compact")
 cmd_ls = command("catalogue", "cmd_ls")
 cmd_info = command("catalogue", "cmd_info")
 cmd_config_show = command("configuration", "cmd_config_show")
@@ -368,6 +369,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     as_json(prune)
     prune.set_defaults(func=cmd_prune)
+
+    compacting = sub.add_parser(
+        "compact",
+        help="merge a backup's small committed chunks into bigger objects (a Spark job), older than its newest "
+        "committed chunk; crash-safe: the originals are deleted only once the merged chunk is recorded",
+    )
+    configuration(compacting)
+    compacting.add_argument(
+        "-t", "--topic", action="append", metavar="TOPIC", help="only this topic (repeatable; default: every topic)"
+    )
+    compacting.add_argument(
+        "-p", "--partition", action="append", type=int, metavar="N", help="only this partition (repeatable)"
+    )
+    compacting.add_argument(
+        "--target-bytes",
+        metavar="SIZE",
+        help="merged objects of up to SIZE (bytes, or 64MiB, 1GB; default compact.target.bytes)",
+    )
+    compacting.add_argument(
+        "--target-records",
+        type=int,
+        metavar="N",
+        help="merged objects of up to N records (default compact.target.records: no limit)",
+    )
+    compacting.add_argument("--dry-run", action="store_true", help="show which chunks would be merged, change nothing")
+    spark(compacting)
+    as_json(compacting)
+    compacting.set_defaults(func=cmd_compact)
 
     ls = sub.add_parser(
         "ls",

@@ -27,12 +27,17 @@ damaged one.
 
 A ``<startOffset>.pruned`` record beside them (:mod:`kafka_s3.core.prune`) is the partition's start after a
 ``kafka-s3 prune``: chunks and marks below it are what an interrupted prune left, no part of the backup.
+
+A ``<startOffset>.compacting`` record (:class:`Compaction`; what is merged and why: :mod:`kafka_s3.core.compact`) is a
+``kafka-s3 compact`` merge in progress: readers take the merged chunk it names in place of every chunk of its range.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -46,6 +51,8 @@ EXTENSION = ".chunk"
 # The object metadata key (S3 user metadata) under which each file of a chunk names its manifest's key
 OBJECT_METADATA = "kafka-s3-manifest"
 TAIL = ".tail"
+COMPACTING = ".compacting"  # a compaction record (kafka-s3 compact's merge in progress: kafka_s3.core.compact)
+COMPACTION_VERSION = 1
 PAD = 20
 MANIFEST_DIR = "_kafka-s3"
 PARTITION_COUNT_DIR = "partition-count"
@@ -228,6 +235,7 @@ class ManifestStore:
         chunk_keys: dict[int, list[str]] = {}
         marks: dict[int, list[int]] = {}
         pruned: dict[int, PrunedStart] = {}
+        compacting: dict[int, list[str]] = {}  # compaction records (kafka-s3 compact's merges in progress)
         for info in self.store.list(base):
             parts = info.key[len(base) :].split(self.delim)
             if len(parts) != 2 or not parts[0].isdigit():
@@ -242,6 +250,8 @@ class ManifestStore:
                 marks.setdefault(partition, []).append(int(stem))
             elif "." + extension == PRUNED and int(stem) >= (pruned[partition].offset if partition in pruned else 0):
                 pruned[partition] = PrunedStart(int(stem), info.last_modified)
+            elif "." + extension == COMPACTING:
+                compacting.setdefault(partition, []).append(info.key)
         for partition, start in pruned.items():  # what an interrupted prune left below the start is not read
             chunk_keys[partition] = [k for k in chunk_keys.get(partition, []) if self._start_of(k) >= start.offset]
             marks[partition] = [m for m in marks.get(partition, []) if m >= start.offset]
@@ -254,6 +264,8 @@ class ManifestStore:
         by_partition: dict[int, list[tuple[Manifest, str]]] = {}
         for manifest, key in zip(loaded, keys, strict=True):
             by_partition.setdefault(manifest.partition, []).append((manifest, key))
+        if compacting:
+            self._supersede(compacting, pruned, by_partition, marks)
         ordered = {p: sorted(pairs, key=lambda pair: pair[0].start) for p, pairs in by_partition.items()}
         return {
             p: PartitionManifests(
@@ -267,6 +279,25 @@ class ManifestStore:
             )
             for p in sorted(set(by_partition) | {p for p, found in marks.items() if found} | set(pruned))
         }
+
+    def _supersede(
+        self,
+        compacting: dict[int, list[str]],
+        pruned: dict[int, PrunedStart],
+        by_partition: dict[int, list[tuple[Manifest, str]]],
+        marks: dict[int, list[int]],
+    ) -> None:
+        """Readers take a recorded merge's chunk in place of the chunks of its range (:mod:`kafka_s3.core.compact`);
+        a record below a recorded start (pruned meanwhile) is no part of the backup."""
+        for partition, record_keys in compacting.items():
+            start = pruned[partition].offset if partition in pruned else 0
+            records = [
+                (Compaction.from_bytes(self.store.get(k), k), k) for k in record_keys if self._start_of(k) >= start
+            ]
+            chunks, kept_marks = superseding(by_partition.get(partition, []), marks.get(partition, []), records)
+            if chunks:
+                by_partition[partition] = chunks
+            marks[partition] = kept_marks
 
     def _start_of(self, key: str) -> int:
         return int(key.rsplit(self.delim, 1)[-1].partition(".")[0])
@@ -358,3 +389,97 @@ class ManifestStore:
             if missing or start == starts[-1]:
                 return manifest, missing
         return None
+
+
+# ---------------------------------------------------------------------------------------------------- compaction
+@dataclass(frozen=True)
+class Compaction:
+    """One merge in progress: the chunks ``replaced`` (offsets ``start..end``), the merged chunk(s) as ``staged``
+    (files under the staging tree: what readers take while the record exists) and as ``final`` (the same files
+    under their names in the layout, the manifests that remain); ``at``: when it was recorded (epoch ms)."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+    replaced: tuple[Manifest, ...]
+    staged: tuple[Manifest, ...]
+    final: tuple[Manifest, ...]
+    at: int = 0
+    version: int = COMPACTION_VERSION
+
+    @property
+    def records(self) -> int:
+        return sum(m.records for m in self.replaced)
+
+    def covers(self, start: int) -> bool:
+        return self.start <= start <= self.end
+
+    def replaced_keys(self) -> set[str]:
+        """Every file of the originals, and every file the merged chunk has under its final names."""
+        return {f.key for m in self.replaced + self.final for f in m.files}
+
+    def to_bytes(self) -> builtins.bytes:
+        doc = {
+            "topic": self.topic,
+            "partition": self.partition,
+            "start": self.start,
+            "end": self.end,
+            "at": self.at,
+            "version": self.version,
+            "replaced": [m.to_dict() for m in self.replaced],
+            "staged": [m.to_dict() for m in self.staged],
+            "final": [m.to_dict() for m in self.final],
+        }
+        return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, data: builtins.bytes, key: str = "") -> Compaction:
+        try:
+            doc = json.loads(data)
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+            if int(doc.get("version", 0)) > COMPACTION_VERSION:
+                raise ValueError(f"version {doc['version']} is newer than this kafka-s3 reads ({COMPACTION_VERSION})")
+            return cls(
+                doc["topic"],
+                int(doc["partition"]),
+                int(doc["start"]),
+                int(doc["end"]),
+                tuple(Manifest.from_dict(m) for m in doc["replaced"]),
+                tuple(Manifest.from_dict(m) for m in doc["staged"]),
+                tuple(Manifest.from_dict(m) for m in doc["final"]),
+                int(doc.get("at", 0)),
+                int(doc["version"]),
+            )
+        except (ValueError, TypeError, KeyError) as exc:
+            raise FormatError(f"unreadable compaction record: {exc}", object_key=key) from None
+
+
+def record_name(start: int) -> str:
+    """The name of the compaction record of a merge starting at ``start``."""
+    return f"{start:0{PAD}d}{COMPACTING}"
+
+
+def record_start(name: str) -> int | None:
+    """The start offset a record's name holds (``None``: not a compaction record)."""
+    if not name.endswith(COMPACTING):
+        return None
+    stem = name[: -len(COMPACTING)]
+    return int(stem) if stem.isdigit() else None
+
+
+def superseding(
+    chunks: Iterable[tuple[Manifest, str]], marks: Iterable[int], compactions: Iterable[tuple[Compaction, str]]
+) -> tuple[list[tuple[Manifest, str]], list[int]]:
+    """A partition's chunks (manifest and key) and committed marks as readers take them while merges are recorded:
+    every chunk starting in a record's range gives way to the record's staged chunk(s) (keyed by the record's key),
+    and marks inside the range other than at a staged chunk's start are left out. Sorted by start."""
+    held = list(compactions)
+    if not held:
+        return sorted(chunks, key=lambda pair: pair[0].start), sorted(marks)
+    kept = [(m, k) for m, k in chunks if not any(c.covers(m.start) for c, _ in held)]
+    kept += [(m, key) for c, key in held for m in c.staged]
+    starts = {m.start for c, _ in held for m in c.staged}
+    kept_marks = [s for s in marks if s in starts or not any(c.covers(s) for c, _ in held)]
+    return sorted(kept, key=lambda pair: pair[0].start), sorted(kept_marks)

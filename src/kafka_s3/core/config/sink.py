@@ -297,6 +297,29 @@ SINK.define(
         origin="kafka-s3",
     ),
     Prop(
+        "compact.target.bytes",
+        Type.LONG,
+        "67108864",
+        "kafka-s3 compact merges consecutive small committed chunks of a partition into objects of up to this many "
+        "bytes (the merged chunks' stored bytes; a chunk at least this big is left as it is). -1: no byte limit "
+        "(compact.target.records must then be set).",
+        M,
+        "kafka-s3",
+        Range(-1),
+        origin="kafka-s3",
+    ),
+    Prop(
+        "compact.target.records",
+        Type.LONG,
+        "-1",
+        "kafka-s3 compact merges consecutive small committed chunks of a partition into objects of up to this many "
+        "records (with compact.target.bytes, whichever is reached first). -1: no record limit.",
+        M,
+        "kafka-s3",
+        Range(-1),
+        origin="kafka-s3",
+    ),
+    Prop(
         "isolation.level",
         Type.STRING,
         "read_committed",

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from kafka_s3.core.errors import BackupIncomplete, BackupUnfinished
 from kafka_s3.core.manifest import OBJECT_METADATA, Manifest, PartitionManifests
@@ -469,6 +469,7 @@ def survey(
         manifests[topic] = manifest_store.load_topic(topic, cache)
     loaded = [pm for by_partition in manifests.values() for pm in by_partition.values()]
     _leave_out_pruned(partitions, loaded)
+    _take_merged(store, plugins, partitions, loaded, sizes)
     with_records(partitions, loaded)
     checks = check_backup(partitions, manifests, sizes)
     _hold_back_first_chunks(checks, partitions, lambda topic: manifest_store.load_topic(topic, cache))
@@ -488,6 +489,48 @@ def _leave_out_pruned(partitions: dict[tuple[str, int], SourcePartition], loaded
         part = partitions.get((pm.topic, pm.partition))
         if pm.pruned is not None and part is not None:
             part.objects = [o for o in part.objects if o.start >= pm.pruned.offset]
+
+
+def _take_merged(
+    store: Store,
+    plugins: ReadPlugins,
+    partitions: dict[tuple[str, int], SourcePartition],
+    loaded: list[PartitionManifests],
+    sizes: dict[str, int],
+) -> None:
+    """A merge ``kafka-s3 compact`` recorded and has not finished (:mod:`kafka_s3.core.compact`): its staged chunk is
+    the backup for its offsets. The listed objects there (originals not deleted yet, merged files already under their
+    names) are left out, and the staged files read in their place."""
+    from kafka_s3.core.compact import COMPACTING, final_key, staging_dir
+    from kafka_s3.core.layout import Kind as ObjectKind
+
+    layout = plugins.layout
+    for pm in loaded:
+        merged = [m for m, key in zip(pm.chunks, pm.keys, strict=False) if key.endswith(COMPACTING)]
+        if not merged:
+            continue
+        tp = (pm.topic, pm.partition)
+        part = partitions.setdefault(tp, SourcePartition(*tp))
+        part.objects = [o for o in part.objects if not any(m.start <= o.start <= m.end for m in merged)]
+        delim = layout.directory_delim
+        staging = staging_dir(plugins.manifests(store).root, delim, pm.topic, pm.partition)
+        sizes.update({info.key: info.size for info in store.list(staging + delim)})
+        for manifest in merged:
+            files = {f.kind: f.key for f in manifest.files}
+            named = final_key(files["data"], staging, layout.topic_prefix(), delim)
+            name = layout.parse(named, cast("dict[str, ObjectKind]", plugins.extensions()))
+            if name is None:
+                continue
+            part.objects.append(
+                BackupObject(
+                    dataclasses.replace(name, key=files["data"]),
+                    sizes.get(files["data"], 0),
+                    files.get("keys"),
+                    files.get("headers"),
+                    files.get("index"),
+                )
+            )
+        part.objects.sort(key=lambda o: (o.start, o.key))
 
 
 def _hold_back_first_chunks(

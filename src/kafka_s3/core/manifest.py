@@ -349,14 +349,20 @@ class ManifestStore:
 
     # ---------------------------------------------------------------------------------------- resume checks
     def starts(self, topic: str, partition: int) -> list[int]:
-        """Start offsets of the partition's manifests, ascending (one listing)."""
-        found, pruned = [], 0
+        """Start offsets of the partition's manifests, ascending (one listing). Chunks a compaction record covers are
+        left out (a merge in progress, below the partition's committed end: never where a backup resumes)."""
+        found, pruned, compacting = [], 0, []
         for info in self.store.list(self.prefix(topic, partition)):
             name = info.key.rsplit(self.delim, 1)[-1]
             if name.endswith(EXTENSION) and name[: -len(EXTENSION)].isdigit():
                 found.append(int(name[: -len(EXTENSION)]))
             elif name.endswith(PRUNED) and name[: -len(PRUNED)].isdigit():
                 pruned = max(pruned, int(name[: -len(PRUNED)]))
+            elif name.endswith(COMPACTING):
+                compacting.append(info.key)
+        if compacting:
+            merges = [Compaction.from_bytes(self.store.get(k), k) for k in compacting]
+            found = [s for s in found if not any(c.covers(s) for c in merges)]
         return sorted(s for s in found if s >= pruned)  # below a recorded start: what an interrupted prune left
 
     def missing_files(self, manifest: Manifest, existing: dict[str, set[str]] | None = None) -> list[str]:

@@ -206,9 +206,15 @@ def compact(
     for topic in names:
         held = list_held(manifests, topic)
         wanted = [p for p in held.records if partitions is None or p in partitions]
+        starts = {p: pm.pruned.offset for p, pm in manifests.load_topic(topic).items() if pm.pruned is not None}
         for partition in sorted(wanted):
             for key in sorted(held.records[partition]):
                 record = Compaction.from_bytes(store.get(key), key)
+                if record.start < starts.get(partition, 0):  # pruned meanwhile: nothing of it is the backup's
+                    report.leftovers += 1
+                    if not dry_run:
+                        _discard(manifests, record, key)
+                    continue
                 report.groups.append(_group_of(record.replaced, resumed=True))
                 if not dry_run:
                     _finish(manifests, plugins.layout, record, key)
@@ -357,6 +363,18 @@ def _finish(manifests: ManifestStore, layout: Layout, record: Compaction, key: s
         len(record.final),
         extra={"topic": topic, "partition": partition, "chunks": len(record.replaced)},
     )
+
+
+def _discard(manifests: ManifestStore, record: Compaction, key: str) -> None:
+    """A recorded merge a prune removed meanwhile (its range below the partition's recorded start): what is left of
+    the originals and of the merged chunk is deleted, the record last."""
+    store, topic, partition = manifests.store, record.topic, record.partition
+    chunks = record.replaced + record.final
+    store.delete(sorted({f.key for m in chunks for f in m.files}))
+    store.delete(sorted({manifests.key(topic, partition, m.start) for m in chunks}))
+    store.delete(sorted({manifests.prefix(topic, partition) + f"{m.start:020d}{TAIL}" for m in chunks}))
+    store.delete([key])
+    clear_staging(manifests, topic, partition)
 
 
 def _copy(manifests: ManifestStore, source: FileEntry, entry: FileEntry, manifest_key: str) -> None:

@@ -15,7 +15,8 @@ from kafka_s3.core.compact import (
     superseding,
 )
 from kafka_s3.core.errors import ConfigError, FormatError
-from kafka_s3.core.manifest import FileEntry, Manifest
+from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
+from kafka_s3.io.stores.spec import StoreSpec
 
 pytestmark = pytest.mark.issue(29, item=3)
 
@@ -102,3 +103,22 @@ def test_staged_files_keep_their_path_under_topics_dir():
     assert final_key(staged, staging, "topics/", "/") == "topics/t/partition=3/t+3+0000000000.json"
     with pytest.raises(FormatError):
         final_key("elsewhere/t+3+0.json", staging, "topics/", "/")
+
+
+def test_a_recorded_merge_replaces_its_range_when_manifests_are_loaded_and_is_never_a_resume_point(tmp_path):
+    """The crash window between the record and the originals' deletion: listings give the merged chunk, once."""
+    store = StoreSpec(store_class="local", bucket="b", region="us-east-1", local_root=str(tmp_path)).open()
+    store.create_bucket()
+    manifests = ManifestStore(store, "topics/_kafka-s3/json")
+    originals = chain((0, 9), (10, 19), (20, 29))
+    for manifest in originals:
+        manifests.create(manifest)
+        manifests.mark_committed("t", 0, manifest.start)
+    merged = chunk(0, 19)
+    record = Compaction("t", 0, 0, 19, tuple(originals[:2]), (merged,), (merged,))
+    store.put(manifests.prefix("t", 0) + record_name(0), record.to_bytes())
+    held = manifests.load_topic("t")[0]
+    assert [(m.start, m.end) for m in held.chunks] == [(0, 19), (20, 29)]
+    assert held.keys[0].endswith("00000000000000000000.compacting")
+    assert held.marked_starts == (0, 20) and held.committed_start == 20
+    assert manifests.starts("t", 0) == [20]

@@ -614,6 +614,7 @@ def render(results: dict) -> str:
     lines += _standalone_section(results)
     lines += _connect_section(results)
     lines += _lookups_section(results)
+    lines += _compaction_section(results)
 
     phases = phase_summary(results)
     if phases:
@@ -841,6 +842,16 @@ def _lookups_section(results: dict) -> list[str]:
             f"{_x(ratio(seconds, medians[FULL_SCAN]))} |"
         )
     return [*lines, ""]
+
+
+def _compaction_section(results: dict) -> list[str]:
+    """``bench/compaction.py``'s measurements (:func:`compaction.render` writes the same table on its own)."""
+    found = results.get("compaction") or {}
+    if "compact" not in found:
+        return []
+    import compaction
+
+    return ["#" + line if line.startswith("# ") else line for line in compaction.render(found).splitlines()] + [""]
 
 
 def _wall_pair(run: dict | None) -> str:

@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import shlex
+import statistics
 import subprocess
 import sys
 import time
@@ -174,6 +175,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="point lookups: records backed up (Avro envelope, 4 partitions) before timing ten offsets read with the "
         "reader's offset options beside a where over a full scan (default 200,000; 0: skip)",
     )
+    p.add_argument(
+        "--compact-chunks",
+        type=int,
+        default=10_000,
+        help="compaction: small chunks backed up (10 records each, 4 partitions) before timing restore --dry-run, "
+        "kafka-s3 compact, and restore --dry-run again (default 10,000; 0: skip)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the topics and buckets (default: deleted after use)")
     p.add_argument(
         "--quick",
@@ -207,6 +215,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             args.connect_rounds = 1
         if "--lookup-records" not in given:
             args.lookup_records = 20_000
+        if "--compact-chunks" not in given:
+            args.compact_chunks = 1_000
     if args.kafka is None:
         args.kafka = kafka_kind_default()
     return args
@@ -309,6 +319,8 @@ class Bench:
                 steps += [partial(self.curve_records, results), partial(self.curve_partitions, results)]
             if args.lookup_records > 0:
                 steps.append(partial(self.point_lookups, results))
+            if args.compact_chunks > 0:
+                steps.append(partial(self.compaction, results))
             if args.connect_rounds > 0:  # last: its server's JVM and workers stay up until the step ends
                 steps.append(partial(self.connect_runs, results))
             for step in steps:
@@ -589,6 +601,44 @@ class Bench:
         else:
             out["error"] = f"{'timed out' if code is None else f'exit {code}'} (log {log})"
             self.clock.say(f"  point lookups failed: {out['error']}")
+
+    def compaction(self, results: dict) -> None:
+        """``bench/compaction.py`` in a process of its own: compaction throughput, and restore planning time on
+        ``--compact-chunks`` small chunks before and after it."""
+        out: dict = {}
+        results["compaction"] = out
+        if not self.fits("compaction", "the compaction"):
+            out.update(SKIPPED)
+            return
+        self.clock.say(f"compaction: {self.args.compact_chunks:,} small chunks, restore plans before and after")
+        path, log = self.work / "compaction.json", self.work / "compaction.log"
+        command = [sys.executable, str(Path(__file__).with_name("compaction.py"))]
+        command += ["--chunks", str(self.args.compact_chunks), "--json-out", str(path)]
+        started = time.monotonic()
+        with open(log, "w") as sink:
+            try:
+                code = subprocess.run(
+                    command,
+                    env=self.services.environ(),
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    timeout=self.args.run_timeout,
+                    cwd=ROOT,
+                    check=False,
+                ).returncode
+            except subprocess.TimeoutExpired:
+                code = None
+        self.timed("compaction", {"wall_s": time.monotonic() - started})
+        if code == 0:
+            out.update(json.loads(path.read_text()))
+            done = out["compact"]
+            self.clock.say(
+                f"  compact: {done['records'] / done['wall_s']:,.0f} records/s; restore plan "
+                f"{statistics.median(out['plan_before_s']):.2f} s → {statistics.median(out['plan_after_s']):.2f} s"
+            )
+        else:
+            out["error"] = f"{'timed out' if code is None else f'exit {code}'} (log {log})"
+            self.clock.say(f"  compaction failed: {out['error']}")
 
     def connect_runs(self, results: dict) -> None:
         """Target 4 over Spark Connect: 4-record backups and restores through a Connect server of the bench's own

@@ -274,7 +274,7 @@ CASES = [
         "format-mismatch",
         RESTORE,
         C,
-        ["{topic}", "no backed-up objects"],
+        ["{topic}", "format.class=bytearray names ByteArray objects ending .bin", "leave format.class out"],
         props={
             "format.class": "bytearray",
             "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",

@@ -245,18 +245,18 @@ def compact(
     for row in rows:
         doc = json.loads(row)
         by_group[(doc["topic"], doc["partition"], doc["start"])] = tuple(Manifest.from_dict(m) for m in doc["staged"])
-    for (topic, partition), groups in work:
-        recorded = []
-        for group in groups:  # every group of the partition recorded before any is finished (finishing one clears
-            staged = by_group[(topic, partition, group[0].start)]  # the staged files no record names)
+    recorded = []
+    for (topic, partition), groups in work:  # every merge recorded before any is finished: finishing one clears the
+        for group in groups:  # staged files no record names, and a rerun after a crash then has nothing to stage
+            staged = by_group[(topic, partition, group[0].start)]
             record = _record(manifests, plugins.layout, group, staged)
             key = manifests.prefix(topic, partition) + record_name(record.start)
             with contextlib.suppress(ObjectExistsError):  # recorded by a run that got this far
                 store.put(key, record.to_bytes())
             recorded.append((record, key))
-        for record, key in recorded:
-            _finish(manifests, plugins.layout, record, key)
-            _describe_merged(described[(topic, partition, record.start)], record.final)
+    for record, key in recorded:
+        _finish(manifests, plugins.layout, record, key)
+        _describe_merged(described[(record.topic, record.partition, record.start)], record.final)
     return report
 
 

@@ -70,10 +70,18 @@ def plain(rows: list[dict]) -> list[tuple]:
 
 
 @pytest.mark.issue(29, item=3)
-def test_compact_merges_small_chunks_and_the_backup_restores_exactly(
+def test_compact_dry_run_changes_nothing_then_merges_small_chunks_and_the_backup_restores_exactly(
     make_config, fresh_bucket, fresh_topic, produce, backup, restorer, kafka_bootstrap, s3_client, tmp_path
 ):
     topic, path = backed_up(ENVELOPE, make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path)
+    keys = list_keys(s3_client, fresh_bucket)
+    planned = compact(path, "--dry-run", "--target-records", "1000")
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    said = " ".join(planned.stdout.split())
+    assert f"│ {topic} │ 0 │ 0..89 │ 9 │ 90 │ 9 │" in said, planned.stdout
+    assert "would merge 18 chunk(s) (18 objects, 180 records) into 2 group(s)" in said
+    assert "nothing was changed (--dry-run)" in said and list_keys(s3_client, fresh_bucket) == keys
+
     before = data_objects(s3_client, fresh_bucket, topic)
     result = compact(path, "--target-records", "50")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -107,21 +115,6 @@ def test_compact_merges_plain_json_with_keys_and_headers_sidecars(
     rows = [json.loads(line) for line in read.stdout.splitlines()]
     assert [r["offset"] for r in rows] == list(range(PER_PARTITION)), read.stderr[-2000:]
     restored_exactly(path, topic, fresh_bucket, PLAIN, fresh_topic, restorer, kafka_bootstrap)
-
-
-@pytest.mark.issue(29, item=3)
-def test_compact_dry_run_shows_the_merge_and_changes_nothing(
-    make_config, fresh_bucket, fresh_topic, produce, backup, s3_client, tmp_path
-):
-    topic, path = backed_up(ENVELOPE, make_config, fresh_bucket, fresh_topic, produce, backup, tmp_path)
-    before = list_keys(s3_client, fresh_bucket)
-    result = compact(path, "--dry-run", "--target-records", "1000")
-    assert result.returncode == 0, result.stderr[-3000:]
-    out = " ".join(result.stdout.split())
-    assert f"│ {topic} │ 0 │ 0..89 │ 9 │ 90 │ 9 │" in out, result.stdout
-    assert "would merge 18 chunk(s) (18 objects, 180 records) into 2 group(s)" in out
-    assert "nothing was changed (--dry-run)" in out
-    assert list_keys(s3_client, fresh_bucket) == before
 
 
 @pytest.mark.issue(29, item=3)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import hashlib
 import json
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -236,6 +237,7 @@ class ManifestStore:
         marks: dict[int, list[int]] = {}
         pruned: dict[int, PrunedStart] = {}
         compacting: dict[int, list[str]] = {}  # compaction records (kafka-s3 compact's merges in progress)
+        etags: dict[str, str] = {}
         for info in self.store.list(base):
             parts = info.key[len(base) :].split(self.delim)
             if len(parts) != 2 or not parts[0].isdigit():
@@ -246,6 +248,7 @@ class ManifestStore:
                 continue
             if "." + extension == EXTENSION:
                 chunk_keys.setdefault(partition, []).append(info.key)
+                etags[info.key] = info.etag
             elif "." + extension == TAIL:
                 marks.setdefault(partition, []).append(int(stem))
             elif "." + extension == PRUNED and int(stem) >= (pruned[partition].offset if partition in pruned else 0):
@@ -257,6 +260,8 @@ class ManifestStore:
             marks[partition] = [m for m in marks.get(partition, []) if m >= start.offset]
         cache = {} if cache is None else cache
         keys = [k for ks in chunk_keys.values() for k in ks]
+        for key in [k for k in keys if k in cache and not _same_bytes(cache[k], etags.get(k, ""))]:
+            del cache[key]  # re-created since it was read: a merged chunk's manifest (kafka-s3 compact)
         new = [k for k in keys if k not in cache]
         with ThreadPoolExecutor(max_workers=min(16, max(1, len(new)))) as pool:
             cache.update(zip(new, pool.map(lambda k: Manifest.from_bytes(self.store.get(k), k), new), strict=True))
@@ -395,6 +400,14 @@ class ManifestStore:
             if missing or start == starts[-1]:
                 return manifest, missing
         return None
+
+
+def _same_bytes(manifest: Manifest, etag: str) -> bool:
+    """Whether a listed manifest still holds the bytes of ``manifest`` (read earlier), as far as its ETag tells: the
+    MD5 of a single-part upload; any other ETag (SSE-KMS, another store) is taken for the same."""
+    if len(etag) != 32 or any(c not in "0123456789abcdef" for c in etag):
+        return True
+    return hashlib.md5(manifest.to_bytes(), usedforsecurity=False).hexdigest() == etag
 
 
 # ---------------------------------------------------------------------------------------------------- compaction

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from kafka_s3.core.compact import (
@@ -15,7 +17,7 @@ from kafka_s3.core.compact import (
     superseding,
 )
 from kafka_s3.core.errors import ConfigError, FormatError
-from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
+from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore, _same_bytes
 from kafka_s3.io.stores.spec import StoreSpec
 
 pytestmark = pytest.mark.issue(29, item=3)
@@ -122,3 +124,12 @@ def test_a_recorded_merge_replaces_its_range_when_manifests_are_loaded_and_is_ne
     assert held.keys[0].endswith("00000000000000000000.compacting")
     assert held.marked_starts == (0, 20) and held.committed_start == 20
     assert manifests.starts("t", 0) == [20]
+
+
+def test_a_cached_manifest_is_read_again_once_its_listed_etag_says_a_merge_re_created_it():
+    """A long-running reader (restore --follow) cached the first original's manifest under the key the merged chunk's
+    manifest takes: the listing's ETag (the MD5 of a single-part upload) tells them apart."""
+    original, merged = chunk(0, 9), chunk(0, 49, size=500)
+    assert _same_bytes(original, hashlib.md5(original.to_bytes()).hexdigest())
+    assert not _same_bytes(original, hashlib.md5(merged.to_bytes()).hexdigest())
+    assert _same_bytes(original, "") and _same_bytes(original, "3858f62230ac3c915f300c664312c63f-2")

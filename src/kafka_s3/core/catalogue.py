@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_s3.core.layout import SIDE_SUFFIXES
-from kafka_s3.core.manifest import EXTENSION, MANIFEST_DIR, PARTITION_COUNT_DIR, TAIL
+from kafka_s3.core.manifest import COMPACTING, EXTENSION, MANIFEST_DIR, PARTITION_COUNT_DIR, TAIL
 from kafka_s3.core.prune import PRUNED, iso
 from kafka_s3.core.store import ObjectInfo
 
@@ -73,6 +73,7 @@ class PartitionListing:
     pruned_at: float = 0.0
     newest_mark: float = 0.0  # epoch seconds the newest committed mark was written: the last cycle's commit
     trees: set[str] = field(default_factory=set)  # the manifest trees (by extension) holding its chunks
+    compacting: list[int] = field(default_factory=list)  # starts of merges kafka-s3 compact recorded, not finished
 
     def kept_manifests(self) -> list[int]:
         """The chunk starts from the pruned start on, ascending (below it: what an interrupted prune left)."""
@@ -137,6 +138,8 @@ class BackupListing:
             held.newest_mark = max(held.newest_mark, info.last_modified)
         elif suffix == PRUNED and (held.pruned is None or int(stem) >= held.pruned):
             held.pruned, held.pruned_at = int(stem), info.last_modified
+        elif suffix == COMPACTING:
+            held.compacting.append(int(stem))
 
     def _data(self, parts: list[str], info: ObjectInfo) -> None:
         topic, filename = parts[0], parts[-1]
@@ -248,6 +251,24 @@ class BackupEntry:
         }
 
 
+def compaction_state(partitions: Mapping[tuple[str, int], PartitionListing]) -> str:
+    """What ``info`` says of compaction: merges ``kafka-s3 compact`` recorded and did not finish (a crash: the next
+    ``compact`` finishes them), else how many chunks the partitions hold (small ones are what it merges)."""
+    open_merges = sorted((tp, start) for tp, held in partitions.items() for start in held.compacting)
+    if open_merges:
+        named = ", ".join(f"{t}[{p}] from offset {start}" for (t, p), start in open_merges[:5])
+        more = f" and {len(open_merges) - 5} more" if len(open_merges) > 5 else ""
+        return f"{len(open_merges)} merge(s) not finished ({named}{more}): kafka-s3 compact finishes them"
+    chunks = [len(held.kept_manifests()) for held in partitions.values() if held.manifest_starts]
+    if not chunks:
+        return "no chunk manifests (not a kafka-s3 backup): kafka-s3 compact does not apply"
+    sizes = sum(held.bytes for held in partitions.values() if held.manifest_starts) // max(1, sum(chunks))
+    return (
+        f"no merge in progress; {sum(chunks)} chunk(s) in {len(chunks)} partition(s), {sizes:,} bytes each on "
+        "average (kafka-s3 compact --dry-run shows what would merge)"
+    )
+
+
 @dataclass(frozen=True)
 class BackupDetails:
     """``kafka-s3 info``: a backup in depth — its catalogue entry, the snapshot records it holds per topic and kind
@@ -256,7 +277,7 @@ class BackupDetails:
     entry: BackupEntry
     snapshots: Mapping[str, Mapping[str, tuple[int, ...]]]  # topic -> kind (consumer groups, ...) -> times (ms)
     last_cycle: float | None  # epoch seconds: the newest object written
-    compaction: str = "not compacted"  # kafka-s3 has no compaction yet: every chunk is as the backup wrote it
+    compaction: str = ""  # merges in progress, and the chunks per partition (:func:`compaction_state`)
 
     def to_dict(self) -> dict[str, Any]:
         return {

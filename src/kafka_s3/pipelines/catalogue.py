@@ -21,6 +21,7 @@ from kafka_s3.core.catalogue import (
     BackupListing,
     PartitionListing,
     PartitionSummary,
+    compaction_state,
     holds_manifests,
     looks_dated,
     looks_like_topic,
@@ -136,7 +137,8 @@ def describe_backup(
         topic: {kind: tuple(sorted(times)) for kind, times in sorted(kinds.items())}
         for topic, kinds in listing.snapshots.items()
     }
-    return BackupDetails(entry, snapshots, last_cycle)
+    held = {(topic, p): part for topic, parts in listing.partitions.items() for p, part in parts.items()}
+    return BackupDetails(entry, snapshots, last_cycle, compaction_state(held))
 
 
 def _envelope(store: Store, listing: BackupListing, extension: str | None) -> bool | None:

@@ -7,7 +7,7 @@ import pytest
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import ConfigError, NoBackupFound
-from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore
+from kafka_s3.core.manifest import FileEntry, Manifest, ManifestStore, record_name
 from kafka_s3.core.store import Store
 from kafka_s3.io.stores.spec import StoreSpec
 from kafka_s3.pipelines.catalogue import Found, catalogue, details, find_backups
@@ -81,7 +81,13 @@ def test_info_names_the_chunk_not_committed_yet_and_wants_one_backup(store):
     found = details(store, "topics")
     (orders,) = found.entry.partitions
     assert (orders.last_offset, orders.unfinished_chunks) == (2, (3,))  # the committed end, and what is beyond it
-    assert found.to_dict()["unfinished_chunks"] == 1 and found.compaction == "not compacted"
+    assert found.to_dict()["unfinished_chunks"] == 1
+    assert found.compaction.startswith("no merge in progress; 2 chunk(s) in 1 partition(s)"), found.compaction
+
+    store.put(f"topics/_kafka-s3/json/orders/0/{record_name(0)}", b"{}")  # a merge kafka-s3 compact left (a crash)
+    assert details(store, "topics").compaction == (
+        "1 merge(s) not finished (orders[0] from offset 0): kafka-s3 compact finishes them"
+    )
 
     back_up(store, "other", "clicks", [(0, 0)])
     with pytest.raises(ConfigError, match="holds 2 backups"):

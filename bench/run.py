@@ -567,18 +567,11 @@ class Bench:
         finally:
             cluster.down(spark)
 
-    def point_lookups(self, results: dict) -> None:
-        """Target 5: ``bench/point_lookups.py`` in a process of its own (its Spark session's JVM stays out of the
-        bench's process), on the same services."""
-        out: dict = {}
-        results["lookups"] = out
-        if not self.fits("lookups", "the point lookups"):
-            out.update(SKIPPED)
-            return
-        self.clock.say(f"point lookups: {self.args.lookup_records:,} records, bounded read beside a full scan")
-        path, log = self.work / "point-lookups.json", self.work / "point-lookups.log"
-        command = [sys.executable, str(Path(__file__).with_name("point_lookups.py"))]
-        command += ["--records", str(self.args.lookup_records), "--json-out", str(path)]
+    def script(self, step: str, script: str, args: list[str], out: dict) -> bool:
+        """Run ``bench/<script>`` in a process of its own on the bench's services (its JVM stays out of this
+        process), timed as ``step``; its JSON results go into ``out``, or ``out["error"]`` says why there are none."""
+        path, log = self.work / f"{step}.json", self.work / f"{step}.log"
+        command = [sys.executable, str(Path(__file__).with_name(script)), *args, "--json-out", str(path)]
         started = time.monotonic()
         with open(log, "w") as sink:
             try:
@@ -593,13 +586,26 @@ class Bench:
                 ).returncode
             except subprocess.TimeoutExpired:
                 code = None
-        self.timed("lookups", {"wall_s": time.monotonic() - started})
+        self.timed(step, {"wall_s": time.monotonic() - started})
         if code == 0:
             out.update(json.loads(path.read_text()))
+            return True
+        out["error"] = f"{'timed out' if code is None else f'exit {code}'} (log {log})"
+        return False
+
+    def point_lookups(self, results: dict) -> None:
+        """Target 5: ``bench/point_lookups.py`` in a process of its own (its Spark session's JVM stays out of the
+        bench's process), on the same services."""
+        out: dict = {}
+        results["lookups"] = out
+        if not self.fits("lookups", "the point lookups"):
+            out.update(SKIPPED)
+            return
+        self.clock.say(f"point lookups: {self.args.lookup_records:,} records, bounded read beside a full scan")
+        if self.script("lookups", "point_lookups.py", ["--records", str(self.args.lookup_records)], out):
             cases = report.lookup_medians(out)
             self.clock.say("  " + ", ".join(f"{case}: {seconds:.2f} s" for case, seconds in cases.items()))
         else:
-            out["error"] = f"{'timed out' if code is None else f'exit {code}'} (log {log})"
             self.clock.say(f"  point lookups failed: {out['error']}")
 
     def compaction(self, results: dict) -> None:
@@ -611,33 +617,13 @@ class Bench:
             out.update(SKIPPED)
             return
         self.clock.say(f"compaction: {self.args.compact_chunks:,} small chunks, restore plans before and after")
-        path, log = self.work / "compaction.json", self.work / "compaction.log"
-        command = [sys.executable, str(Path(__file__).with_name("compaction.py"))]
-        command += ["--chunks", str(self.args.compact_chunks), "--json-out", str(path)]
-        started = time.monotonic()
-        with open(log, "w") as sink:
-            try:
-                code = subprocess.run(
-                    command,
-                    env=self.services.environ(),
-                    stdout=sink,
-                    stderr=subprocess.STDOUT,
-                    timeout=self.args.run_timeout,
-                    cwd=ROOT,
-                    check=False,
-                ).returncode
-            except subprocess.TimeoutExpired:
-                code = None
-        self.timed("compaction", {"wall_s": time.monotonic() - started})
-        if code == 0:
-            out.update(json.loads(path.read_text()))
+        if self.script("compaction", "compaction.py", ["--chunks", str(self.args.compact_chunks)], out):
             done = out["compact"]
             self.clock.say(
                 f"  compact: {done['records'] / done['wall_s']:,.0f} records/s; restore plan "
                 f"{statistics.median(out['plan_before_s']):.2f} s → {statistics.median(out['plan_after_s']):.2f} s"
             )
         else:
-            out["error"] = f"{'timed out' if code is None else f'exit {code}'} (log {log})"
             self.clock.say(f"  compaction failed: {out['error']}")
 
     def connect_runs(self, results: dict) -> None:

@@ -17,7 +17,6 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.config.source import SOURCE
@@ -28,7 +27,7 @@ from kafka_s3.pipelines.verify import verify
 from tests.chaos.chaos_helpers import cli
 from tests.support.faultproxy import FaultProxy
 from tests.support.integration import list_keys
-from tests.support.restore import fidelity, read_topic, records
+from tests.support.restore import fidelity, produce_records, read_topic, records
 
 pytestmark = [pytest.mark.integration, pytest.mark.chaos, pytest.mark.issue(29, item=3)]
 
@@ -68,20 +67,11 @@ def what_a_clean_compaction_leaves(topic: str) -> set[str]:
     }
 
 
-def produce(bootstrap: str, topic: str, rows: list[dict]) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-    for row in rows:
-        producer.produce(
-            topic, row["value"], row["key"], row["partition"], headers=row["headers"], timestamp=row["timestamp"]
-        )
-    producer.flush()
-
-
 def test_compact_survives_kill_9(
     engine, fresh_topic, new_bucket, s3_env, kafka_bootstrap, s3_client, tmp_path: Path, chaos_random
 ):
     topic = fresh_topic(PARTITIONS)
-    produce(kafka_bootstrap, topic, records(PARTITIONS, PER_PARTITION))
+    produce_records(kafka_bootstrap, topic, records(PARTITIONS, PER_PARTITION))
     env = {**os.environ}
     trials = int(os.environ.get("KAFKA_S3_CHAOS_TRIALS", "0")) or 1
 

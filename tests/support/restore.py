@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import time
 
+from confluent_kafka import Producer
+
 from kafka_s3.io.kafka.admin import Admin
 from tests.support.integration import run_cli as run_cli  # re-exported: the restore tests import them from here
 from tests.support.integration import stable_end_offsets
@@ -46,6 +48,16 @@ def records(
                 }
             )
     return out
+
+
+def produce_records(bootstrap: str, topic: str, rows: list[dict]) -> None:
+    """Produce :func:`records`' rows into ``topic`` as they are: partition, key, headers and timestamp kept."""
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for row in rows:
+        producer.produce(
+            topic, row["value"], row["key"], row["partition"], headers=row["headers"], timestamp=row["timestamp"]
+        )
+    producer.flush()
 
 
 def partitions_of(bootstrap: str, topic: str) -> int:

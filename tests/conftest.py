@@ -8,6 +8,7 @@ Kafka / S3 named by ``KAFKA_BOOTSTRAP_SERVERS`` / ``AWS_ENDPOINT_URL_S3`` (+ ``A
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import uuid
@@ -76,6 +77,21 @@ def pytest_collection_modifyitems(config, items):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for line in getattr(config, "_kafka_s3_not_run", []):
         terminalreporter.write_sep("=", line, yellow=True, bold=True)
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was():
+    """A test that runs the CLI in-process (``main([...])``) sets up logging for a command: root handlers, the
+    ``kafka_s3`` logger's level (WARNING for ``read`` and ``--quiet``), redacting stdout/stderr. That is right for the
+    process a command owns and wrong for the next test, whose ``caplog`` would then see no INFO line: put it back."""
+    root, ours = logging.getLogger(), logging.getLogger("kafka_s3")
+    handlers, root_level, our_level = list(root.handlers), root.level, ours.level
+    stdout, stderr = sys.stdout, sys.stderr
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(root_level)
+    ours.setLevel(our_level)
+    sys.stdout, sys.stderr = stdout, stderr
 
 
 @pytest.fixture(scope="session")

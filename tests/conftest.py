@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -38,6 +39,9 @@ def _kafka_under_test() -> tuple[str | None, str]:
 
 
 def pytest_configure(config):
+    # one seed for the run's randomized fault schedules, chosen before pytest-xdist starts its workers: each worker
+    # collects the same schedules (a seed per worker would make their collections differ, which xdist refuses)
+    os.environ.setdefault("KAFKA_S3_CHAOS_SEED", str(int(time.time())))
     kind, line = _kafka_under_test()
     if kind:
         os.environ["KAFKA_S3_DEV_KAFKA"] = kind  # read by the services fixture (tools.services)
@@ -48,11 +52,19 @@ def pytest_report_header(config):
     return [config._kafka_s3_header]
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     """Tests that need Apache Kafka are deselected when it cannot be had, and the run says so at its start and its
     end — never a silent skip: ``apache_kafka`` tests start brokers of their own from a distribution;
     ``secure_kafka`` tests need a secured Apache Kafka (an external one, ``KAFKA_S3_SECURE_BOOTSTRAP``..., or one
-    started from the distribution)."""
+    started from the distribution).
+
+    Under pytest-xdist (``make test`` runs two workers, ``--dist loadgroup``) a module's tests stay on one worker, as
+    its module fixtures are made once; the security tests all go to one worker, which starts the one secured broker."""
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group("security" if "/security/" in module else module))
+
     from tools import services as dev
     from tools.secure_kafka import secure_kafka_unavailable
 
@@ -72,6 +84,15 @@ def pytest_collection_modifyitems(config, items):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter:
             reporter.write_line(line, yellow=True, bold=True)
+    if hasattr(config, "workeroutput"):  # an xdist worker: its controller prints the summary
+        config.workeroutput["kafka_s3_not_run"] = config._kafka_s3_not_run
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """xdist's controller collects nothing itself: it takes the not-run lines from its workers for the summary."""
+    said = node.config.__dict__.setdefault("_kafka_s3_not_run", [])
+    said.extend(line for line in getattr(node, "workeroutput", {}).get("kafka_s3_not_run", []) if line not in said)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

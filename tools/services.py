@@ -20,12 +20,15 @@ started for it and its settings are passed through (this is how the suite runs a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -280,8 +283,23 @@ def stop_spark_connect(directory: Path | None = None) -> None:
 
 # ---------------------------------------------------------------------------------------------------- orchestration
 def ensure_up(environ: dict[str, str] | None = None, quiet: bool = False) -> Settings:
-    """Start whatever is not external and healthy; idempotent. Returns the settings and writes ``.services/env``."""
-    env = os.environ if environ is None else environ
+    """Start whatever is not external and healthy; idempotent. Returns the settings and writes ``.services/env``.
+    Callers take turns (a lock file in the state directory): the test suite's workers all ask at their start, and
+    only the first may start a server, the others find it up."""
+    with _one_at_a_time():
+        return _ensure_up(os.environ if environ is None else environ, quiet)
+
+
+@contextlib.contextmanager
+def _one_at_a_time() -> Iterator[None]:
+    directory = state_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _ensure_up(env: Mapping[str, str], quiet: bool) -> Settings:
     kafka = env.get("KAFKA_BOOTSTRAP_SERVERS")
     kind = ""
     if not kafka:

@@ -7,12 +7,38 @@ need the few things below, so they never import Spark and their drivers are test
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 Task = Callable[[int], Iterable[str]]
 """``task(i)`` does slot ``i``'s work and yields its results, each serialized to one string (see the ``to_json`` /
 ``from_json`` pairs of the pipelines' result types)."""
+
+TASKS_PER_CORE = 2
+"""Spark tasks a job asks for per core at most. A task has a fixed cost (scheduling, the worker's round trip, its
+clients), so a thousand quiet partitions run in a few tasks, each serving many; a few per core rather than one, so a
+core whose task ends first takes another instead of idling (issue 30: 1,000 tasks of 10 records each took 9× the
+time of 4 tasks of the same records)."""
+
+
+def task_slots(plans: int, parallelism: int) -> int:
+    """How many tasks a job of ``plans`` runs: one per plan, up to :data:`TASKS_PER_CORE` per core."""
+    return min(plans, TASKS_PER_CORE * max(1, parallelism))
+
+
+def spread(weights: Sequence[int], slots: int) -> list[list[int]]:
+    """The indexes of ``weights`` in at most ``slots`` groups of about equal total weight: heaviest first, each onto
+    the lightest group so far (ties: the lower index, so the result is deterministic). Each group lists its heaviest
+    first. With no more plans than slots, each plan is a group of its own: heavy partitions are never grouped
+    before every slot has one."""
+    order = sorted(range(len(weights)), key=lambda i: (-weights[i], i))
+    groups: list[list[int]] = [[] for _ in range(min(slots, len(weights)))]
+    totals = [0] * len(groups)
+    for i in order:
+        lightest = min(range(len(groups)), key=lambda g: (totals[g], g))
+        groups[lightest].append(i)
+        totals[lightest] += weights[i]
+    return groups
 
 
 class Engine(Protocol):
@@ -27,6 +53,11 @@ class Engine(Protocol):
 
     def run_tasks(self, description: str, task: Task, count: int) -> list[str]:
         """Run ``task(0) … task(count - 1)`` in parallel and return every string they yield (in no set order)."""
+        ...
+
+    @property
+    def parallelism(self) -> int:
+        """How many tasks run at once (Spark's default parallelism: the cores it has)."""
         ...
 
     @property

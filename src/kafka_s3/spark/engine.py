@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 RESULT_SCHEMA = "result string"
+REMOTE_PARALLELISM = 8
+"""The cores assumed of a Spark Connect server that does not set ``spark.default.parallelism`` (the client cannot
+ask its executors): a job's tasks are capped at a few per core (:func:`kafka_s3.pipelines.engine.task_slots`)."""
 
 
 ERROR_MARK = "\x00kafka-s3-error "
@@ -266,6 +269,20 @@ class SparkEngine:
         """What a stalled job's log line says of its tasks ("0 of 3 tasks done")."""
         progress = self.task_progress()
         return None if progress is None else f"{progress[0]} of {progress[1]} tasks done"
+
+    @property
+    def parallelism(self) -> int:
+        """Spark's default parallelism (the cores of a local session or a cluster's executors). Over Spark Connect
+        the server's setting when it has one, else :data:`REMOTE_PARALLELISM`."""
+        session = self.session
+        if self.is_remote:
+            connect: Any = session
+            try:
+                value = connect.conf.get("spark.default.parallelism", None)
+            except Exception:  # a server that refuses to say: the cap below
+                value = None
+            return int(value) if value and str(value).isdigit() else REMOTE_PARALLELISM
+        return int(session.sparkContext.defaultParallelism)
 
     @property
     def driver_host(self) -> str:

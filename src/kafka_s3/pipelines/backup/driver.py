@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kafka_s3.core.config.model import Config
@@ -63,7 +64,7 @@ from kafka_s3.pipelines.backup.resume import (
     from_group,
 )
 from kafka_s3.pipelines.backup.task import PartitionPlan, backup_task
-from kafka_s3.pipelines.engine import Engine
+from kafka_s3.pipelines.engine import Engine, task_slots
 from kafka_s3.pipelines.phases import COMMITTING, PLANNING, STARTING_SPARK, UPLOADING, OnPhase, Phase
 from kafka_s3.pipelines.prune import prune, retention_selectors
 from kafka_s3.pipelines.task_settings import TaskSettings
@@ -71,6 +72,7 @@ from kafka_s3.runtime.live import LiveCounts
 from kafka_s3.runtime.metrics import serve
 
 log = logging.getLogger("kafka_s3.backup")
+STORE_REQUESTS = 16  # the driver's requests to the bucket at once (resumes, committed-end marks): the client's pool
 
 
 def backup_topics(admin: Admin, config: Config) -> tuple[dict[str, int], list[str]]:
@@ -176,7 +178,8 @@ class Backup:
         log_start = self.admin.start_offsets(new)
         log_end = self.admin.end_offsets(new, read_committed=False)
         reset_latest = self.config.originals.get("consumer.override.auto.offset.reset", "earliest") == "latest"
-        for tp in new:
+
+        def resume_one(tp: TP) -> PartitionState:
             offset, metadata = committed.get(tp, (None, ""))
             log_range = LogRange(log_start[tp], log_end[tp])
             resume: Resume | None
@@ -207,7 +210,12 @@ class Backup:
                 )
                 resume = after_retention(self.manifests, tp, log_start[tp])
                 state = PartitionState(resume.next_offset)
-            self.states[tp] = state
+            return state
+
+        # Each partition's resume may read the bucket (its manifests when the group has no offset): in parallel
+        with ThreadPoolExecutor(max_workers=min(STORE_REQUESTS, len(new))) as pool:
+            for tp, state in zip(new, pool.map(resume_one, new), strict=True):
+                self.states[tp] = state
 
     # ------------------------------------------------------------------------------------------------ cycles
     def plan(self, ends: dict[TP, int], flush_open: bool, targets: dict[TP, int] | None = None) -> list[PartitionPlan]:
@@ -273,12 +281,13 @@ class Backup:
         self._open_live()
         with self._told_lock:
             self._told = set()
-        task = backup_task(plans, self.task_settings, self.live.new_round() if self.live else None)
+        slots = task_slots(len(plans), self.engine.parallelism)
+        task = backup_task(plans, self.task_settings, slots, self.live.new_round() if self.live else None)
         job_started = time.monotonic()
         partitions = f"{len(plans)} partition{'s' if len(plans) != 1 else ''}"
-        self._phase(UPLOADING, f"cycle {self.cycle_number}, {partitions}", tasks=len(plans))
+        self._phase(UPLOADING, f"cycle {self.cycle_number}, {partitions}", tasks=slots)
         description = f"kafka-s3 backup cycle {self.cycle_number} ({len(plans)} partitions)"
-        results = [PartitionResult.from_json(r) for r in self.engine.run_tasks(description, task, len(plans))]
+        results = [PartitionResult.from_json(r) for r in self.engine.run_tasks(description, task, slots)]
         log.info("cycle %d: spark job ran in %.2fs", self.cycle_number, time.monotonic() - job_started)
         self._phase(COMMITTING, f"cycle {self.cycle_number}, {partitions}")
         self._apply(results, plans, report)
@@ -419,9 +428,9 @@ class Backup:
                 metadata[tp] = state.commit_metadata(self.store.url, self.topic_ids.get(tp[0], ""))
         # The bucket's own record of each partition's committed end (restores detect a deleted tail with it): every
         # file of these chunks is complete; marked before the group commit, so a crash in between only re-marks.
-        for result in results:
-            if result.chunks:
-                self.manifests.mark_committed(result.topic, result.partition, result.chunks[-1].start)
+        marks = [(r.topic, r.partition, r.chunks[-1].start) for r in results if r.chunks]
+        with ThreadPoolExecutor(max_workers=min(STORE_REQUESTS, max(1, len(marks)))) as pool:
+            list(pool.map(lambda mark: self.manifests.mark_committed(*mark), marks))  # all, or raise: no commit
         if commits:
             self.admin.commit_group_offsets(self.group, commits, metadata)
             for (topic, partition), offset in sorted(commits.items()):

@@ -1,0 +1,78 @@
+"""Many quiet partitions in one cycle (issue 30, target 1): a few Spark tasks serve them all, and every partition
+still gets exactly its own objects, manifest, committed-end mark and group offset; a failing partition among many
+is retried alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_s3.core.manifest import TAIL
+from kafka_s3.pipelines.backup.driver import Backup, group_id
+from kafka_s3.pipelines.engine import TASKS_PER_CORE
+from tests.support.backup import data_keys, group_offsets
+from tests.support.faultproxy import FaultProxy
+from tests.support.integration import list_keys
+
+pytestmark = [pytest.mark.integration, pytest.mark.issue(30, item=1)]
+
+PARTITIONS, PER_PARTITION = 40, 3
+
+
+class CountingEngine:
+    """The shared engine, noting how many Spark tasks each job asked for."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.jobs: list[int] = []
+
+    def run_tasks(self, description: str, task, count: int) -> list[str]:
+        self.jobs.append(count)
+        return self.engine.run_tasks(description, task, count)
+
+    def __getattr__(self, name: str):
+        return getattr(self.engine, name)
+
+
+def _config(make_config, bucket, topic, **properties):
+    props = {"format.class": "bytearray", "flush.size": "100", **properties}
+    return make_config(bucket, topic, **{k.replace(".", "__"): v for k, v in props.items()})[1]
+
+
+def test_a_cycle_over_many_quiet_partitions_runs_in_a_few_tasks_and_backs_up_every_partition_exactly(
+    engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap
+):
+    topic = fresh_topic(PARTITIONS)
+    produce(topic, [{"partition": p, "value": f"v{p}-{i}".encode()} for p in range(PARTITIONS) for i in range(3)])
+    config = _config(make_config, fresh_bucket, topic)
+    counting = CountingEngine(engine)
+
+    summary = Backup(config, engine=counting).run_once()
+
+    assert len(counting.jobs) == 1 and counting.jobs[0] <= TASKS_PER_CORE * 2, counting.jobs  # local[2]
+    assert summary.records == PARTITIONS * PER_PARTITION
+    assert summary.committed == {(topic, p): PER_PARTITION for p in range(PARTITIONS)}
+    keys = data_keys(s3_client, fresh_bucket, topic)
+    assert sorted(keys) == sorted(f"topics/{topic}/partition={p}/{topic}+{p}+0000000000.bin" for p in range(PARTITIONS))
+    marks = [k for k in list_keys(s3_client, fresh_bucket) if k.endswith(TAIL) and f"/{topic}/" in k]
+    assert len(marks) == PARTITIONS
+    assert group_offsets(kafka_bootstrap, group_id(config), topic, PARTITIONS) == dict.fromkeys(
+        range(PARTITIONS), PER_PARTITION
+    )
+
+
+def test_a_failing_partition_among_many_quiet_ones_is_retried_alone(
+    engine, make_config, fresh_bucket, fresh_topic, produce, s3_env, kafka_bootstrap
+):
+    partitions = 12
+    topic = fresh_topic(partitions)
+    produce(topic, [{"partition": p, "value": f"v{p}-{i}".encode()} for p in range(partitions) for i in range(3)])
+    counting = CountingEngine(engine)
+    with FaultProxy(s3_env["endpoint_url"]) as proxy:
+        config = _config(make_config, fresh_bucket, topic, **{"store.url": proxy.url, "s3.part.retries": "0"})
+        proxy.fail(503, times=1, method="PUT", path=r"partition(=|%3D)5/")  # partition 5's first object put fails
+
+        summary = Backup(config, engine=counting).run_once()
+
+    assert counting.jobs[0] <= TASKS_PER_CORE * 2 and counting.jobs[1:] == [1], counting.jobs  # then 5 alone
+    assert summary.committed == {(topic, p): 3 for p in range(partitions)}
+    assert group_offsets(kafka_bootstrap, group_id(config), topic, partitions) == dict.fromkeys(range(partitions), 3)

@@ -31,7 +31,7 @@ from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.clients import TP
 from kafka_s3.io.kafka.leases import Lease
 from kafka_s3.pipelines.backup.cycle import backoff
-from kafka_s3.pipelines.engine import Engine
+from kafka_s3.pipelines.engine import Engine, task_slots
 from kafka_s3.pipelines.phases import PLANNING, RESTORING, STARTING_SPARK, OnPhase, Phase
 from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
@@ -47,7 +47,7 @@ from kafka_s3.pipelines.restore.plan import RestorePlanSet, check_whole, late_ob
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.schemas import SchemaImport
 from kafka_s3.pipelines.restore.targets import TargetChecks
-from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
+from kafka_s3.pipelines.restore.task import PARTITIONS_AT_ONCE, RestorePlan, restore_task
 from kafka_s3.pipelines.restore.translation import translate_groups
 from kafka_s3.runtime.live import LiveCounts
 from kafka_s3.runtime.metrics import serve
@@ -262,11 +262,15 @@ class Restore:
 
     def _run_job(self, plans: list[RestorePlan]) -> list[RestoreResult]:
         cap = self.ctx.config["tasks.max"]
-        slots = min(len(plans), cap) if cap > 0 else len(plans)
         self._start_engine()  # a lazily started session is not the job's time (operators and the benchmark read it)
+        # tasks.max: that many tasks, each restoring its partitions one by one; else a few tasks per core, each
+        # restoring several of its partitions at once (many quiet partitions: issue 30)
+        slots = min(len(plans), cap) if cap > 0 else task_slots(len(plans), self.engine.parallelism)
+        at_once = 1 if cap > 0 else PARTITIONS_AT_ONCE
         if self.live_progress and self.live is None:
             self.live = LiveCounts.open(self.engine.driver_host)
-        task = restore_task(plans, self.ctx.task_settings(), slots, self.live.new_round() if self.live else None)
+        live = self.live.new_round() if self.live else None
+        task = restore_task(plans, self.ctx.task_settings(), slots, live, at_once)
         job_started = time.monotonic()
         self._phase(RESTORING, f"{len(plans)} partition{'s' if len(plans) != 1 else ''}", tasks=slots)
         rows = self.engine.run_tasks(f"kafka-s3 restore ({len(plans)} partitions)", task, slots)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from kafka_s3.core.groups import OffsetMap
 from kafka_s3.io.kafka.producer import PartitionProducer, Target
-from kafka_s3.pipelines.engine import Task
+from kafka_s3.pipelines.engine import Task, spread
 from kafka_s3.pipelines.restore.progress import Decision, ProgressIdentity, Start, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
 
@@ -297,16 +297,43 @@ def run_restore_partition(
     return PartitionRestore(plan, plugins, store, writer, reporter).run()
 
 
+PARTITIONS_AT_ONCE = 4
+"""Partitions a task restores at once when it serves several and ``tasks.max`` leaves the parallelism to Spark: a
+quiet partition's time is mostly waiting (its producer's transactions, the objects' reads), which a few threads
+overlap."""
+
+
 def restore_task(
-    plans: list[RestorePlan], settings: TaskSettings, slots: int, live: tuple[str, int, int] | None = None
+    plans: list[RestorePlan],
+    settings: TaskSettings,
+    slots: int,
+    live: tuple[str, int, int] | None = None,
+    at_once: int = 1,
 ) -> Task:
-    """Slot ``i`` restores plans ``i, i+slots, ...`` one after another (``tasks.max`` caps the slots).
-    ``live``: where to send running counts (:mod:`kafka_s3.runtime.live`), if anywhere."""
+    """Spread ``plans`` over ``slots`` tasks by the bytes of their objects (``tasks.max`` caps the slots): each task
+    restores its plans, ``at_once`` at a time, and yields each one's result as it ends. ``live``: where to send
+    running counts (:mod:`kafka_s3.runtime.live`), if anywhere."""
+    weights = [sum(o.size for o in plan.objects) for plan in plans]
+    groups = [[plans[i] for i in group] for group in spread(weights, slots)]
+
+    def timed(plan: RestorePlan) -> RestoreResult:
+        started = time.monotonic()
+        result = run_restore_partition(plan, settings, live)
+        return replace(result, seconds=time.monotonic() - started)
 
     def task(slot: int) -> Iterator[str]:
-        for plan in plans[slot::slots]:
-            started = time.monotonic()
-            result = run_restore_partition(plan, settings, live)
-            yield replace(result, seconds=time.monotonic() - started).to_json()
+        group = groups[slot]
+        if at_once <= 1 or len(group) == 1:
+            for plan in group:
+                yield timed(plan).to_json()
+            return
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        pool = ThreadPoolExecutor(max_workers=min(at_once, len(group)), thread_name_prefix="partition")
+        try:
+            for future in as_completed([pool.submit(timed, plan) for plan in group]):
+                yield future.result().to_json()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     return task

@@ -42,7 +42,9 @@ RESTORE_PROPS = (
         "tasks.max",
         Type.INT,
         "0",
-        "Cap on concurrently running restore tasks (one per source partition); 0 lets Spark use every core.",
+        "Restore tasks: N restores the source partitions in N tasks, each restoring its share one partition at a "
+        "time; 0 lets Spark use every core: at most two tasks per core, each restoring up to 4 of its partitions at "
+        "once.",
         M,
         "Connector",
         Range(0),

@@ -128,7 +128,9 @@ SINK.define(
         "tasks.max",
         Type.INT,
         "1",
-        "Accepted for compatibility. Parallelism comes from Spark: one task per topic-partition each cycle.",
+        "Accepted for compatibility. Parallelism comes from Spark: a cycle runs at most two tasks per Spark core, "
+        "each backing up its share of the topic-partitions, up to 4 at a time (one task per partition when there are "
+        "fewer; a partition is never split).",
         L,
         "Connector",
         Range(1),

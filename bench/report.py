@@ -615,6 +615,7 @@ def render(results: dict) -> str:
     lines += _connect_section(results)
     lines += _lookups_section(results)
     lines += _compaction_section(results)
+    lines += _partitions_section(results)
 
     phases = phase_summary(results)
     if phases:
@@ -852,6 +853,16 @@ def _compaction_section(results: dict) -> list[str]:
     import compaction
 
     return ["#" + line if line.startswith("# ") else line for line in compaction.render(found).splitlines()] + [""]
+
+
+def _partitions_section(results: dict) -> list[str]:
+    """``bench/partitions.py``'s measurements (:func:`partitions.render` writes the same tables on its own)."""
+    found = results.get("partitions") or {}
+    if "points" not in found:
+        return []
+    import partitions
+
+    return ["#" + line if line.startswith("# ") else line for line in partitions.render(found).splitlines()] + [""]
 
 
 def _wall_pair(run: dict | None) -> str:

@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cluster
 import curve
 import limits
+import partitions as many_partitions
 import peer
 import product
 import report
@@ -182,6 +183,17 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="compaction: small chunks backed up (10 records each, 4 partitions) before timing restore --dry-run, "
         "kafka-s3 compact, and restore --dry-run again (default 10,000; 0: skip)",
     )
+    p.add_argument(
+        "--partition-counts",
+        default="1,10,100,1000",
+        help="many partitions: partition counts a backup --once and a restore are timed at, each beside the same "
+        "records from 4 partitions (bench/partitions.py; default 1,10,100,1000; '': skip)",
+    )
+    p.add_argument(
+        "--partition-records",
+        default="10,100",
+        help="many partitions: records per partition at each count (default 10,100)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the topics and buckets (default: deleted after use)")
     p.add_argument(
         "--quick",
@@ -217,6 +229,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             args.lookup_records = 20_000
         if "--compact-chunks" not in given:
             args.compact_chunks = 1_000
+        if "--partition-counts" not in given:
+            args.partition_counts = "1,10,100"
     if args.kafka is None:
         args.kafka = kafka_kind_default()
     return args
@@ -321,6 +335,8 @@ class Bench:
                 steps.append(partial(self.point_lookups, results))
             if args.compact_chunks > 0:
                 steps.append(partial(self.compaction, results))
+            if csv(args.partition_counts):
+                steps.append(partial(self.many_partitions, results))
             if args.connect_rounds > 0:  # last: its server's JVM and workers stay up until the step ends
                 steps.append(partial(self.connect_runs, results))
             for step in steps:
@@ -625,6 +641,26 @@ class Bench:
             )
         else:
             self.clock.say(f"  compaction failed: {out['error']}")
+
+    def many_partitions(self, results: dict) -> None:
+        """Issue 30's target 1: ``bench/partitions.py`` in a process of its own, one backup and one restore per
+        partition count, the per-partition overhead as the slope, beside the same records from 4 partitions."""
+        out: dict = {}
+        results["partitions"] = out
+        if not self.fits("partitions", "the many-partitions runs"):
+            out.update(SKIPPED)
+            return
+        counts, per = self.args.partition_counts, self.args.partition_records
+        self.clock.say(f"many partitions: {counts} partitions × {per} records, backup and restore")
+        args = ["--partitions", counts, "--records", per, "--kafka", self.services.kafka_kind]
+        if self.script("partitions", "partitions.py", args, out):
+            for row in many_partitions.overheads(out):
+                self.clock.say(
+                    f"  {row['kind']}, {row['records_per_partition']} records per partition: "
+                    f"{row['wall_s_per_partition'] * 1000:.0f} ms per partition (wall slope)"
+                )
+        else:
+            self.clock.say(f"  many partitions failed: {out['error']}")
 
     def connect_runs(self, results: dict) -> None:
         """Target 4 over Spark Connect: 4-record backups and restores through a Connect server of the bench's own

@@ -39,6 +39,9 @@ class Services:
         env = dict(os.environ)
         env["KAFKA_BOOTSTRAP_SERVERS"] = self.bootstrap
         env["AWS_REGION"] = self.region
+        # Every command measured runs Spark in-process (its process tree is its whole cost), never on the user's
+        # Spark server; bench/small_runs.py's server mode removes this.
+        env["KAFKA_S3_SPARK_SERVER"] = "0"
         for key, value in (
             ("AWS_ENDPOINT_URL_S3", self.s3_endpoint),
             ("AWS_ACCESS_KEY_ID", self.access_key),

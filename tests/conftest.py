@@ -42,6 +42,10 @@ def pytest_configure(config):
     # one seed for the run's randomized fault schedules, chosen before pytest-xdist starts its workers: each worker
     # collects the same schedules (a seed per worker would make their collections differ, which xdist refuses)
     os.environ.setdefault("KAFKA_S3_CHAOS_SEED", str(int(time.time())))
+    # Spark in-process, as each test was written for (its own JVM, killed with its command by the crash tests), and
+    # never the user's own Spark server: the server's tests (tests/integration/spark/test_spark_server.py) opt in
+    # with a state directory of their own. Every CLI subprocess inherits this.
+    os.environ["KAFKA_S3_SPARK_SERVER"] = "0"
     kind, line = _kafka_under_test()
     if kind:
         os.environ["KAFKA_S3_DEV_KAFKA"] = kind  # read by the services fixture (tools.services)

@@ -35,6 +35,7 @@ from kafka_s3.pipelines.restore.driver import Restore, RestorePlanSet, RestoreSu
 from kafka_s3.pipelines.restore.groups import GroupsPlan
 from kafka_s3.pipelines.restore.report import estimate_records
 from kafka_s3.pipelines.verify import VerifyReport
+from kafka_s3.spark.server_state import ServerState
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -69,6 +70,8 @@ __all__ = [
     "RestoreOptions",
     "RestorePlanSet",
     "RestoreSummary",
+    "ServerStart",
+    "ServerState",
     "Start",
     "Validation",
     "VerifyReport",
@@ -90,6 +93,9 @@ __all__ = [
     "records",
     "restore",
     "restore_options",
+    "server_start",
+    "server_status",
+    "server_stop",
     "status",
     "status_prometheus",
     "validate",
@@ -179,13 +185,23 @@ def spark_engine(
 ) -> SparkEngine:
     """The engine a job runs on: ``spark`` when given, else a session built on first use (``master`` or a Spark
     Connect ``remote``, and the configuration's ``spark.*`` keys), so a bad configuration or an unreachable service
-    fails before Spark's start-up."""
+    fails before Spark's start-up. Without ``master``, ``remote`` or ``$SPARK_REMOTE`` the jobs run on the user's
+    Spark server (started now in the background if none runs: this command then runs in-process;
+    :mod:`kafka_s3.spark.server`, opted out of by ``$KAFKA_S3_SPARK_SERVER=0``)."""
     from kafka_s3.spark.engine import SparkEngine
     from kafka_s3.spark.session import spark_settings
 
     if spark is not None:
         return SparkEngine(session=spark)
-    return SparkEngine(master=master, remote=remote, app_name=app_name, conf=spark_settings(config.extras))
+    conf = spark_settings(config.extras)
+    from kafka_s3.spark.server import for_command
+
+    server = for_command(master, remote, conf)
+    if server is not None:
+        from kafka_s3.spark.server_engine import ServerEngine
+
+        return ServerEngine(remote=server, app_name=app_name, conf=conf)
+    return SparkEngine(master=master, remote=remote, app_name=app_name, conf=conf)
 
 
 def check_spark_runtime(
@@ -842,6 +858,39 @@ def info(
         return details(store, prefix, name, parsed["directory.delim"], topics)
     finally:
         store.close()
+
+
+# ---------------------------------------------------------------------------------------------------- Spark server
+@dataclass(frozen=True)
+class ServerStart:
+    server: ServerState
+    started: bool  # False: a server fit for plain commands was running already
+
+
+def server_status() -> ServerState | None:
+    """The user's Spark server (the one plain commands run their jobs on, :mod:`kafka_s3.spark.server`): its URL,
+    process, start time, log file, versions and idle timeout; None when none runs (``kafka-s3 server status``)."""
+    from kafka_s3.spark import server
+
+    return server.status()
+
+
+def server_start() -> ServerStart:
+    """Start the user's Spark server now, unless one fit for plain commands runs, and wait until it is ready (its
+    workers warm). One that fails to start is a :class:`~kafka_s3.core.errors.SparkServerFailed` (exit 1) ending
+    with the tail of its log (``kafka-s3 server start``)."""
+    from kafka_s3.spark import server
+
+    state, started = server.start()
+    return ServerStart(state, started)
+
+
+def server_stop() -> ServerState | None:
+    """Stop the user's Spark server (its JVM and Python workers): the state it had, None when none ran
+    (``kafka-s3 server stop``). The next plain command starts a new one."""
+    from kafka_s3.spark import server
+
+    return server.stop()
 
 
 # ---------------------------------------------------------------------------------------------------- versions

@@ -674,6 +674,7 @@ class ScheduleRun:
         for name in ("SPARK_REMOTE", "KAFKA_S3_SPARK_MASTER", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"):
             env.pop(name, None)
         env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
+        env["KAFKA_S3_SPARK_SERVER"] = "0"  # each command's Spark in its own process group: a kill takes it all
         env["PYSPARK_PYTHON"] = sys.executable
         if self.services.access_key:
             env["AWS_ACCESS_KEY_ID"] = self.services.access_key

@@ -11,6 +11,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 QUICKSTART_SCHEMA = {
@@ -154,13 +155,15 @@ def write_properties(path: Path, raw: dict[str, str]) -> Path:
     return path
 
 
-def run_cli(args: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
-    """``kafka-s3 ARGS`` in a subprocess (the services' environment, workers on this interpreter), output as text."""
+def run_cli(args: list[str], timeout: float = 300, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``kafka-s3 ARGS`` in a subprocess (the services' environment and ``env`` over it, workers on this
+    interpreter), output as text. Spark runs in-process (``KAFKA_S3_SPARK_SERVER=0``, set for the whole suite in
+    tests/conftest.py) unless ``env`` says otherwise."""
     return subprocess.run(
         [sys.executable, "-m", "kafka_s3.cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable, **(env or {})},
         check=False,
     )

@@ -45,6 +45,9 @@ cmd_info = command("catalogue", "cmd_info")
 cmd_config_show = command("configuration", "cmd_config_show")
 cmd_config_validate = command("configuration", "cmd_config_validate")
 cmd_bucket_create = command("configuration", "cmd_bucket_create")
+cmd_server_start = command("server", "cmd_server_start")
+cmd_server_stop = command("server", "cmd_server_stop")
+cmd_server_status = command("server", "cmd_server_status")
 
 
 class Version(argparse.Action):
@@ -159,7 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
         """``--master`` / ``--remote``: where the commands that run Spark jobs run them."""
         where = p.add_mutually_exclusive_group()
         where.add_argument(
-            "--master", metavar="URL", help="Spark master URL (default local[*]; e.g. spark://host:7077)"
+            "--master",
+            metavar="URL",
+            help="Spark master URL (e.g. local[*], spark://host:7077; default: the user's Spark server, see "
+            "kafka-s3 server)",
         )
         where.add_argument(
             "--remote",
@@ -464,4 +470,17 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("name", metavar="NAME", help="the bucket's name")
     configuration(create, required=False, what="take the store settings from this file")
     create.set_defaults(func=cmd_bucket_create)
+
+    server = sub.add_parser(
+        "server",
+        help="the Spark server that commands without --master or --remote run their jobs on (started on first use, "
+        "stopped after $KAFKA_S3_SPARK_SERVER_IDLE_TIMEOUT without a command, default 30m; "
+        "KAFKA_S3_SPARK_SERVER=0 runs Spark in-process instead)",
+    )
+    server_sub = server.add_subparsers(dest="server_command", required=True)
+    server_sub.add_parser("start", help="start it now and wait until it is ready").set_defaults(func=cmd_server_start)
+    server_sub.add_parser("stop", help="stop it (its JVM and Python workers)").set_defaults(func=cmd_server_stop)
+    server_status = server_sub.add_parser("status", help="where it runs, since when, its log file, its version")
+    as_json(server_status)
+    server_status.set_defaults(func=cmd_server_status)
     return parser

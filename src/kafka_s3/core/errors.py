@@ -198,6 +198,11 @@ class EngineError(KafkaS3Error):
     exit_code = 1
 
 
+class SparkServerFailed(EngineError):
+    """The user's Spark server (``kafka-s3 server start``) did not start, or not in time: the message ends with the
+    tail of its log. Commands never raise it: they run Spark in-process instead, saying why."""
+
+
 class JavaUnavailable(KafkaS3Error):
     """Spark would start a JVM here and there is no Java it can run on: none at all, one older than Spark needs, or a
     ``JAVA_HOME`` that holds none. Found before anything touches Kafka or the object store (nothing written)."""

@@ -35,7 +35,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from kafka_s3.core.errors import SparkServerFailed
+from kafka_s3.core.errors import ConfigError, SparkServerFailed
 from kafka_s3.spark.server_state import (
     ServerIdentity,
     ServerState,
@@ -174,15 +174,13 @@ def identity(settings: Mapping[str, str] | None = None) -> ServerIdentity:
 def submit_command(port: int, settings: Mapping[str, str]) -> list[str]:
     """pyspark's Spark Connect server on 127.0.0.1:``port`` with the settings of an in-process session
     (:func:`kafka_s3.spark.session.build_session`: workers on this interpreter, no UI, quiet logs, tasks retried),
-    then the command's ``spark.*`` settings."""
+    then the command's ``spark.*`` settings; bound to 127.0.0.1 whatever they say."""
     import pyspark
 
     from kafka_s3.spark.session import FAST_START_JVM_FLAGS, _log4j_config
 
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_config()} {FAST_START_JVM_FLAGS}"
     conf = {
-        "spark.connect.grpc.binding.address": "127.0.0.1",
-        "spark.connect.grpc.binding.port": str(port),
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "4",
@@ -194,6 +192,8 @@ def submit_command(port: int, settings: Mapping[str, str]) -> list[str]:
         "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
         "spark.task.maxFailures": "4",
         **settings,
+        "spark.connect.grpc.binding.address": "127.0.0.1",  # this machine only, on the port chosen free
+        "spark.connect.grpc.binding.port": str(port),
     }
     spark_home = Path(pyspark.__file__).parent
     command = [str(spark_home / "bin" / "spark-submit"), "--class", CONNECT_CLASS, "--name", "kafka-s3 server"]
@@ -305,7 +305,7 @@ def for_command(master: str | None, remote: str | None, settings: Mapping[str, s
         wanted = identity(settings)
         with _locked(where):
             return _attach(where, wanted)
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError, ConfigError) as exc:
         log.warning("the Spark server cannot be used (%s): this command runs Spark in-process", exc)
         return None
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from kafka_s3.core.errors import ConfigError
+
 SERVER_ENV = "KAFKA_S3_SPARK_SERVER"
 """``0`` (or ``false``/``no``/``off``): plain commands run Spark in-process (``local[*]``), as ``--master`` does."""
 STATE_DIR_ENV = "KAFKA_S3_SPARK_SERVER_DIR"
@@ -64,13 +66,16 @@ def state_dir(environ: Mapping[str, str], home: Path) -> Path:
 
 def idle_timeout(environ: Mapping[str, str]) -> float:
     """Seconds of idleness after which the server stops itself (``$KAFKA_S3_SPARK_SERVER_IDLE_TIMEOUT``: ``90``,
-    ``90s``, ``20m``, ``1h``; default 30 minutes). A value that is not one is a ``ValueError`` naming the variable."""
+    ``90s``, ``20m``, ``1h``; default 30 minutes). A value that is not one is a :class:`ConfigError` naming the
+    variable."""
     text = environ.get(IDLE_TIMEOUT_ENV, "").strip().lower()
     if not text:
         return DEFAULT_IDLE_TIMEOUT_S
     found = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*([smh]?)", text)
     if not found or float(found.group(1)) <= 0:
-        raise ValueError(f"{IDLE_TIMEOUT_ENV}={text!r}: expected a positive duration such as 90s, 20m or 1h")
+        raise ConfigError(
+            f"{IDLE_TIMEOUT_ENV}={text!r}: expected a positive duration such as 90s, 20m or 1h", key=IDLE_TIMEOUT_ENV
+        )
     return float(found.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[found.group(2)]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_s3.core.errors import ConfigError
 from kafka_s3.spark.server_state import (
     DEFAULT_IDLE_TIMEOUT_S,
     ServerIdentity,
@@ -51,7 +52,7 @@ def test_the_idle_timeout_takes_seconds_or_units_and_refuses_anything_else():
     assert idle_timeout({"KAFKA_S3_SPARK_SERVER_IDLE_TIMEOUT": "20m"}) == 1200
     assert idle_timeout({"KAFKA_S3_SPARK_SERVER_IDLE_TIMEOUT": "1h"}) == 3600
     for bad in ("0", "soon", "-5m", "10d"):
-        with pytest.raises(ValueError, match="KAFKA_S3_SPARK_SERVER_IDLE_TIMEOUT"):
+        with pytest.raises(ConfigError, match="KAFKA_S3_SPARK_SERVER_IDLE_TIMEOUT"):
             idle_timeout({"KAFKA_S3_SPARK_SERVER_IDLE_TIMEOUT": bad})
 
 

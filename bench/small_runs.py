@@ -218,22 +218,34 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     services = services_up(kafka_kind_default(), work)
     remote = args.remote
-    if "server" in modes:
-        table_server(measure_server(services, work, args.rounds))
-    if not modes & {"local", "remote"}:
-        return 0
-    if not remote:
+    if "remote" in modes and not remote:
         from tools.services import DEFAULT_SPARK_CONNECT_PORT, start_spark_connect
 
         started = time.monotonic()
         remote = start_spark_connect(int(os.environ.get("KAFKA_S3_DEV_SPARK_CONNECT_PORT", DEFAULT_SPARK_CONNECT_PORT)))
         print(f"Spark Connect server {remote} up in {time.monotonic() - started:.1f}s (stop: make services-down)")
-    result = measure(services, work, args.master, remote, args.rounds)
+    if "remote" in modes:
+        run(services, work, remote)  # the server session's first run starts its Python workers: not counted
+    # The modes alternate round by round, so that each sees the same load.
+    server: dict[str, list] = {}
+    runs: dict[str, list[dict[str, dict[str, float]]]] = {"local": [], "remote": []}
+    for _ in range(args.rounds):
+        if "server" in modes:
+            for key, values in measure_server(services, work, 1).items():
+                server.setdefault(key, []).extend(values)
+        if "local" in modes:
+            runs["local"].append(run(services, work, args.master))
+        if "remote" in modes:
+            runs["remote"].append(run(services, work, remote))
+    if server:
+        table_server(server)
+    if not modes & {"local", "remote"}:
+        return 0
     print("\n| mode | command | wall (median) | session start | inside the Spark job | load (1 min) |")
     print("|---|---|---|---|---|---|")
-    for mode, runs in result["runs"].items():
-        for kind in ("backup", "restore"):
-            median = medians(runs, kind)
+    for mode, done in runs.items():
+        for kind in ("backup", "restore") if done else ():
+            median = medians(done, kind)
             print(
                 f"| {'--remote' if mode == 'remote' else args.master} | {kind} | {median['wall']:.1f} s | "
                 f"{median['session']:.1f} s | {median['job']:.1f} s | {median['load']:.1f} |"

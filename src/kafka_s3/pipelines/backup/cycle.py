@@ -45,6 +45,10 @@ class PartitionState:
     previous_end: int | None = None
     previous_known: bool = False
     previous_record: str | None = None  # digest of the record at previous_end (the log must still hold it)
+    # The bucket held no chunk of this partition when this run resumed it, and no task has run it since: its first
+    # task neither lists the chunks before it nor looks for one to replay (a chunk another writer created meanwhile
+    # is still met at its conditional create)
+    unrecorded: bool = False
     failures: int = 0  # retryable task failures in a row
     retry_at: float = 0.0  # monotonic time before which a failing partition is not planned again
 
@@ -52,6 +56,7 @@ class PartitionState:
         """Move to where ``result`` left the partition; whether the group's offset is to be committed (it moved, or
         a chunk ending where it stood was committed)."""
         committed = result.committed_offset
+        self.unrecorded = False
         if result.chunks:
             self.last_chunk = result.chunks[-1].start
         advanced = committed > self.next_offset or (committed == self.next_offset and bool(result.chunks))

@@ -190,6 +190,7 @@ class Backup:
                 resume = from_bucket(
                     self.manifests, tp, self.group, self.store.url, log_range, self.topic_ids.get(tp[0], "")
                 )
+            unrecorded = resume is None and offset is None  # from_bucket listed the partition: no chunk
             if resume is None:
                 resume = Resume(log_end[tp] if reset_latest else log_start[tp])
             state = PartitionState(
@@ -197,6 +198,8 @@ class Backup:
                 forced_end=resume.forced_end,
                 last_object=metadata_field(metadata, "object", ""),
                 last_chunk=metadata_field(metadata, "chunk", None),
+                previous_known=unrecorded,
+                unrecorded=unrecorded,
             )
             if state.next_offset < log_start[tp]:
                 log.warning(
@@ -248,6 +251,7 @@ class Backup:
                     previous_end=state.previous_end,
                     previous_known=state.previous_known,
                     previous_record=state.previous_record,
+                    unrecorded=state.unrecorded,
                     topic_id=self.topic_ids.get(tp[0], ""),
                 )
             )

@@ -54,6 +54,9 @@ class PartitionPlan:
     previous_end: int | None = None
     previous_known: bool = False
     previous_record: str | None = None
+    # The driver found no chunk of this partition in the bucket (``previous_known`` then says there is none before
+    # ``start``): no chunk to replay is looked for (:class:`.cycle.PartitionState`)
+    unrecorded: bool = False
     topic_id: str = ""  # the source topic's id now ("" where the broker gives none)
 
 
@@ -119,6 +122,7 @@ def _run_partition(
     open_since_ms, open_until = plan.open_since_ms, plan.open_until
     boundary = _boundary(plan, plugins, store)
     previous: tuple[int | None] | None = (boundary.end if boundary else None,)
+    recover = not plan.unrecorded
     reporter = LiveReporter(live, plan.topic, plan.partition)
     read_bytes = 0
     releaser = Releaser()
@@ -132,6 +136,7 @@ def _run_partition(
             open_since_ms=open_since_ms,
             open_until=open_until,
             previous=previous,
+            recover=recover,
             topic_id=plan.topic_id,
         )
         writer.committer.on_stored = lambda chunk: _tell_stored(reporter, chunk)
@@ -188,6 +193,7 @@ def _run_partition(
             start, forced_end = conflict.existing.start, conflict.existing.end
             open_since_ms = open_until = None
             previous = None  # restarting at the bucket's chunk: the chunk before it is looked up
+            recover = True
             boundary = None
             continue
         except RECORD_ERRORS as exc:

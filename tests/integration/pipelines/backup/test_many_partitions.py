@@ -4,6 +4,8 @@ is retried alone."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kafka_s3.core.manifest import TAIL
@@ -76,3 +78,22 @@ def test_a_failing_partition_among_many_quiet_ones_is_retried_alone(
     assert counting.jobs[0] <= TASKS_PER_CORE * 2 and counting.jobs[1:] == [1], counting.jobs  # then 5 alone
     assert summary.committed == {(topic, p): 3 for p in range(partitions)}
     assert group_offsets(kafka_bootstrap, group_id(config), topic, partitions) == dict.fromkeys(range(partitions), 3)
+
+
+def test_a_partition_new_to_the_bucket_is_listed_once_and_no_chunk_is_looked_up_before_its_own(
+    engine, make_config, fresh_bucket, fresh_topic, produce, s3_env
+):
+    partitions = 6
+    topic = fresh_topic(partitions)
+    produce(topic, [{"partition": p, "value": f"v{p}-{i}".encode()} for p in range(partitions) for i in range(3)])
+    with FaultProxy(s3_env["endpoint_url"]) as proxy:
+        config = _config(make_config, fresh_bucket, topic, **{"store.url": proxy.url})
+
+        Backup(config, engine=engine).run_once()
+
+        listings = [
+            r for r in proxy.requests(method="GET", query="list-type") if re.search(rf"{topic}%2F\d+%2F", r.query)
+        ]
+        looked_up = proxy.requests(method="HEAD", path=r"\.chunk$")
+    assert len(listings) == partitions, [r.query for r in listings]  # the driver's resume, one per partition
+    assert looked_up == []  # the tasks know the bucket held none: no HEAD before each manifest's create

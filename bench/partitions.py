@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -93,6 +94,8 @@ def version() -> str:
     import subprocess
 
     root = Path(__file__).resolve().parent.parent
+    if os.environ.get("PYTHONPATH"):  # the code measured is another tree's (an A/B against an older commit)
+        return f"PYTHONPATH={os.environ['PYTHONPATH']}"
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True).stdout
     dirty = subprocess.run(["git", "status", "--porcelain", "src"], cwd=root, capture_output=True, text=True).stdout
     return head.strip() + ("+dirty" if dirty.strip() else "")
@@ -115,7 +118,9 @@ def measure(args: argparse.Namespace, services, work: Path, run_id: str) -> dict
         if not args.no_baseline:
             total = max(args.partition_counts) * per_partition
             point = one_point(args, services, work, run_id, BASELINE_PARTITIONS, total)
-            out["baselines"].append({**point, "records_per_partition": total // BASELINE_PARTITIONS})
+            out["baselines"].append(
+                {**point, "records_per_partition": total // BASELINE_PARTITIONS, "beside": per_partition}
+            )
             print("baseline " + summary_line(point), flush=True)
     return out
 
@@ -226,7 +231,10 @@ def render(results: dict) -> str:
         lines += ["", "The most partitions beside the same records from 4 partitions (rate = records / wall):", ""]
         lines += ["| records | command | many partitions | 4 partitions | rate ratio |", "|--:|---|--:|--:|--:|"]
         for base in results["baselines"]:
-            many = [p for p in results["points"] if p["records"] == base["records"]]
+            many = sorted(
+                (p for p in results["points"] if p["records_per_partition"] == base.get("beside")),
+                key=lambda p: p["partitions"],
+            )
             for kind in ("backup", "restore"):
                 if not many or not _ok(many[-1].get(kind)) or not _ok(base.get(kind)):
                     continue

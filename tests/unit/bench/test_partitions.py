@@ -42,7 +42,7 @@ def test_the_report_sets_the_most_partitions_beside_the_same_records_from_4():
         "value_size": 100,
         "restore_mode": "eos",
         "points": [point(1, 10, 10.0, 12.0), point(1000, 10, 40.0, 60.0)],
-        "baselines": [point(4, 2500, 10.0, 15.0)],
+        "baselines": [{**point(4, 2500, 10.0, 15.0), "beside": 10}],
     }
     text = partitions.render(results)
     assert "| 1,000 × 10 | 40.0 | 1.0 | 20.0 | 60.0 | 1.0 | 30.0 |" in text

@@ -31,11 +31,11 @@ services-down:
 demo: services-up
 	$(PY) -m tools.demo
 
-# Two pytest-xdist workers (a Spark session each): most of a test's time is waiting on Kafka, S3 or a JVM's start,
-# so two at a time on two cores take about half as long. TEST_WORKERS=0 runs the tests one after the other.
+# Two pytest-xdist workers (a Spark session each), a test module on one worker (its module fixtures made once): most
+# of a test's time is waiting on Kafka, S3 or a JVM's start. TEST_WORKERS=0 runs the tests one after the other.
 TEST_WORKERS ?= 2
 test: venv
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The gates: lint and formatting (ruff), types (mypy, strict), layers and cycles (import-linter), and the
 # whole suite collects (a test importing a module that moved or is gone fails here, without starting any service).

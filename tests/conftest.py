@@ -56,19 +56,11 @@ def pytest_report_header(config):
     return [config._kafka_s3_header]
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     """Tests that need Apache Kafka are deselected when it cannot be had, and the run says so at its start and its
     end — never a silent skip: ``apache_kafka`` tests start brokers of their own from a distribution;
     ``secure_kafka`` tests need a secured Apache Kafka (an external one, ``KAFKA_S3_SECURE_BOOTSTRAP``..., or one
-    started from the distribution).
-
-    Under pytest-xdist (``make test`` runs two workers, ``--dist loadgroup``) a module's tests stay on one worker, as
-    its module fixtures are made once; the security tests all go to one worker, which starts the one secured broker."""
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group("security" if "/security/" in module else module))
-
+    started from the distribution)."""
     from tools import services as dev
     from tools.secure_kafka import secure_kafka_unavailable
 

@@ -186,7 +186,7 @@ def spark_engine(
     """The engine a job runs on: ``spark`` when given, else a session built on first use (``master`` or a Spark
     Connect ``remote``, and the configuration's ``spark.*`` keys), so a bad configuration or an unreachable service
     fails before Spark's start-up. Without ``master``, ``remote`` or ``$SPARK_REMOTE`` the jobs run on the user's
-    Spark server (started now in the background if none runs: this command then runs in-process;
+    Spark server (none runs: this command runs in-process and starts one when it ends;
     :mod:`kafka_s3.spark.server`, opted out of by ``$KAFKA_S3_SPARK_SERVER=0``)."""
     from kafka_s3.spark.engine import SparkEngine
     from kafka_s3.spark.session import spark_settings

@@ -5,10 +5,11 @@ command (:func:`kafka_s3.spark.server_state.choose_mode`) therefore asks :func:`
 
 - running, ready and started with what the command needs (versions, ``spark.*`` settings, the worker environment):
   its URL; the command is a Connect client of it and registers itself (``clients/<pid>``) while it runs;
-- none (or one that died, or whose state names a process that is gone): a new one is started in the background and
-  the command runs in-process as before (its first command costs what it did; the next ones find the server warm);
-- one started with something else: restarted when no command uses it, else bypassed (this command in-process),
-  saying so in one line;
+- none (or one that died, or whose state names a process that is gone): the command runs in-process as before, and
+  a new server starts when it ends (not beside it: on a small machine a second JVM starting next to the command's
+  own slowed it by a fifth; bench/README.md); the next commands find the server warm;
+- one started with something else: stopped and started anew when the command ends if no command uses it, else
+  bypassed (this command in-process), saying so in one line;
 - still starting: this command runs in-process (no command waits for a server it did not need before).
 
 The server is ``python -m kafka_s3.spark.server DIR``: a small supervisor, leader of a process group of its own,
@@ -315,7 +316,8 @@ def _attach(where: Path, wanted: ServerIdentity) -> str | None:
     if state is not None and not running(state):
         ended = f"ended with exit code {state.exit_code}" if state.exit_code is not None else "is not running"
         log.warning(
-            "the Spark server %s (pid %d, log %s) %s: starting a new one; this command runs Spark in-process%s",
+            "the Spark server %s (pid %d, log %s) %s: a new one starts when this command ends; this command runs "
+            "Spark in-process%s",
             state.url,
             state.pid,
             state.log,
@@ -336,19 +338,19 @@ def _attach(where: Path, wanted: ServerIdentity) -> str | None:
                 )
                 return None
             log.warning(
-                "the Spark server %s runs with other settings (%s): restarting it; this command runs Spark in-process",
+                "the Spark server %s runs with other settings (%s): stopped, a new one starts when this command ends; "
+                "this command runs Spark in-process",
                 state.url,
                 ", ".join(differences),
             )
             _stop(state, where)
             state = None
     if state is None:
-        started = _launch(where, wanted)
+        _launch_when_done(where, wanted)
         log.info(
-            "starting a Spark server for the next commands (%s, pid %d, log %s); this command runs Spark in-process",
-            started.url,
-            started.pid,
-            started.log,
+            "starting a Spark server for the next commands when this one ends (log %s); this command runs Spark "
+            "in-process",
+            where / "server.log",
         )
         return None
     if not state.ready or not _port_open(state.port):
@@ -356,6 +358,25 @@ def _attach(where: Path, wanted: ServerIdentity) -> str | None:
         return None
     _register(where)
     return state.url
+
+
+_WHEN_DONE: list[Path] = []
+
+
+def _launch_when_done(where: Path, wanted: ServerIdentity) -> None:
+    """Start the server when this process ends, not beside its own Spark: on a small machine a second JVM starting
+    next to the command's would slow the command down (bench/README.md, "The user's Spark server"). Unless another
+    command started one meanwhile; once per process."""
+    if where in _WHEN_DONE:
+        return
+    _WHEN_DONE.append(where)
+
+    def launch() -> None:
+        with contextlib.suppress(OSError, TimeoutError), _locked(where):
+            if not running(read_state(where)):
+                _launch(where, wanted)
+
+    atexit.register(launch)
 
 
 def status() -> ServerState | None:

@@ -1,6 +1,6 @@
-"""Issue 30 item 2: plain commands (no ``--master``, no ``--remote``) run on the user's Spark server, started by the
-first one and reused by the next; it stops when idle or asked to, and a server that is gone, of another version or
-unable to start is replaced or bypassed, saying so — the command itself always runs.
+"""Issue 30 item 2: plain commands (no ``--master``, no ``--remote``) run on the user's Spark server, started when
+the first one ends and reused by the next; it stops when idle or asked to, and a server that is gone, of another
+version or unable to start is replaced or bypassed, saying so — the command itself always runs.
 
 Every test has a state directory of its own (``KAFKA_S3_SPARK_SERVER_DIR``; the rest of the suite runs Spark
 in-process) and the CLI as a subprocess against the real services. Backups of an empty topic run no Spark job: they
@@ -136,7 +136,7 @@ def test_a_server_of_another_version_is_restarted_a_killed_one_replaced_and_stop
     second = run_cli(backup, env=server_env)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "runs with other settings (version kafka-s3 0.0.1 (code 000000000000)" in second.stderr
-    assert "restarting it" in second.stderr
+    assert "stopped, a new one starts when this command ends" in second.stderr
     restarted = state(server_env)
     assert restarted["pid"] != old["pid"] and not running(old["pid"])
 
@@ -144,7 +144,7 @@ def test_a_server_of_another_version_is_restarted_a_killed_one_replaced_and_stop
     wait_until(lambda: not running(restarted["pid"]), 30, "the killed server gone")
     third = run_cli(backup, env=server_env)
     assert third.returncode == 0, third.stderr[-3000:]
-    assert f"(pid {restarted['pid']}, log {restarted['log']}) is not running: starting a new one" in third.stderr
+    assert f"(pid {restarted['pid']}, log {restarted['log']}) is not running: a new one starts when" in third.stderr
     replaced = state(server_env)
     assert replaced["pid"] != restarted["pid"] and running(replaced["pid"])
 
@@ -170,7 +170,7 @@ def test_a_server_that_cannot_start_is_reported_with_its_log_and_the_next_comman
     )
     assert backup.returncode == 0, backup.stderr[-3000:]
     assert "ended with exit code" in backup.stderr and "no-java" in backup.stderr
-    assert "starting a new one" in backup.stderr
+    assert "a new one starts when this command ends" in backup.stderr
 
 
 def test_the_opt_out_and_an_explicit_master_run_without_the_server_and_a_dead_ones_state_is_no_server(

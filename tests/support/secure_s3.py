@@ -158,6 +158,12 @@ def _ports(port: int) -> list[int]:
     return [*servers, port + 5, *(p + 10000 for p in servers)]
 
 
+def _worker_offset() -> int:
+    """Each pytest-xdist worker (``make test`` runs two) starts a server of its own: ports 20 apart (gw0, gw1, ...)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return 20 * int(worker[2:]) if worker[2:].isdigit() else 0
+
+
 def _free(port: int) -> bool:
     with socket.socket() as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: TIME_WAIT is no obstacle
@@ -170,7 +176,7 @@ def _free(port: int) -> bool:
 
 def start(base: Path, port: int | None = None) -> tuple[SecureS3, subprocess.Popen]:
     """Start the HTTPS SeaweedFS in ``base`` (a fresh directory); create :data:`BUCKET` and :data:`OTHER_BUCKET`."""
-    port = port or int(os.environ.get("KAFKA_S3_SECURE_S3_PORT", DEFAULT_PORT))
+    port = port or int(os.environ.get("KAFKA_S3_SECURE_S3_PORT", DEFAULT_PORT)) + _worker_offset()
     busy = [p for p in _ports(port) if not _free(p)]
     if busy:
         raise RuntimeError(

@@ -28,7 +28,7 @@ STATE = ServerState(
 
 
 def test_status_says_where_the_server_runs_since_when_its_log_its_version_and_when_it_stops_itself():
-    lines = render_server(STATE).splitlines()
+    lines = render_server(STATE.with_(started=time.time() - 300)).splitlines()
     assert lines[0] == "Spark server: sc://127.0.0.1:44461 (pid 4154)"
     assert lines[1].startswith("since:        ") and lines[1].endswith("(5 min ago)")
     assert lines[2:5] == [

@@ -10,7 +10,8 @@ command (:func:`kafka_s3.spark.server_state.choose_mode`) therefore asks :func:`
   own slowed it by a fifth; bench/README.md); the next commands find the server warm;
 - one started with something else: stopped and started anew when the command ends if no command uses it, else
   bypassed (this command in-process), saying so in one line;
-- still starting: this command runs in-process (no command waits for a server it did not need before).
+- still starting (the previous command started it as it ended): this command waits for it, at most a minute,
+  then runs in-process.
 
 The server is ``python -m kafka_s3.spark.server DIR``: a small supervisor, leader of a process group of its own,
 that runs ``spark-submit`` of pyspark's Connect server (its Python workers on this interpreter), warms its workers
@@ -53,6 +54,7 @@ START_TIMEOUT_S = 180.0  # spark-submit until the port answers (a loaded machine
 WARM_UP_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 30.0
 LOCK_TIMEOUT_S = 30.0
+WAIT_FOR_STARTING_S = 60.0  # a command finding the server starting waits this long for it, then runs in-process
 LOG_TAIL_LINES = 15
 SUPERVISOR_MODULE = "kafka_s3.spark.server"
 
@@ -298,20 +300,24 @@ def _register(where: Path) -> None:
 def for_command(master: str | None, remote: str | None, settings: Mapping[str, str] | None = None) -> str | None:
     """The URL of the user's server for a command of this mode and ``settings``, or None: the command runs as it
     would without a server (``--master``, ``--remote``, ``$SPARK_REMOTE``, the opt-out; or in-process, this time).
-    Never waits for a server to start; says in one line what it did to a server that was not fit to use."""
+    Waits for a server that is starting, at most :data:`WAIT_FOR_STARTING_S`; says in one line what it did to a
+    server that was not fit to use."""
     if choose_mode(master, remote, os.environ) != "server":
         return None
     where = directory()
     try:
         wanted = identity(settings)
         with _locked(where):
-            return _attach(where, wanted)
+            found = _attach(where, wanted)
+        return _wait_for_starting(where, found) if isinstance(found, ServerState) else found
     except (OSError, TimeoutError, ConfigError) as exc:
         log.warning("the Spark server cannot be used (%s): this command runs Spark in-process", exc)
         return None
 
 
-def _attach(where: Path, wanted: ServerIdentity) -> str | None:
+def _attach(where: Path, wanted: ServerIdentity) -> str | ServerState | None:
+    """The URL of a fit server that is up (this command registered as its client), the state of a fit one that is
+    starting, or None (this command in-process; a server started or stopped as said)."""
     state = read_state(where)
     if state is not None and not running(state):
         ended = f"ended with exit code {state.exit_code}" if state.exit_code is not None else "is not running"
@@ -354,10 +360,30 @@ def _attach(where: Path, wanted: ServerIdentity) -> str | None:
         )
         return None
     if not state.ready or not _port_open(state.port):
-        log.info("the Spark server %s is still starting: this command runs Spark in-process", state.url)
-        return None
+        return state  # starting: the caller waits for it, without the lock
     _register(where)
     return state.url
+
+
+def _wait_for_starting(where: Path, state: ServerState) -> str | None:
+    """A server that is starting (the previous command started it as it ended): waiting for it, at most
+    :data:`WAIT_FOR_STARTING_S`, costs less than a Spark of this command's own starting beside it on a small machine
+    (bench/README.md); one that is not up by then, or goes, leaves this command in-process."""
+    log.info("the Spark server %s is starting: waiting for it (at most %.0fs)", state.url, WAIT_FOR_STARTING_S)
+    deadline = time.monotonic() + WAIT_FOR_STARTING_S
+    while time.monotonic() < deadline:
+        current = read_state(where)
+        if current is None or current.pid != state.pid or not running(current):
+            break
+        if current.ready and _port_open(current.port):
+            with _locked(where):
+                if read_state(where) == current:
+                    _register(where)
+                    return current.url
+            break
+        time.sleep(0.2)
+    log.info("the Spark server %s is not up: this command runs Spark in-process", state.url)
+    return None
 
 
 _WHEN_DONE: list[Path] = []

@@ -167,3 +167,18 @@ def run_cli(args: list[str], timeout: float = 300, env: Mapping[str, str] | None
         env={**os.environ, "PYSPARK_PYTHON": sys.executable, **(env or {})},
         check=False,
     )
+
+
+class CountingEngine:
+    """The shared engine, noting how many Spark tasks each job asked for."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.jobs: list[int] = []
+
+    def run_tasks(self, description: str, task, count: int) -> list[str]:
+        self.jobs.append(count)
+        return self.engine.run_tasks(description, task, count)
+
+    def __getattr__(self, name: str):
+        return getattr(self.engine, name)

@@ -180,20 +180,10 @@ def submit_command(port: int, settings: Mapping[str, str]) -> list[str]:
     then the command's ``spark.*`` settings; bound to 127.0.0.1 whatever they say."""
     import pyspark
 
-    from kafka_s3.spark.session import FAST_START_JVM_FLAGS, _log4j_config
+    from kafka_s3.spark.session import session_settings
 
-    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_config()} {FAST_START_JVM_FLAGS}"
     conf = {
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": "4",
-        "spark.log.structuredLogging.enabled": "false",
-        "spark.python.worker.reuse": "true",
-        "spark.driver.extraJavaOptions": java_opts,
-        "spark.executor.extraJavaOptions": java_opts,
-        "spark.pyspark.python": sys.executable,
-        "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
-        "spark.task.maxFailures": "4",
+        **session_settings(sys.executable, fast_start=True),
         **settings,
         "spark.connect.grpc.binding.address": "127.0.0.1",  # this machine only, on the port chosen free
         "spark.connect.grpc.binding.port": str(port),

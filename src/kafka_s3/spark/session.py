@@ -102,22 +102,7 @@ def build_session(
 
     from pyspark.sql import SparkSession
 
-    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_config()}"
-    if fast_start:
-        java_opts += " " + FAST_START_JVM_FLAGS
-    settings = {
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": "4",
-        "spark.log.structuredLogging.enabled": "false",
-        "spark.python.worker.reuse": "true",
-        "spark.driver.extraJavaOptions": java_opts,
-        "spark.executor.extraJavaOptions": java_opts,
-        "spark.pyspark.python": os.environ["PYSPARK_PYTHON"],
-        "spark.executorEnv.PYSPARK_PYTHON": os.environ["PYSPARK_PYTHON"],
-        # Tasks are idempotent (deterministic names, conditional creates), so Spark may retry them freely.
-        "spark.task.maxFailures": "4",
-    }
+    settings = session_settings(os.environ["PYSPARK_PYTHON"], fast_start)
     if master.startswith("local") and "," not in master:
         master = master[:-1] + ",4]" if master.endswith("]") else master  # local[N,F]: let Spark retry tasks
     settings.update(conf or {})
@@ -132,6 +117,27 @@ def build_session(
     if warm_up:
         warm_up_workers(session)
     return session
+
+
+def session_settings(python: str, fast_start: bool) -> dict[str, str]:
+    """The Spark settings kafka-s3's sessions start with, in-process or as the user's server: workers on ``python``,
+    no UI, quiet logs, Python workers reused, tasks retried."""
+    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_config()}"
+    if fast_start:
+        java_opts += " " + FAST_START_JVM_FLAGS
+    return {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.log.structuredLogging.enabled": "false",
+        "spark.python.worker.reuse": "true",
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+        "spark.pyspark.python": python,
+        "spark.executorEnv.PYSPARK_PYTHON": python,
+        # Tasks are idempotent (deterministic names, conditional creates), so Spark may retry them freely.
+        "spark.task.maxFailures": "4",
+    }
 
 
 @contextlib.contextmanager

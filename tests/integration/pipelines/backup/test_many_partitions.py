@@ -13,26 +13,11 @@ from kafka_s3.pipelines.backup.driver import Backup, group_id
 from kafka_s3.pipelines.engine import TASKS_PER_CORE
 from tests.support.backup import data_keys, group_offsets
 from tests.support.faultproxy import FaultProxy
-from tests.support.integration import list_keys
+from tests.support.integration import CountingEngine, list_keys
 
 pytestmark = [pytest.mark.integration, pytest.mark.issue(30, item=1)]
 
 PARTITIONS, PER_PARTITION = 40, 3
-
-
-class CountingEngine:
-    """The shared engine, noting how many Spark tasks each job asked for."""
-
-    def __init__(self, engine):
-        self.engine = engine
-        self.jobs: list[int] = []
-
-    def run_tasks(self, description: str, task, count: int) -> list[str]:
-        self.jobs.append(count)
-        return self.engine.run_tasks(description, task, count)
-
-    def __getattr__(self, name: str):
-        return getattr(self.engine, name)
 
 
 def _config(make_config, bucket, topic, **properties):

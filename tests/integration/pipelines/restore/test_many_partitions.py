@@ -6,27 +6,13 @@ from __future__ import annotations
 import pytest
 
 from kafka_s3.pipelines.engine import TASKS_PER_CORE
+from tests.support.integration import CountingEngine
 from tests.support.restore import fidelity, read_topic, records, restore_progress
 
 pytestmark = [pytest.mark.integration, pytest.mark.issue(30, item=1)]
 
 PARTITIONS, PER_PARTITION = 40, 3
 EXACT = {"store.envelope": "true", "flush.size": 100}
-
-
-class CountingEngine:
-    """The shared engine, noting how many Spark tasks each job asked for."""
-
-    def __init__(self, engine):
-        self.engine = engine
-        self.jobs: list[int] = []
-
-    def run_tasks(self, description: str, task, count: int) -> list[str]:
-        self.jobs.append(count)
-        return self.engine.run_tasks(description, task, count)
-
-    def __getattr__(self, name: str):
-        return getattr(self.engine, name)
 
 
 def test_a_restore_of_many_quiet_partitions_runs_in_a_few_tasks_and_restores_every_partition_exactly(

@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafka_s3.spark.server import CONNECT_CLASS, submit_command
 from tools.kafka_broker import (
     apache_pid,
     apache_unavailable,
@@ -52,7 +53,7 @@ REGION = "us-east-1"
 DEFAULT_KAFKA_PORT = 21092
 DEFAULT_S3_PORT = 21333
 DEFAULT_SPARK_CONNECT_PORT = 21502
-SPARK_CONNECT_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+SPARK_CONNECT_CLASS = CONNECT_CLASS  # the dev Connect server is pyspark's, as the user's Spark server
 KAFKA_KINDS = ("noida", "apache")
 
 
@@ -193,30 +194,11 @@ def spark_connect_pid(directory: Path | None = None) -> int | None:
         return None
 
 
-def spark_connect_command(port: int, master: str = "local[*,4]") -> list[str]:
-    """pyspark's Spark Connect server on 127.0.0.1:``port``: its Python workers run this interpreter (so they import
-    kafka-s3 and reuse one another across sessions), quiet logs, no UI, tasks retried as the local sessions do."""
-    import pyspark
-
-    from kafka_s3.spark.session import _log4j_config
-
-    spark_home = Path(pyspark.__file__).parent
-    settings = {
-        "spark.connect.grpc.binding.address": "127.0.0.1",
-        "spark.connect.grpc.binding.port": str(port),
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.log.structuredLogging.enabled": "false",
-        "spark.sql.shuffle.partitions": "4",
-        "spark.python.worker.reuse": "true",
-        "spark.pyspark.python": sys.executable,
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j_config()}",
-    }
-    cmd = [str(spark_home / "bin" / "spark-submit"), "--class", SPARK_CONNECT_CLASS, "--name", "kafka-s3 connect"]
-    cmd += ["--master", master]
-    for key, value in settings.items():
-        cmd += ["--conf", f"{key}={value}"]
-    return cmd
+def spark_connect_command(port: int) -> list[str]:
+    """pyspark's Spark Connect server on 127.0.0.1:``port``, started as the user's Spark server is
+    (:func:`kafka_s3.spark.server.submit_command`: workers on this interpreter, so they import kafka-s3 and reuse one
+    another across sessions; quiet logs, no UI, tasks retried as the local sessions do)."""
+    return submit_command(port, {}, name="kafka-s3 connect", fast_start=False)
 
 
 def start_spark_connect(port: int, directory: Path | None = None, timeout: float = 180) -> str:

@@ -174,22 +174,25 @@ def identity(settings: Mapping[str, str] | None = None) -> ServerIdentity:
     return ServerIdentity(version, dict(settings or {}), environment_digests(os.environ))
 
 
-def submit_command(port: int, settings: Mapping[str, str]) -> list[str]:
+def submit_command(
+    port: int, settings: Mapping[str, str], name: str = "kafka-s3 server", fast_start: bool = True
+) -> list[str]:
     """pyspark's Spark Connect server on 127.0.0.1:``port`` with the settings of an in-process session
     (:func:`kafka_s3.spark.session.build_session`: workers on this interpreter, no UI, quiet logs, tasks retried),
-    then the command's ``spark.*`` settings; bound to 127.0.0.1 whatever they say."""
+    then the command's ``spark.*`` settings; bound to 127.0.0.1 whatever they say. (The dev tooling's Connect server,
+    ``make spark-connect``, is the same command under another name, without the fast-start JVM flags.)"""
     import pyspark
 
     from kafka_s3.spark.session import session_settings
 
     conf = {
-        **session_settings(sys.executable, fast_start=True),
+        **session_settings(sys.executable, fast_start),
         **settings,
         "spark.connect.grpc.binding.address": "127.0.0.1",  # this machine only, on the port chosen free
         "spark.connect.grpc.binding.port": str(port),
     }
     spark_home = Path(pyspark.__file__).parent
-    command = [str(spark_home / "bin" / "spark-submit"), "--class", CONNECT_CLASS, "--name", "kafka-s3 server"]
+    command = [str(spark_home / "bin" / "spark-submit"), "--class", CONNECT_CLASS, "--name", name]
     command += ["--master", "local[*,4]"]
     for key, value in conf.items():
         command += ["--conf", f"{key}={value}"]

@@ -7,8 +7,8 @@ need the few things below, so they never import Spark and their drivers are test
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Protocol, TypeVar
 
 Task = Callable[[int], Iterable[str]]
 """``task(i)`` does slot ``i``'s work and yields its results, each serialized to one string (see the ``to_json`` /
@@ -39,6 +39,32 @@ def spread(weights: Sequence[int], slots: int) -> list[list[int]]:
         groups[lightest].append(i)
         totals[lightest] += weights[i]
     return groups
+
+
+PARTITIONS_AT_ONCE = 4
+"""Partitions a task works on at once when it serves several: a quiet partition's time is mostly waiting (a
+consumer's first fetch or a producer's transactions, the objects' round trips), which a few threads overlap."""
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+def at_once(work: Callable[[Item], Result], items: Sequence[Item], threads: int) -> Iterator[Result]:
+    """``work(item)`` for each of ``items``, up to ``threads`` at a time in this process, each result as soon as it is
+    done. An exception (one that ends the task) cancels the items not started, waits for the running ones and is
+    raised."""
+    if threads <= 1 or len(items) <= 1:
+        for item in items:
+            yield work(item)
+        return
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    pool = ThreadPoolExecutor(max_workers=min(threads, len(items)), thread_name_prefix="partition")
+    try:
+        for future in as_completed([pool.submit(work, item) for item in items]):
+            yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class Engine(Protocol):

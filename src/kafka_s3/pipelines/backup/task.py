@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from kafka_s3.pipelines.backup.result import PartitionResult, logged_objects
-from kafka_s3.pipelines.engine import Task, spread
+from kafka_s3.pipelines.engine import PARTITIONS_AT_ONCE, Task, at_once, spread
 
 if TYPE_CHECKING:
     from kafka_s3.core.manifest import Manifest
@@ -291,42 +291,17 @@ def _checked_range(
             yield batch.slice(below)
 
 
-PARTITION_THREADS = 4
-"""Partitions a task backs up at once when it serves several: a quiet partition's time is mostly waiting (the
-consumer's first fetch, the object's, manifest's and uploads' round trips), so a few threads overlap those waits."""
-
-
 def backup_task(
     plans: list[PartitionPlan], settings: TaskSettings, slots: int, live: tuple[str, int, int] | None = None
 ) -> Task:
     """Spread ``plans`` over ``slots`` tasks (:func:`~kafka_s3.pipelines.engine.spread`, by the offsets each has to
-    read): slot ``i`` backs up its plans, several at once, and yields each one's result as it ends. ``live``: where
-    to send running counts (:mod:`kafka_s3.runtime.live`), if anywhere."""
+    read): slot ``i`` backs up its plans, :data:`~kafka_s3.pipelines.engine.PARTITIONS_AT_ONCE` at a time, and yields
+    each one's result as it ends — each plan with its own result, retryable error and chunk-conflict restarts
+    (:func:`run_partition`). ``live``: where to send running counts (:mod:`kafka_s3.runtime.live`), if anywhere."""
     groups = [[plans[i] for i in group] for group in spread([p.hard_end - p.start for p in plans], slots)]
 
     def task(slot: int) -> Iterator[str]:
-        for result in run_partitions(groups[slot], settings, live):
+        for result in at_once(lambda plan: run_partition(plan, settings, live), groups[slot], PARTITIONS_AT_ONCE):
             yield result.to_json()
 
     return task
-
-
-def run_partitions(
-    plans: list[PartitionPlan], settings: TaskSettings, live: tuple[str, int, int] | None = None
-) -> Iterator[PartitionResult]:
-    """Back up ``plans`` in this worker, up to :data:`PARTITION_THREADS` at once, each result as soon as its plan
-    ends. Each plan keeps its own result, retryable error and chunk-conflict restarts (:func:`run_partition`); an
-    error that ends the task (the log is not the backed-up one) cancels the plans not started, waits for the running
-    ones and is raised."""
-    if len(plans) == 1:
-        yield run_partition(plans[0], settings, live)
-        return
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-
-    pool = ThreadPoolExecutor(max_workers=min(PARTITION_THREADS, len(plans)), thread_name_prefix="partition")
-    try:
-        futures = [pool.submit(run_partition, plan, settings, live) for plan in plans]
-        for future in as_completed(futures):
-            yield future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)

@@ -31,7 +31,7 @@ from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.clients import TP
 from kafka_s3.io.kafka.leases import Lease
 from kafka_s3.pipelines.backup.cycle import backoff
-from kafka_s3.pipelines.engine import Engine, task_slots
+from kafka_s3.pipelines.engine import PARTITIONS_AT_ONCE, Engine, task_slots
 from kafka_s3.pipelines.phases import PLANNING, RESTORING, STARTING_SPARK, OnPhase, Phase
 from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
@@ -47,7 +47,7 @@ from kafka_s3.pipelines.restore.plan import RestorePlanSet, check_whole, late_ob
 from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.schemas import SchemaImport
 from kafka_s3.pipelines.restore.targets import TargetChecks
-from kafka_s3.pipelines.restore.task import PARTITIONS_AT_ONCE, RestorePlan, restore_task
+from kafka_s3.pipelines.restore.task import RestorePlan, restore_task
 from kafka_s3.pipelines.restore.translation import translate_groups
 from kafka_s3.runtime.live import LiveCounts
 from kafka_s3.runtime.metrics import serve

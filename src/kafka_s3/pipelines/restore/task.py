@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from kafka_s3.core.groups import OffsetMap
 from kafka_s3.io.kafka.producer import PartitionProducer, Target
 from kafka_s3.pipelines.engine import Task, spread
+from kafka_s3.pipelines.engine import at_once as run_at_once
 from kafka_s3.pipelines.restore.progress import Decision, ProgressIdentity, Start, decide
 from kafka_s3.pipelines.restore.result import RestoreResult
 
@@ -297,12 +298,6 @@ def run_restore_partition(
     return PartitionRestore(plan, plugins, store, writer, reporter).run()
 
 
-PARTITIONS_AT_ONCE = 4
-"""Partitions a task restores at once when it serves several and ``tasks.max`` leaves the parallelism to Spark: a
-quiet partition's time is mostly waiting (its producer's transactions, the objects' reads), which a few threads
-overlap."""
-
-
 def restore_task(
     plans: list[RestorePlan],
     settings: TaskSettings,
@@ -322,18 +317,7 @@ def restore_task(
         return replace(result, seconds=time.monotonic() - started)
 
     def task(slot: int) -> Iterator[str]:
-        group = groups[slot]
-        if at_once <= 1 or len(group) == 1:
-            for plan in group:
-                yield timed(plan).to_json()
-            return
-        from concurrent.futures import ThreadPoolExecutor, as_completed
-
-        pool = ThreadPoolExecutor(max_workers=min(at_once, len(group)), thread_name_prefix="partition")
-        try:
-            for future in as_completed([pool.submit(timed, plan) for plan in group]):
-                yield future.result().to_json()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        for result in run_at_once(timed, groups[slot], at_once):
+            yield result.to_json()
 
     return task

@@ -1,12 +1,15 @@
 """A Spark standalone cluster on loopback (one master, one worker) from pyspark's own distribution.
 
 Used by the tests and the README's cluster example: ``python -m tools.spark_cluster up|down``. The master
-URL is printed and written to ``.services/spark-master``.
+URL is printed and written to ``.services/spark-master``. Each port is a cluster of its own (its own state directory
+and lock), so the test suite's workers, each on a port of its own, never stop one another's cluster.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -14,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,21 +52,44 @@ def _start(role_class: str, args: list[str], log: Path) -> int:
 
 
 def _workers_alive(ui_port: int) -> int:
+    """Workers the master's UI lists as ALIVE; 0 while that UI does not answer with its JSON yet."""
     with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as response:
-        info = json.load(response)
+        body = response.read()
+    try:
+        info = json.loads(body)
+    except ValueError:
+        return 0
     return sum(1 for w in info.get("workers", []) if w.get("state") == "ALIVE")
 
 
-def up(port: int = DEFAULT_PORT, cores: int = 2, memory: str = "2g") -> Cluster:
+def cluster_dir(port: int = DEFAULT_PORT) -> Path:
+    """Where the cluster on ``port`` keeps its pids and logs (the default port keeps the historical place)."""
     base = state_dir() / "spark"
+    return base if port == DEFAULT_PORT else base / str(port)
+
+
+@contextlib.contextmanager
+def _turn(port: int) -> Iterator[Path]:
+    base = cluster_dir(port)
     base.mkdir(parents=True, exist_ok=True)
+    with open(base / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield base
+
+
+def up(port: int = DEFAULT_PORT, cores: int = 2, memory: str = "2g") -> Cluster:
+    with _turn(port) as base:
+        return _up(base, port, cores, memory)
+
+
+def _up(base: Path, port: int, cores: int, memory: str) -> Cluster:
     ui_port = port + 1
     pid_file = base / "pids.json"
     if pid_file.exists():
         pids = json.loads(pid_file.read_text())
         if _alive(pids["master"]) and _alive(pids["worker"]) and _port_open(port):
             return Cluster(f"spark://127.0.0.1:{port}", pids["master"], pids["worker"], ui_port)
-        down()
+        _down(base)
     master = _start(
         "org.apache.spark.deploy.master.Master",
         ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui_port)],
@@ -93,17 +120,23 @@ def up(port: int = DEFAULT_PORT, cores: int = 2, memory: str = "2g") -> Cluster:
         try:
             if _workers_alive(ui_port) >= 1:
                 url = f"spark://127.0.0.1:{port}"
-                (state_dir() / "spark-master").write_text(url + "\n")
+                if port == DEFAULT_PORT:
+                    (state_dir() / "spark-master").write_text(url + "\n")
                 return Cluster(url, master, worker, ui_port)
         except OSError:
             pass
         time.sleep(0.5)
-    down()
+    _down(base)
     raise RuntimeError(f"Spark standalone cluster did not start; see {base}/master.log and worker.log")
 
 
-def down() -> None:
-    pid_file = state_dir() / "spark" / "pids.json"
+def down(port: int = DEFAULT_PORT) -> None:
+    with _turn(port) as base:
+        _down(base)
+
+
+def _down(base: Path) -> None:
+    pid_file = base / "pids.json"
     if not pid_file.exists():
         return
     pids = json.loads(pid_file.read_text())
@@ -127,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "up":
         print(up(args.port).master_url)
     else:
-        down()
+        down(args.port)
     return 0
 
 

@@ -3,6 +3,7 @@ listings, stable end offsets, free ports."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -11,7 +12,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 QUICKSTART_SCHEMA = {
@@ -148,6 +149,26 @@ def free_port_pair() -> int:
                 continue
         return port
     raise RuntimeError("no free pair of ports on 127.0.0.1")
+
+
+def xdist_worker_index() -> int:
+    """0, 1, ... for pytest-xdist's workers gw0, gw1, ... (``make test`` runs two); 0 outside xdist. Tests that start a
+    server of their own on a fixed port add a multiple of it, so the workers' servers never meet."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return int(worker[2:]) if worker[2:].isdigit() else 0
+
+
+@contextlib.contextmanager
+def standalone_cluster() -> Iterator[str]:
+    """A loopback Spark standalone cluster of this test worker's own (ports 10 apart per worker); yields its URL."""
+    from tools import spark_cluster
+
+    port = spark_cluster.DEFAULT_PORT + 10 * xdist_worker_index()
+    cluster = spark_cluster.up(port)
+    try:
+        yield cluster.master_url
+    finally:
+        spark_cluster.down(port)
 
 
 def write_properties(path: Path, raw: dict[str, str]) -> Path:

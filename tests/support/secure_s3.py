@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from tests.support.integration import xdist_worker_index
 from tools import services
 
 BUCKET = "least-privilege"
@@ -160,8 +161,7 @@ def _ports(port: int) -> list[int]:
 
 def _worker_offset() -> int:
     """Each pytest-xdist worker (``make test`` runs two) starts a server of its own: ports 20 apart (gw0, gw1, ...)."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return 20 * int(worker[2:]) if worker[2:].isdigit() else 0
+    return 20 * xdist_worker_index()
 
 
 def _free(port: int) -> bool:

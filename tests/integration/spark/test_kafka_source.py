@@ -10,6 +10,8 @@ import textwrap
 import pytest
 from confluent_kafka import Producer
 
+from tests.support.integration import standalone_cluster
+
 pytestmark = pytest.mark.integration
 
 
@@ -49,18 +51,15 @@ def test_kafka_source_reads_ranges_with_spark_kafka_columns(spark, kafka_bootstr
 
 @pytest.mark.cluster
 def test_standalone_cluster_runs_a_kafka_read_in_its_tasks(kafka_bootstrap, fresh_topic, tmp_path):
-    from tools import spark_cluster
-
     topic = fresh_topic(2)
     _produce(kafka_bootstrap, topic, 2, 100)
-    cluster = spark_cluster.up()
-    try:
+    with standalone_cluster() as master_url:
         script = tmp_path / "job.py"
         script.write_text(
             textwrap.dedent(f"""
             import json, os
             from kafka_s3.spark.session import build_session
-            spark = build_session({cluster.master_url!r}, "cluster smoke test")
+            spark = build_session({master_url!r}, "cluster smoke test")
             assert spark.sparkContext.master.startswith("spark://")
             df = (spark.read.format("kafka-s3-topic").option("kafka.bootstrap.servers", {kafka_bootstrap!r})
                   .option("subscribe", {topic!r}).load())
@@ -75,5 +74,3 @@ def test_standalone_cluster_runs_a_kafka_read_in_its_tasks(kafka_bootstrap, fres
         result = json.loads(out.stdout.strip().splitlines()[-1])
         assert result["counts"] == {"0": 100, "1": 100}
         assert result["executors"] >= 2  # the driver plus the worker's executor
-    finally:
-        spark_cluster.down()

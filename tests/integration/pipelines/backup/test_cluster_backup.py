@@ -10,7 +10,7 @@ import pytest
 
 from kafka_s3.pipelines.backup.driver import Backup
 from tests.support.backup import cli, get, write_properties
-from tests.support.integration import list_keys
+from tests.support.integration import list_keys, standalone_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
@@ -18,8 +18,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 def test_backup_on_a_standalone_cluster_equals_a_local_run(
     engine, make_config, fresh_bucket, fresh_topic, produce, s3_client, remove_bucket, tmp_path
 ):
-    from tools import spark_cluster
-
     topic = fresh_topic(3)
     produce(
         topic,
@@ -47,18 +45,17 @@ def test_backup_on_a_standalone_cluster_equals_a_local_run(
     # Cluster run, through the command line, into another bucket.
     bucket = "t-" + uuid.uuid4().hex[:16]
     s3_client.create_bucket(Bucket=bucket)
-    cluster = spark_cluster.up()
     try:
-        raw, _ = make_config(bucket, topic, **props)
-        path = write_properties(tmp_path / "backup.properties", raw)
-        result = cli(
-            "backup", "--once", "--no-progress", "--master", cluster.master_url, "--config", str(path), timeout=600
-        )
+        with standalone_cluster() as master_url:
+            raw, _ = make_config(bucket, topic, **props)
+            path = write_properties(tmp_path / "backup.properties", raw)
+            result = cli(
+                "backup", "--once", "--no-progress", "--master", master_url, "--config", str(path), timeout=600
+            )
         assert result.returncode == 0, result.stderr[-3000:]
         actual = {k: get(s3_client, bucket, k) for k in list_keys(s3_client, bucket)}
         committed = re.findall(rf"committed s3://{bucket}/(\S+) records=(\d+)", result.stderr)
     finally:
-        spark_cluster.down()
         remove_bucket(bucket)
 
     # Time-named snapshots of cluster state (group offsets, topic configs, schemas: issue 17) differ by run.

@@ -51,7 +51,7 @@ def ui_answering(request) -> Iterator[int]:
     body = request.param.encode()
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the name http.server calls
+        def do_GET(self):
             self.send_response(200)
             self.end_headers()
             self.wfile.write(body)
@@ -73,8 +73,9 @@ def test_a_master_ui_answering_with_a_page_instead_of_its_json_has_no_worker_yet
     assert spark_cluster._workers_alive(ui_answering) == 0
 
 
-@pytest.mark.parametrize(
-    "ui_answering", [json.dumps({"workers": [{"state": "ALIVE"}, {"state": "DEAD"}, {"state": "ALIVE"}]})], indirect=True
-)
+WORKERS = {"workers": [{"state": "ALIVE"}, {"state": "DEAD"}, {"state": "ALIVE"}]}
+
+
+@pytest.mark.parametrize("ui_answering", [json.dumps(WORKERS)], indirect=True)
 def test_the_workers_alive_are_those_the_master_lists_as_alive(ui_answering):
     assert spark_cluster._workers_alive(ui_answering) == 2

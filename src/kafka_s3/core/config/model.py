@@ -247,12 +247,16 @@ _SECRET_PATTERNS = (
     re.compile(r"user\.info", re.I),
     re.compile(r"(^|\.)token", re.I),
     re.compile(r"credentials?\.(value|json)", re.I),
+    re.compile(r"(^|\.)credential$", re.I),  # an Iceberg REST catalog's client id:secret
 )
 REDACTED = "[hidden]"
 # Secrets inside values that are not secret themselves: the password of a URL's user info
-# (``https://user:pass@host``) and the quoted password of a JAAS line (``password="..."``).
+# (``https://user:pass@host``), of a URL's query (a JDBC URL's ``?user=u&password=...``) and the quoted password of a
+# JAAS line (``password="..."``).
 _URL_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)(?P<secret>[^@\s/]+)(?P<tail>@)")
 _JAAS_PASSWORD = re.compile(r"(?P<head>\bpassword\s*=\s*\")(?P<secret>[^\"]*)(?P<tail>\")", re.I)
+_QUERY_PASSWORD = re.compile(r"(?P<head>[?&;]password=)(?P<secret>[^&;#\s]+)(?P<tail>)", re.I)
+_EMBEDDED = (_URL_PASSWORD, _QUERY_PASSWORD, _JAAS_PASSWORD)
 
 
 def is_secret_key(key: str) -> bool:
@@ -260,13 +264,13 @@ def is_secret_key(key: str) -> bool:
 
 
 def embedded_secrets(text: str) -> list[str]:
-    """The passwords inside a value: a URL's user info password, a JAAS line's ``password="..."``."""
-    return [m.group("secret") for pattern in (_URL_PASSWORD, _JAAS_PASSWORD) for m in pattern.finditer(text)]
+    """The passwords inside a value: a URL's user info or query password, a JAAS line's ``password="..."``."""
+    return [m.group("secret") for pattern in _EMBEDDED for m in pattern.finditer(text)]
 
 
 def redact_text(text: str) -> str:
-    """``text`` with every URL user-info password and JAAS password replaced by :data:`REDACTED`."""
-    for pattern in (_URL_PASSWORD, _JAAS_PASSWORD):
+    """``text`` with every URL user-info or query password and JAAS password replaced by :data:`REDACTED`."""
+    for pattern in _EMBEDDED:
         text = pattern.sub(lambda m: m.group("head") + REDACTED + m.group("tail"), text)
     return text
 

@@ -116,3 +116,40 @@ def test_missing_ca_bundle_file_is_a_config_error(secure_s3, tmp_path):
     assert caught.value.key == "s3.ssl.ca.bundle"
     with pytest.raises(ConfigError, match=r"AWS_CA_BUNDLE=.*no-such-ca.pem.*not a readable file"):
         StoreSpec.from_config(store_config(secure_s3, **{"s3.ssl.ca.bundle": ""}), {"AWS_CA_BUNDLE": str(missing)})
+
+
+@pytest.mark.issue(31, 1)
+def test_an_iceberg_catalogs_warehouse_over_https_is_verified_against_the_stores_ca_bundle(secure_s3, tmp_path):
+    """The table's metadata and data files go through pyiceberg's file IO: it trusts the store's private CA
+    (``s3.ssl.ca.bundle``), and a certificate of another CA is refused."""
+    import uuid
+
+    import pyarrow as pa
+
+    from kafka_s3.io.iceberg import catalog_from_config
+
+    rows = pa.table({"offset": pa.array([0, 1, 2], pa.int64())})
+    outcomes = {}
+    for name, bundle in (("store's CA", secure_s3.ca_bundle), ("another CA", secure_s3.wrong_ca_bundle)):
+        config = SINK.parse(
+            {
+                "name": "https-lake",
+                "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
+                "topics": "t",
+                "iceberg.tables": "lake.t",
+                "iceberg.catalog.uri": f"sqlite:///{tmp_path / 'catalog.db'}",
+                "iceberg.catalog.warehouse": f"s3://{secure_s3.bucket}/iceberg-{uuid.uuid4().hex[:8]}",
+                **secure_s3.settings("admin"),
+                "s3.ssl.ca.bundle": str(bundle),
+            }
+        )
+        catalog = catalog_from_config(config, {})
+        namespace = "https_" + uuid.uuid4().hex[:8]
+        catalog.create_namespace(namespace)
+        try:
+            table = catalog.create_table(f"{namespace}.t", schema=rows.schema)
+            table.append(rows)
+            outcomes[name] = table.scan().to_arrow().num_rows
+        except OSError as exc:
+            outcomes[name] = "NETWORK_CONNECTION" in str(exc) and "refused"
+    assert outcomes == {"store's CA": 3, "another CA": "refused"}

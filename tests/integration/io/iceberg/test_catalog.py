@@ -102,3 +102,16 @@ def test_a_catalog_that_cannot_be_reached_is_an_error_naming_it_without_its_pass
     with pytest.raises(CatalogError) as caught:
         catalog_from_config(config)
     assert f"127.0.0.1:{port}" in str(caught.value) and "hunter2pass" not in str(caught.value)
+
+
+def test_a_rest_catalog_that_cannot_be_reached_is_an_error_naming_its_url_without_its_credential(iceberg_config):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    config = iceberg_config(
+        {"type": "rest", "uri": url, "credential": "lake:restsecret9", "oauth2-server-uri": f"{url}/v1/oauth/tokens"}
+    )
+    with pytest.raises(CatalogError) as caught:
+        catalog_from_config(config)
+    assert f"http://127.0.0.1:{port}" in str(caught.value) and "restsecret9" not in str(caught.value)

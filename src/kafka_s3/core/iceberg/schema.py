@@ -28,8 +28,6 @@ FIELD_IDS = {
 HEADER_ELEMENT_ID, HEADER_KEY_ID, HEADER_VALUE_ID = 9, 10, 11
 LAST_COLUMN_ID = HEADER_VALUE_ID
 REQUIRED = frozenset({"topic", "partition", "offset", "timestampType"})
-# The columns whose min/max the data files record: what scans prune on (the rest would only bloat footers)
-STATISTICS_COLUMNS = ("topic", "partition", "offset", "timestamp", "timestampType")
 
 
 def _field(name: str, kind: pa.DataType, field_id: int, nullable: bool = True) -> pa.Field:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-from kafka_s3.core.config.model import Check, Config, ConfigDef, Importance, Prop, Range, Type
+from kafka_s3.core.config.model import Config, ConfigDef, Importance, Prop, Range, Type
 from kafka_s3.core.errors import ConfigError
 
 #: ``connector.class`` of Apache Iceberg's sink, and of Tabular's, where it came from (same properties)
@@ -93,8 +93,6 @@ UNSUPPORTED_PREFIXES = {
     "iceberg.hadoop.": "No Hadoop configuration is read: the warehouse is reached through S3 settings.",
     "iceberg.kafka.": "kafka-s3 has no control topic: its Kafka settings are the file's own.",
 }
-PARTITION_TRANSFORMS = ("year", "years", "month", "months", "day", "days", "hour", "hours", "bucket", "truncate")
-_TRANSFORM = re.compile(r"^(\w+)\((.+)\)$")
 _COMMA_OUTSIDE_PARENS = re.compile(r",(?![^()]*\))")
 # Java's S3FileIO settings → pyiceberg's (the same name when absent: s3.endpoint, s3.access-key-id...)
 _S3_FILE_IO_RENAMES = {"s3.sse.type": None, "s3.sse.key": None, "s3.path-style-access": None}
@@ -112,26 +110,15 @@ def split_partition_by(text: str) -> list[str]:
     return [term.strip() for term in _COMMA_OUTSIDE_PARENS.split(text or "") if term.strip()]
 
 
-def partition_term_error(term: str) -> str | None:
-    """Why ``term`` is not a partition field the sink takes: a column name, ``year|month|day|hour(column)``,
-    ``bucket(column, N)`` or ``truncate(column, N)``."""
-    match = _TRANSFORM.match(term)
-    if match is None:
-        return None if re.fullmatch(r"[\w.]+", term) else f"{term!r} is not a column name or transform(column)"
-    transform, args = match.group(1), [arg.strip() for arg in match.group(2).split(",")]
-    if transform not in PARTITION_TRANSFORMS:
-        return f"unknown transform {transform!r} in {term!r} (year, month, day, hour, bucket, truncate)"
-    if transform in ("bucket", "truncate"):
-        if len(args) != 2 or not args[1].isdigit() or int(args[1]) < 1:
-            return f"{term!r}: {transform} takes a column and a positive width, e.g. {transform}(key, 16)"
-    elif len(args) != 1:
-        return f"{term!r}: {transform} takes one column"
-    return None
+def check_partition_by(key: str, text: str) -> None:
+    """``text`` as the table's partition spec (``kafka_s3.core.iceberg.partitioning``: the backup's columns and
+    year/month/day/hour of timestamp), or a :class:`ConfigError` naming ``key``."""
+    from kafka_s3.core.iceberg.partitioning import PARTITION_BY_KEY, parse_partition_by
 
-
-def _partition_by_error(value: str) -> str | None:
-    errors = [error for term in split_partition_by(value) if (error := partition_term_error(term))]
-    return "; ".join(errors) or None
+    try:
+        parse_partition_by(text)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace(PARTITION_BY_KEY, key, 1), key=key) from None
 
 
 # ------------------------------------------------------------------------------------------------ the translation
@@ -374,6 +361,7 @@ def _check_iceberg(config: Config) -> None:
             config.warnings.append(
                 f"'{key}' is not supported by kafka-s3 and is ignored: {UNSUPPORTED_PREFIXES[prefix]}"
             )
+    check_partition_by("iceberg.tables.default-partition-by", config["iceberg.tables.default-partition-by"])
     tables = config["iceberg.tables"]
     if not tables:
         raise ConfigError(
@@ -411,9 +399,8 @@ def _check_iceberg(config: Config) -> None:
             raise ConfigError(
                 f"iceberg.tables.route-field is set but {key} is not: which topics does {table} take?", key=key
             )
-        error = _partition_by_error(settings.get(table, {}).get("partition-by", ""))
-        if error:
-            raise ConfigError(f"{TABLE_PREFIX}{table}.partition-by: {error}", key=f"{TABLE_PREFIX}{table}.partition-by")
+        if "partition-by" in settings.get(table, {}):
+            check_partition_by(f"{TABLE_PREFIX}{table}.partition-by", settings[table]["partition-by"])
     if route_field:
         sink = iceberg_sink(config)
         assert sink is not None, "an Iceberg sink configuration"
@@ -477,12 +464,11 @@ ICEBERG.define(
         "iceberg.tables.default-partition-by",
         Type.STRING,
         "",
-        "Partition fields of a created table, comma-separated: a column (partition, topic) or a transform of one "
-        "(hour(timestamp), day(timestamp), bucket(key, 16), truncate(topic, 4)); iceberg.table.<table>.partition-by "
-        "overrides it per table.",
+        "Partition fields of a created table, comma-separated: a column (topic, partition, timestampType, key, "
+        "value) or year, month, day or hour of timestamp (hour(timestamp)); iceberg.table.<table>.partition-by "
+        "overrides it per table. bucket and truncate are refused.",
         M,
         GROUP,
-        Check(_partition_by_error, "column or transform(column), comma-separated"),
     ),
     Prop(
         "iceberg.tables.evolve-schema-enabled",

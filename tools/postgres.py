@@ -4,14 +4,19 @@ Debian's packages provide the binaries (``/usr/lib/postgresql/<version>/bin``; i
 postgresql`` when they are missing and this runs as root, else a message says what to install). The cluster lives in
 ``.services/postgres`` (``initdb`` on first start), listens on 127.0.0.1 only, on ``KAFKA_S3_DEV_PG_PORT`` (default
 21432), with a password for TCP connections; its superuser ``kafka_s3`` owns the ``iceberg`` database. PostgreSQL
-refuses to run as root: as root, the server runs as the ``postgres`` user the package creates.
+refuses to run as root: as root, the server runs as the ``postgres`` user the package creates (its cluster under the
+system's temporary directory when that user cannot reach ``.services``). A server that cannot start is said, and the
+other services start all the same.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -32,7 +37,17 @@ class PostgresUnavailable(Exception):
 
 
 def _directory() -> Path:
-    return state_dir() / "postgres"
+    """``.services/postgres``; as root, when the ``postgres`` user cannot reach it (a checkout under ``/root``), a
+    directory of this checkout's own under the system's temporary directory."""
+    return _reachable_directory(state_dir())
+
+
+@functools.cache
+def _reachable_directory(services: Path) -> Path:
+    if os.geteuid() != 0 or subprocess.run(_as_server_user(["test", "-x", str(services)]), check=False).returncode == 0:
+        return services / "postgres"
+    digest = hashlib.sha1(str(services).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"kafka-s3-postgres-{digest}"
 
 
 def url(port: int) -> str:
@@ -97,7 +112,16 @@ def _healthy(port: int) -> bool:
 
 
 def start_postgres(port: int, environ: Mapping[str, str] = os.environ) -> str:
-    """Start (idempotently) the cluster on 127.0.0.1:``port``; returns its URL once the catalog database answers."""
+    """Start (idempotently) the cluster on 127.0.0.1:``port``; returns its URL once the catalog database answers.
+    :class:`PostgresUnavailable` when it cannot: no binaries, or a server that would not start (its log named)."""
+    binaries = bin_dir(environ)
+    try:
+        return _start(port, binaries)
+    except (subprocess.CalledProcessError, OSError, SystemExit) as exc:
+        raise PostgresUnavailable(f"PostgreSQL did not start ({exc}); see {_directory() / 'server.log'}") from exc
+
+
+def _start(port: int, binaries: Path) -> str:
     base = _directory()
     data = base / "data"
     log = base / "server.log"
@@ -106,7 +130,6 @@ def start_postgres(port: int, environ: Mapping[str, str] = os.environ) -> str:
             _wait("PostgreSQL", lambda: _healthy(port), 30, log)
             return url(port)
         stop_postgres()  # ours, but on another port: restart it
-    binaries = bin_dir(environ)
     base.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
         shutil.chown(base, SERVER_USER)

@@ -412,6 +412,13 @@ def _check_iceberg(config: Config) -> None:
                     key="iceberg.tables.route-field",
                 )
     catalog_properties(config)  # its refusals, now rather than when the backup starts
+    for key, wanted in (("format.class", "parquet"), ("store.envelope", True)):
+        if config[key] != wanted:
+            raise ConfigError(
+                f"{key}={config.originals.get(key)}: an Iceberg table holds every record whole in Parquet data files "
+                f"({key}={str(wanted).lower()}, the default of an Iceberg sink file): leave {key} out",
+                key=key,
+            )
     if "s3.bucket.name" not in config.originals:
         raise ConfigError(
             "iceberg.catalog.warehouse is not an s3:// location: set s3.bucket.name (and store.url for an "

@@ -57,6 +57,11 @@ def test_the_commit_interval_is_the_cycles_and_the_files_own_keys_win():
     assert config["s3.bucket.name"] == "other" and config["topics.dir"] == "x"
 
 
+@pytest.mark.parametrize(("key", "value"), [("format.class", "avro"), ("store.envelope", "false")])
+def test_a_table_of_other_than_whole_records_in_parquet_is_refused_naming_the_key(key, value):
+    assert error_of({**ICEBERG, key: value}).key == key
+
+
 def test_tabulars_connector_class_is_accepted_too():
     config = SINK.parse({**ICEBERG, "connector.class": "io.tabular.iceberg.connect.IcebergSinkConnector"})
     sink = iceberg_sink(config)

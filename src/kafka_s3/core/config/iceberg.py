@@ -46,7 +46,7 @@ WRITE_PROPS_PREFIX = "iceberg.tables.write-props."
 ROUTE_FIELD_TOPIC = "topic"
 #: ``iceberg.control.commit.interval-ms``'s default in the Java sink: one commit every 5 minutes
 COMMIT_INTERVAL_MS_DEFAULT = 300_000
-#: records per data file when the file does not set ``flush.size``
+#: ``flush.size`` when the file does not set it (the S3 sink requires it; the Iceberg sink has no such key)
 DEFAULT_FLUSH_SIZE = 1_000_000
 
 JDBC_CATALOG_IMPL = "org.apache.iceberg.jdbc.JdbcCatalog"
@@ -94,8 +94,9 @@ UNSUPPORTED_PREFIXES = {
     "iceberg.kafka.": "kafka-s3 has no control topic: its Kafka settings are the file's own.",
 }
 _COMMA_OUTSIDE_PARENS = re.compile(r",(?![^()]*\))")
-# Java's S3FileIO settings → pyiceberg's (the same name when absent: s3.endpoint, s3.access-key-id...)
-_S3_FILE_IO_RENAMES = {"s3.sse.type": None, "s3.sse.key": None, "s3.path-style-access": None}
+# Java's S3FileIO settings pyiceberg names otherwise (or has not): translated, not passed on. The others (s3.endpoint,
+# s3.access-key-id, s3.secret-access-key, client.region...) are pyiceberg's names too.
+_TRANSLATED_S3_FILE_IO = ("s3.sse.type", "s3.sse.key", "s3.path-style-access")
 _JAVA_ONLY = ("catalog-impl", "io-impl")
 
 
@@ -241,7 +242,7 @@ def catalog_properties(config: Mapping[str, Any]) -> dict[str, str]:
     out = {
         key: value
         for key, value in raw.items()
-        if key not in _JAVA_ONLY and key not in _S3_FILE_IO_RENAMES and not (kind == "sql" and key.startswith("jdbc."))
+        if key not in (*_JAVA_ONLY, *_TRANSLATED_S3_FILE_IO) and not (kind == "sql" and key.startswith("jdbc."))
     }
     if "s3.path-style-access" in raw:
         out["s3.force-virtual-addressing"] = "false" if raw["s3.path-style-access"].lower() == "true" else "true"

@@ -25,6 +25,7 @@ from kafka_s3.core.groups import SERIES as GROUPS
 from kafka_s3.pipelines.backup.cycle import BackupSummary, CycleReport
 from kafka_s3.pipelines.backup.driver import Backup
 from kafka_s3.pipelines.backup.group import BackupGroup
+from kafka_s3.pipelines.backup.iceberg.driver import TableBackups, TablesSummary
 from kafka_s3.pipelines.backup.result import PartitionResult
 from kafka_s3.pipelines.compact import CompactReport
 from kafka_s3.pipelines.prune import PruneReport
@@ -73,6 +74,8 @@ __all__ = [
     "ServerStart",
     "ServerState",
     "Start",
+    "TableBackups",
+    "TablesSummary",
     "Validation",
     "VerifyReport",
     "estimate_records",
@@ -257,14 +260,19 @@ def open_backup(
     master: str | None = None,
     remote: str | None = None,
     spark: SparkSession | None = None,
-) -> Backup | BackupGroup:
-    """The backup of ``config`` (several KCQL statements: a :class:`BackupGroup` running them side by side), ready
-    to ``run_once()`` or ``follow(stop)``; ``.engine`` is its Spark engine."""
+) -> Backup | BackupGroup | TableBackups:
+    """The backup of ``config`` (several KCQL statements: a :class:`BackupGroup` running them side by side; Apache
+    Iceberg's sink configuration: :class:`TableBackups`, into its tables), ready to ``run_once()`` or
+    ``follow(stop)``; ``.engine`` is its Spark engine."""
+    from kafka_s3.core.config.iceberg import is_iceberg_sink
+
     configs = configurations(config, "sink", overrides)
     for one in configs:
         _check_clients(one, ("consumer", "admin"))
     check_spark_runtime(master=master, remote=remote, spark=spark)
     engine = spark_engine(configs[0], "kafka-s3 backup", master, remote, spark)
+    if is_iceberg_sink(configs[0]):
+        return TableBackups(configs[0], engine)
     return BackupGroup(configs, engine) if len(configs) > 1 else Backup(configs[0], engine)
 
 
@@ -277,13 +285,15 @@ def backup(
     master: str | None = None,
     remote: str | None = None,
     spark: SparkSession | None = None,
-) -> BackupSummary:
+) -> BackupSummary | TablesSummary:
     """Back ``config``'s topics up: to their current ends (``once``), or cycle after cycle until ``stop`` is set,
-    returning what the finished cycles committed."""
+    returning what the finished cycles committed (into Iceberg tables: a :class:`TablesSummary`)."""
     job = open_backup(config, overrides=overrides, master=master, remote=remote, spark=spark)
     if once:
         return job.run_once()
     job.follow(stop)
+    if isinstance(job, TableBackups):
+        return job.summary()
     backups = job.backups if isinstance(job, BackupGroup) else [job]
     return BackupSummary(cycles=[c for b in backups for c in b.finished])
 

@@ -17,7 +17,15 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from kafka_s3.api import BackupSummary, Bounds, Problem, RestorePlanSet, RestoreSummary, VerifyReport
+    from kafka_s3.api import (
+        BackupSummary,
+        Bounds,
+        Problem,
+        RestorePlanSet,
+        RestoreSummary,
+        TablesSummary,
+        VerifyReport,
+    )
 
 
 # ------------------------------------------------------------------------------------------------ summaries
@@ -33,6 +41,32 @@ def print_backup_summary(summary: BackupSummary) -> None:
         f"{summary.records} records in {summary.objects} objects ({summary.bytes / 1e6:.1f} MB), "
         f"{len(summary.cycles)} cycle(s)"
     )
+
+
+def print_tables_summary(summary: TablesSummary) -> None:
+    """A backup into Iceberg tables: each table's position (the next offset its snapshot records) against the end
+    the run backed up to, then what was committed."""
+    table = Table(title="backup summary")
+    for column in ("table", "topic", "partition", "committed offset", "target"):
+        table.add_column(column, justify="right" if column in ("partition", "committed offset", "target") else "left")
+    for one in summary.tables:
+        for (topic, partition), offset in sorted(one.committed.items()):
+            target = one.targets.get((topic, partition), "")
+            table.add_row(one.table, topic, str(partition), str(offset), str(target))
+    console = Console()
+    console.print(table)
+    console.print(
+        f"{summary.records} records in {summary.files} data files ({summary.bytes / 1e6:.1f} MB), "
+        f"{summary.snapshots} snapshot(s)",
+        highlight=False,
+    )
+    if summary.dropped_files:
+        console.print(
+            f"{summary.dropped_files} data file(s) left out: another backup of the table committed their offsets "
+            "first (orphans, removed by prune)",
+            style="yellow",
+            highlight=False,
+        )
 
 
 def print_restore_summary(summary: RestoreSummary) -> None:

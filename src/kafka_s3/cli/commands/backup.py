@@ -19,7 +19,9 @@ def cmd_backup(args: argparse.Namespace) -> int:
     interrupts = Interrupts(job.engine)
     with interrupts as stop:
         try:
-            if isinstance(job, api.BackupGroup):
+            if isinstance(job, api.TableBackups):
+                _tables(job, args.once, stop)
+            elif isinstance(job, api.BackupGroup):
                 _statements(job, args.once, stop)
             elif args.once:
                 from kafka_s3.cli.progress import BackupProgress
@@ -35,8 +37,25 @@ def cmd_backup(args: argparse.Namespace) -> int:
             if interrupts.signum is None:
                 raise
     if interrupts.signum is not None:
+        if isinstance(job, api.TableBackups):
+            return stopped(interrupts, [job])
         return stopped(interrupts, job.backups if isinstance(job, api.BackupGroup) else [job])
     return 0
+
+
+def _tables(job: api.TableBackups, once: bool, stop: object) -> None:
+    """Apache Iceberg's sink configuration: the records into its tables, one snapshot per table and cycle."""
+    from kafka_s3.cli.render import print_tables_summary
+
+    if once:
+        print_tables_summary(job.run_once())
+        return
+    log.info(
+        "following %s into Iceberg table(s) %s; Ctrl-C stops (abandoning the running cycle)",
+        ", ".join(sorted(job.topics())),
+        ", ".join(b.table.identifier for b in job.backups),
+    )
+    job.follow(stop)  # type: ignore[arg-type]
 
 
 def _statements(group: api.BackupGroup, once: bool, stop: object) -> None:
@@ -54,7 +73,7 @@ def _statements(group: api.BackupGroup, once: bool, stop: object) -> None:
     group.follow(stop)  # type: ignore[arg-type]
 
 
-def stopped(interrupts: Interrupts, backups: Sequence[api.Backup]) -> int:
+def stopped(interrupts: Interrupts, backups: Sequence[api.Backup | api.TableBackups]) -> int:
     """The one line a backup stopped by a signal prints (what its finished cycles committed), and its exit code."""
     cycles = [report for backup in backups for report in backup.finished]
     print(

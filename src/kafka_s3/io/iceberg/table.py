@@ -110,9 +110,17 @@ class BackupTable:
         self.fields = spec_fields(table)
 
     @classmethod
-    def open(cls, catalog: Catalog, identifier: str, partition_by: str = "", create: bool = True) -> BackupTable:
-        """The table, created when absent and ``create`` (its namespace too) with the envelope's columns and
-        ``partition_by``'s spec; an existing table keeps its own spec, which must be one kafka-s3 can write."""
+    def open(
+        cls,
+        catalog: Catalog,
+        identifier: str,
+        partition_by: str = "",
+        create: bool = True,
+        properties: Mapping[str, str] | None = None,
+    ) -> BackupTable:
+        """The table, created when absent and ``create`` (its namespace too) with the envelope's columns,
+        ``partition_by``'s spec and the table ``properties`` (``iceberg.tables.auto-create-props.*``); an existing
+        table keeps its own spec, which must be one kafka-s3 can write."""
         from pyiceberg.exceptions import NoSuchTableError
 
         try:
@@ -128,7 +136,10 @@ class BackupTable:
             if namespace:
                 catalog.create_namespace_if_not_exists(namespace)
             table = catalog.create_table_if_not_exists(
-                identifier, schema=table_schema(), partition_spec=partition_spec(fields)
+                identifier,
+                schema=table_schema(),
+                partition_spec=partition_spec(fields),
+                properties=dict(properties or {}),
             )
             log.info("created Iceberg table %s at %s", identifier, table.location())
         check_columns(identifier, table)

@@ -12,7 +12,9 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThanOrEqual
 
+from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.iceberg.offsets import parse_offsets
+from kafka_s3.io.iceberg import catalog_from_config
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.pipelines.backup.iceberg.driver import TableBackup
 from tests.support.backup import group_offsets
@@ -223,3 +225,46 @@ def test_two_backups_of_one_table_at_once_both_commit_and_no_record_is_in_the_ta
     assert summary.records == 0 and summary.dropped_files == PARTITIONS * 2  # its files named offsets already in
     assert _table_rows(catalog) == _expected(topic, PER_PARTITION)
     assert len(catalog.load_table(TABLE).snapshots()) == 1
+
+
+def test_a_backup_of_an_iceberg_sink_configuration_writes_each_topic_into_the_table_its_route_names(
+    spark, fresh_bucket, fresh_topic, produce, s3_env, kafka_bootstrap, tmp_path
+):
+    import kafka_s3
+
+    orders, payments = fresh_topic(1, prefix="orders"), fresh_topic(1, prefix="pay")
+    produce(orders, [{"value": f"o{i}".encode(), "timestamp": BASE_MS + i} for i in range(3)])
+    produce(payments, [{"value": f"p{i}".encode(), "timestamp": BASE_MS + i} for i in range(2)])
+    properties = {
+        "name": "lake",
+        "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
+        "topics": f"{orders},{payments}",
+        "iceberg.tables": "lake.orders,lake.payments",
+        "iceberg.tables.route-field": "topic",
+        "iceberg.table.lake.orders.route-regex": "orders-.*",
+        "iceberg.table.lake.payments.route-regex": "pay-.*",
+        "iceberg.tables.auto-create-enabled": "true",
+        "iceberg.tables.default-partition-by": "day(timestamp)",
+        "iceberg.catalog.type": "sql",
+        "iceberg.catalog.uri": f"sqlite:///{tmp_path / 'catalog.db'}",
+        "iceberg.catalog.warehouse": f"s3://{fresh_bucket}/warehouse",
+        "bootstrap.servers": kafka_bootstrap,
+        "store.url": s3_env["endpoint_url"],
+        "s3.region": s3_env["region"],
+        "aws.access.key.id": s3_env["access_key"],
+        "aws.secret.access.key": s3_env["secret_key"],
+    }
+
+    summary = kafka_s3.backup(properties, once=True, spark=spark)
+
+    assert (summary.records, summary.snapshots) == (5, 2)
+    catalog = catalog_from_config(SINK.parse(properties))  # the catalog the file names, as the backup opened it
+    for table, topic, values in (
+        ("lake.orders", orders, [b"o0", b"o1", b"o2"]),
+        ("lake.payments", payments, [b"p0", b"p1"]),
+    ):
+        rows = (
+            catalog.load_table(table).scan(selected_fields=("topic", "value")).to_arrow().sort_by("value").to_pylist()
+        )
+        assert rows == [{"topic": topic, "value": v} for v in values]
+        assert [f.name for f in catalog.load_table(table).spec().fields] == ["timestamp_day"]

@@ -21,6 +21,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -29,6 +30,7 @@ from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import (
     BackupFailed,
     ConfigError,
+    DataError,
     Interrupted,
     KafkaS3Error,
     PlanError,
@@ -66,9 +68,15 @@ class TableCycleReport:
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
 
+    @property
+    def objects(self) -> int:
+        """The data files committed (what an object backup's cycle counts as objects)."""
+        return self.files
+
 
 @dataclass
 class TableBackupSummary:
+    table: str
     cycles: list[TableCycleReport] = field(default_factory=list)
     committed: dict[TP, int] = field(default_factory=dict)  # the table's position at the end
     targets: dict[TP, int] = field(default_factory=dict)
@@ -86,8 +94,39 @@ class TableBackupSummary:
         return sum(c.dropped_files for c in self.cycles)
 
     @property
+    def bytes(self) -> int:
+        return sum(c.bytes for c in self.cycles)
+
+    @property
     def snapshots(self) -> list[int]:
         return [c.snapshot_id for c in self.cycles if c.snapshot_id is not None]
+
+
+@dataclass
+class TablesSummary:
+    """What a backup into one or more Iceberg tables committed, table by table."""
+
+    tables: list[TableBackupSummary]
+
+    @property
+    def records(self) -> int:
+        return sum(t.records for t in self.tables)
+
+    @property
+    def files(self) -> int:
+        return sum(t.files for t in self.tables)
+
+    @property
+    def bytes(self) -> int:
+        return sum(t.bytes for t in self.tables)
+
+    @property
+    def snapshots(self) -> int:
+        return sum(len(t.snapshots) for t in self.tables)
+
+    @property
+    def dropped_files(self) -> int:
+        return sum(t.dropped_files for t in self.tables)
 
 
 class TableBackup:
@@ -102,6 +141,8 @@ class TableBackup:
         partition_by: str = "",
         auto_create: bool = True,
         records_per_file: int = RECORDS_PER_FILE,
+        takes: Callable[[str], bool] | None = None,
+        properties: Mapping[str, str] | None = None,
     ):
         self.config = config
         self.engine = engine
@@ -111,7 +152,9 @@ class TableBackup:
             client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000
         )
         self.store_spec = StoreSpec.from_config(config)
-        self.table = BackupTable.open(catalog, table, partition_by, create=auto_create)
+        self.table = BackupTable.open(catalog, table, partition_by, create=auto_create, properties=properties)
+        self.takes = takes  # the topics routed to this table (None: every topic of the configuration)
+        self.finished: list[TableCycleReport] = []  # every cycle that ran to its commit
         self.records_per_file = records_per_file
         self.task_settings = TaskSettings(config, self.store_spec, self.kafka_settings)
         self.cycle_number = 0
@@ -246,22 +289,27 @@ class TableBackup:
         self._group_at.update(moves)
 
     # ------------------------------------------------------------------------------------------------ modes
-    def topics(self) -> list[TP]:
+    def topics(self) -> dict[str, int]:
+        """The configuration's topics routed to this table, and their partition counts."""
         topics, _ = backup_topics(self.admin, self.config)
         if not topics and not self.config["topics.regex"]:
             raise KafkaS3Error("no topic to back up")
-        return [(t, p) for t, n in sorted(topics.items()) for p in range(n)]
+        return {t: n for t, n in sorted(topics.items()) if self.takes is None or self.takes(t)}
+
+    def partitions(self) -> list[TP]:
+        return [(t, p) for t, n in self.topics().items() for p in range(n)]
 
     def run_once(self) -> TableBackupSummary:
         """Back up every record below the ends seen now into the table, a cycle at a time; a partition failing
         ``ONCE_ATTEMPTS`` times in a row ends the run (what the others committed stays)."""
-        tps = self.topics()
+        tps = self.partitions()
         targets = self.admin.end_offsets(tps, read_committed=self.config["isolation.level"] == "read_committed")
-        summary = TableBackupSummary(targets=dict(targets))
+        summary = TableBackupSummary(self.table.identifier, targets=dict(targets))
         failures: dict[str, int] = {}
         while True:
             report = self.run_cycle(targets)
             summary.cycles.append(report)
+            self.finished.append(report)
             if not report.partitions:
                 break
             if report.errors:
@@ -274,23 +322,79 @@ class TableBackup:
         summary.committed = {tp: offset for tp, offset in self.table.position().items() if tp in targets}
         return summary
 
+    def follow_cycle(self) -> TableCycleReport:
+        """One cycle of following: up to the ends seen now (records of open transactions wait for the next)."""
+        read_committed = self.config["isolation.level"] == "read_committed"
+        report = self.run_cycle(self.admin.end_offsets(self.partitions(), read_committed=read_committed))
+        self.finished.append(report)
+        for line in report.errors:
+            log.error("Iceberg table %s: backup failed for %s (tried again next cycle)", self.table.identifier, line)
+        return report
+
+
+class TableBackups:
+    """The backup an Iceberg sink configuration asks for: one :class:`TableBackup` per table of ``iceberg.tables``,
+    each taking the topics routed to it, on one Spark engine and one catalog."""
+
+    def __init__(self, config: Config, engine: Engine, catalog: Catalog | None = None):
+        from kafka_s3.core.config.iceberg import iceberg_sink
+        from kafka_s3.io.iceberg import catalog_from_config
+
+        sink = iceberg_sink(config)
+        if sink is None:
+            raise ConfigError("not an Iceberg sink configuration (connector.class)", key="connector.class")
+        self.config = config
+        self.engine = engine
+        catalog = catalog if catalog is not None else catalog_from_config(config)
+        self.backups = [
+            TableBackup(
+                config,
+                engine,
+                catalog,
+                route.table,
+                partition_by=", ".join(sink.partition_by.get(route.table, ())),
+                auto_create=sink.auto_create,
+                records_per_file=config["flush.size"],
+                takes=route.takes,
+                properties=sink.auto_create_props,
+            )
+            for route in sink.routes
+        ]
+
+    @property
+    def finished(self) -> list[TableCycleReport]:
+        return [report for backup in self.backups for report in backup.finished]
+
+    def topics(self) -> dict[str, int]:
+        return {topic: n for backup in self.backups for topic, n in backup.topics().items()}
+
+    def summary(self) -> TablesSummary:
+        """What the finished cycles committed, table by table (after ``follow``)."""
+        return TablesSummary(
+            [TableBackupSummary(b.table.identifier, list(b.finished), b.table.position(), {}) for b in self.backups]
+        )
+
+    def run_once(self) -> TablesSummary:
+        """Each table backed up to the ends seen as its turn comes, one table after the other."""
+        return TablesSummary([backup.run_once() for backup in self.backups])
+
     def follow(self, stop: threading.Event | None = None) -> None:
-        """Cycles every ``cycle.interval.ms`` until ``stop`` is set; a failing cycle is retried with backoff."""
+        """A cycle of every table every ``cycle.interval.ms`` until ``stop`` is set; a failing cycle is retried with
+        backoff (the configuration, the log or the table being wrong ends it)."""
         stop = stop or threading.Event()
         interval = self.config["cycle.interval.ms"] / 1000
-        read_committed = self.config["isolation.level"] == "read_committed"
         failures = 0
         while not stop.is_set():
             started = time.monotonic()
             try:
-                tps = self.topics()
-                report = self.run_cycle(self.admin.end_offsets(tps, read_committed=read_committed))
-                for line in report.errors:
-                    log.error("table backup failed for %s (tried again next cycle)", line)
+                for backup in self.backups:
+                    if stop.is_set():
+                        return
+                    backup.follow_cycle()
                 failures = 0
-            except (BackupFailed, ConfigError, PlanError, Interrupted):
+            except (BackupFailed, ConfigError, PlanError, DataError, Interrupted):
                 raise
-            except Exception as exc:  # Kafka, S3 or the catalog failing: nothing was committed past what is durable
+            except Exception as exc:  # Kafka, S3 or the catalog failing: nothing was committed past the table
                 failures += 1
                 wait = backoff(interval, failures)
                 log.error("cycle failed (%d in a row), retrying in %.0fs: %s", failures, wait, exc)

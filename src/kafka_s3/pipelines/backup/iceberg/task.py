@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from kafka_s3.pipelines.task_settings import TaskSettings
 
 log = logging.getLogger(__name__)
-ROW_GROUP_ROWS = 100_000  # rows buffered per file before they go out as one row group
+# What a file buffers before it goes out as one row group: whichever comes first (a task writes several partitions
+# at once, each with a file per partition value open, so the bytes bound the memory)
+ROW_GROUP_ROWS = 100_000
+ROW_GROUP_BYTES = 16 << 20
 CODEC = "zstd"  # Iceberg's default for Parquet data files (write.parquet.compression-codec)
 
 
@@ -67,6 +70,7 @@ class _OpenFile:
     records: int = 0
     buffered: list[pa.RecordBatch] = field(default_factory=list)
     buffered_rows: int = 0
+    buffered_bytes: int = 0
 
 
 class PartitionFiles:
@@ -120,9 +124,10 @@ class PartitionFiles:
             return
         file.buffered.append(rows)
         file.buffered_rows += rows.num_rows
+        file.buffered_bytes += rows.nbytes
         file.records += rows.num_rows
         file.last_offset = rows.column("offset")[-1].as_py()
-        if file.buffered_rows >= ROW_GROUP_ROWS:
+        if file.buffered_rows >= ROW_GROUP_ROWS or file.buffered_bytes >= ROW_GROUP_BYTES:
             self._write_group(file)
 
     @staticmethod
@@ -130,7 +135,7 @@ class PartitionFiles:
         if file.buffered:
             table = pa.Table.from_batches(file.buffered, schema=TABLE_SCHEMA)
             file.writer.write_table(table, row_group_size=max(table.num_rows, 1))
-            file.buffered, file.buffered_rows = [], 0
+            file.buffered, file.buffered_rows, file.buffered_bytes = [], 0, 0
 
     def _close(self, values: tuple[object, ...]) -> None:
         file = self.open.pop(values)

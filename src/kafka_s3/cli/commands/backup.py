@@ -76,11 +76,19 @@ def _statements(group: api.BackupGroup, once: bool, stop: object) -> None:
 def stopped(interrupts: Interrupts, backups: Sequence[api.Backup | api.TableBackups]) -> int:
     """The one line a backup stopped by a signal prints (what its finished cycles committed), and its exit code."""
     cycles = [report for backup in backups for report in backup.finished]
+    tables = any(isinstance(backup, api.TableBackups) for backup in backups)
+    abandoned = (
+        "its snapshot was not committed (data files it already wrote are in no snapshot: orphans for prune; run again "
+        "to continue from the table)"
+        if tables
+        else "its group offsets were not committed (objects it already stored are kept, and the next run finds them "
+        "instead of writing them again: run again to continue)"
+    )
     print(
         f"kafka-s3: stopped by {interrupts.name}: committed {sum(c.records for c in cycles)} records in "
-        f"{sum(c.objects for c in cycles)} objects ({sum(c.bytes for c in cycles) / 1e6:.1f} MB) in {len(cycles)} "
-        "cycles; the running cycle was abandoned: its group offsets were not committed (objects it already stored are "
-        "kept, and the next run finds them instead of writing them again: run again to continue)",
+        f"{sum(c.objects for c in cycles)} {'data files' if tables else 'objects'} "
+        f"({sum(c.bytes for c in cycles) / 1e6:.1f} MB) in {len(cycles)} cycles; the running cycle was abandoned: "
+        f"{abandoned}",
         file=sys.stderr,
     )
     return interrupts.exit_code

@@ -105,6 +105,7 @@ def derive(results: dict) -> None:
         per_record_bytes = ds["payload_bytes"] / ds["records"]
         consume = best_rate(variant["limits"].get("raw_consume"))
         produce = best_rate(variant["limits"].get("raw_produce"))
+        kcat = kcat_rate(variant)
         variant["limits"]["raw_consume_best"] = consume
         variant["limits"]["raw_produce_best"] = produce
         for kind, table in (("backup", variant.get("backups", {})), ("restore", variant.get("restores", {}))):
@@ -124,6 +125,7 @@ def derive(results: dict) -> None:
                     run["vs_peer"] = ratio(run.get("steady_rate"), peer_steady)
                     run["vs_peer_end_to_end"] = ratio(run.get("wall_rate"), peer_wall)
                     run["peer_compared"] = peer_name
+                    run["vs_kcat"] = ratio(run.get("steady_rate"), kcat) if kind == "backup" else None
         for mode, mode_runs in variant.get("peer", {}).items():
             for run in mode_runs.values():
                 _rates(run, per_record_bytes)
@@ -131,6 +133,7 @@ def derive(results: dict) -> None:
                 run["vs_limit_rate"] = ratio(run.get("rate"), limit)
                 run["vs_limit"] = ratio(run.get("steady_rate"), limit)
                 run["vs_limit_end_to_end"] = ratio(run.get("wall_rate"), limit)
+                run["vs_kcat"] = ratio(run.get("steady_rate"), kcat) if mode == "sink" else None
         targets.extend(_variant_targets(variant))
     for key in MEMORY_CASES:
         if results.get(key):
@@ -459,7 +462,7 @@ def _mib(value) -> str:
 
 def _run_row(label: str, run: dict | None) -> str:
     if not run or run.get("skipped"):
-        return f"| {label} | {'skipped (' + run['skipped'] + ')' if run else 'not run'} |" + " |" * 11
+        return f"| {label} | {'skipped (' + run['skipped'] + ')' if run else 'not run'} |" + " |" * 12
     status = (
         ""
         if ok(run)
@@ -473,14 +476,16 @@ def _run_row(label: str, run: dict | None) -> str:
         f"{_rate(run.get('wall_rate'))} | {_rate(run.get('steady_rate'))} | "
         f"{_mib(run.get('peak_rss'))} ({_mib(run.get('peak_pss'))}) | "
         f"**{_x(run.get('vs_limit_rate'))}** ({_x(run.get('vs_limit_end_to_end'))}; {_x(run.get('vs_limit'))}) | "
-        f"**{_x(run.get('vs_peer_rate'))}** ({_x(run.get('vs_peer_end_to_end'))}; {_x(run.get('vs_peer'))}) |"
+        f"**{_x(run.get('vs_peer_rate'))}** ({_x(run.get('vs_peer_end_to_end'))}; {_x(run.get('vs_peer'))}) | "
+        f"{'–' if run.get('kind') in ('restore', 'quix source') else _x(run.get('vs_kcat'))} |"
     )
 
 
 RUN_HEADER = (
     "| run | records | wall s | 4-record wall s | start s | steady s | other s | rate rec/s | end-to-end rec/s | "
-    "steady rec/s | peak RSS MiB (PSS) | vs limit: rate (end-to-end; steady) | vs Quix: rate (end-to-end; steady) |\n"
-    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+    "steady rec/s | peak RSS MiB (PSS) | vs limit: rate (end-to-end; steady) | vs Quix: rate (end-to-end; steady) | "
+    "steady ÷ kcat |\n"
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 )
 
 
@@ -591,6 +596,7 @@ def render(results: dict) -> str:
                 lines.append(_run_row(f"Quix {name} {'JSON' if fmt == 'json' else fmt.capitalize()}", run))
         if variant.get("peer_error"):
             lines.append(f"\nQuix Streams: {variant['peer_error']}")
+        lines += _ceiling_lines(results, variant)
         lines.append("")
 
     lines += _memory_section(results)
@@ -609,6 +615,7 @@ def render(results: dict) -> str:
         lines.append(f"| {t['target']} | {t['variant']} | {t['measured']} | {held} |")
     lines.append("")
 
+    lines += _performance_iii_section(results)
     lines += _small_runs_section(results)
     lines += _curve_section(results)
     lines += _standalone_section(results)
@@ -926,3 +933,271 @@ def phase_summary(results: dict) -> list[dict]:
             }
         )
     return rows
+
+
+# ---------------------------------------------------------------------------------------------------- issue 30
+PARTITIONS_BACKUP_LIMIT_S = 15.0  # one backup cycle of 1,000 partitions × 10 records, wall
+PARTITIONS_RESTORE_LIMIT_S = 20.0  # its restore, wall
+PARTITION_OVERHEAD_LIMIT_S = 0.010  # per partition (the walls' slope over the partition count)
+PARTITIONS_RATE = 0.8  # rate at 1,000 × 1,000 ≥ this × the rate of the same records from 4 partitions
+EXACT_RESTORE_TARGET = 0.5  # envelope restores, exactly-once, × raw produce
+FOLLOW_IDLE_WALL_S = 0.5  # one idle follow cycle
+FOLLOW_IDLE_CPU_S = 0.2
+KCAT_STRETCH = 0.5  # ByteArray / Parquet backups' steady rate × kcat's consume rate
+KCAT_STRETCH_FORMATS = ("bytearray", "parquet-snappy")
+NOT_MEASURED = "not measured"
+
+
+def kcat_rate(variant: dict) -> float | None:
+    kcat = variant.get("limits", {}).get("kcat") or {}
+    return kcat.get("records_per_s")
+
+
+def s3_put_ceiling(results: dict) -> tuple[float | None, str]:
+    """The best S3 multipart put of the run (MB/s) and which client setting gave it."""
+    s3 = results.get("s3_limit") or {}
+    puts = [(v["put_mb_per_s"], k) for k, v in s3.items() if isinstance(v, dict) and v.get("put_mb_per_s")]
+    return max(puts) if puts else (None, "")
+
+
+def stored_mb_s(run: dict) -> float | None:
+    """MB stored per second inside the job (what the S3 server had to accept)."""
+    if not ok(run) or not run.get("job_s") or not run.get("stored_mb"):
+        return None
+    return float(run["stored_mb"]) / float(run["job_s"])
+
+
+SHOWN = "shown"  # a part of a target's text that is context, not judged
+
+
+def _verdict(parts: list[tuple[str, bool | str | None]]) -> tuple[str, bool | None]:
+    """Several checks of one target: their texts joined; held when all judged ones hold, not held when one fails,
+    n/a when one could not be measured."""
+    text = "; ".join(t for t, _ in parts)
+    verdicts = [h for _, h in parts if h != SHOWN]
+    if any(h is False for h in verdicts):
+        return text, False
+    return text, (True if verdicts and all(h is True for h in verdicts) else None)
+
+
+def _mark(held: bool | None) -> str:
+    return " ✓" if held is True else " ✗" if held is False else ""
+
+
+def _partitions_iii(results: dict) -> tuple[str, bool | None]:
+    found = results.get("partitions") or {}
+    if "points" not in found:
+        return NOT_MEASURED, None
+    import partitions
+
+    parts: list[tuple[str, bool | str | None]] = []
+    point = next(
+        (p for p in found["points"] if p["partitions"] == 1000 and p.get("records_per_partition") == 10),
+        None,
+    )
+    for kind, limit in (("backup", PARTITIONS_BACKUP_LIMIT_S), ("restore", PARTITIONS_RESTORE_LIMIT_S)):
+        run = (point or {}).get(kind)
+        if run and run.get("returncode") == 0:
+            held = run["wall_s"] < limit
+            parts.append((f"1,000 × 10 {kind} {run['wall_s']:.1f} s (< {limit:.0f} s){_mark(held)}", held))
+        else:
+            parts.append((f"1,000 × 10 {kind} {NOT_MEASURED if run is None else 'failed'}", None))
+    slopes = [r for r in partitions.overheads(found) if r["records_per_partition"] == 10]
+    for row in slopes:
+        if row["kind"] == "backup":
+            held = row["wall_s_per_partition"] < PARTITION_OVERHEAD_LIMIT_S
+            parts.append((f"backup {row['wall_s_per_partition'] * 1000:.1f} ms per partition{_mark(held)}", held))
+        else:
+            parts.append((f"{row['kind']} {row['wall_s_per_partition'] * 1000:.1f} ms per partition", SHOWN))
+    if not slopes:
+        parts.append((f"ms per partition {NOT_MEASURED}", None))
+    pairs = []
+    for base in found.get("baselines", []):
+        many = max(
+            (p for p in found["points"] if p.get("records_per_partition") == base.get("beside")),
+            key=lambda p: p["partitions"],
+            default=None,
+        )
+        wide, narrow = (many or {}).get("backup"), base.get("backup")
+        if wide and narrow and wide.get("returncode") == 0 and narrow.get("returncode") == 0:
+            pairs.append((many["partitions"], base["beside"], narrow["wall_s"] / wide["wall_s"]))
+    wanted = [p for p in pairs if p[0] == 1000 and p[1] == 1000]
+    if wanted:
+        held = wanted[0][2] >= PARTITIONS_RATE
+        parts.append((f"rate at 1,000 × 1,000 ÷ 4 partitions {wanted[0][2]:.2f}×{_mark(held)}", held))
+    else:
+        shown = ", ".join(f"{n:,} × {r:,}: {x:.2f}×" for n, r, x in pairs)
+        parts.append((f"rate at 1,000 × 1,000 ÷ 4 partitions {NOT_MEASURED}" + (f" ({shown})" if shown else ""), None))
+    return _verdict(parts)
+
+
+def _small_runs_iii(results: dict) -> tuple[str, bool | None]:
+    """The user's Spark server started by the CLI (bench/small_runs.py's server mode): the commands after the first."""
+    server = (results.get("small_runs") or {}).get("server") or (results.get("connect") or {}).get("server")
+    if not server or not server.get("warm"):
+        return NOT_MEASURED, None
+    walls = {kind: median(r[kind]["wall"] for r in server["warm"]) for kind in ("backup", "restore")}
+    parts: list[tuple[str, bool | str | None]] = [
+        (f"{kind} {wall:.1f} s from the second command on{_mark(wall < SMALL_RUN_LIMIT_S)}", wall < SMALL_RUN_LIMIT_S)
+        for kind, wall in walls.items()
+    ]
+    if server.get("cold"):
+        parts.append((f"first command {median(r['backup']['wall'] for r in server['cold']):.1f} s", SHOWN))
+    return _verdict(parts)
+
+
+def _memory_iii(results: dict) -> tuple[str, bool | None]:
+    memory = results.get("memory_case")
+    if not memory or memory.get("skipped"):
+        return NOT_MEASURED, None
+    if not ok(memory):
+        return "failed", None
+    kinds = ", ".join(f"{k} {_mib(v)}" for k, v in sorted((memory.get("peak_rss_breakdown") or {}).items()))
+    held = memory["peak_rss"] < MEMORY_LIMIT
+    return f"{_mib(memory['peak_rss'])} MiB with the defaults ({kinds}){_mark(held)}", held
+
+
+def _exact_iii(results: dict) -> tuple[str, bool | None]:
+    parts: list[tuple[str, bool | str | None]] = []
+    for variant in results.get("variants", []):
+        size = variant["dataset"]["label"].split(" × ")[-1]
+        for fmt in ("envelope-avro", "envelope-json"):
+            run = (variant.get("restores", {}).get(fmt) or {}).get("eos")
+            value = (run or {}).get("vs_limit_rate")
+            held = None if value is None else value >= EXACT_RESTORE_TARGET
+            if run is not None:
+                parts.append((f"{size} {FORMAT_LABELS[fmt]} restore {_x(value)} raw produce{_mark(held)}", held))
+        for fmt in ("envelope-avro", "envelope-parquet", "envelope-json"):
+            run = variant.get("backups", {}).get(fmt)
+            value = (run or {}).get("vs_peer_rate")
+            held = None if value is None else value >= PEER_FACTOR
+            if run is not None:
+                parts.append((f"{size} {FORMAT_LABELS[fmt]} backup {_x(value)} Quix{_mark(held)}", held))
+    return _verdict(parts) if parts else (NOT_MEASURED, None)
+
+
+def _follow_iii(results: dict) -> tuple[str, bool | None]:
+    follow = results.get("follow") or {}
+    p99 = ((follow.get("latency") or {}).get("durable") or {}).get("p99")
+    idle = follow.get("idle") or {}
+    if p99 is None and not idle:
+        return NOT_MEASURED if not follow.get("error") else f"failed: {follow['error']}", None
+    parts: list[tuple[str, bool | str | None]] = []
+    if p99 is not None and follow.get("target_s") is not None:
+        held = p99 <= follow["target_s"]
+        parts.append((f"p99 produce → durable {p99:.1f} s (≤ {follow['target_s']:.0f} s){_mark(held)}", held))
+    else:
+        parts.append((f"p99 produce → durable {NOT_MEASURED}", None))
+    if idle.get("wall_s") is not None:
+        held = idle["wall_s"] < FOLLOW_IDLE_WALL_S and idle.get("cpu_s", float("inf")) < FOLLOW_IDLE_CPU_S
+        parts.append((f"idle cycle {idle['wall_s']:.2f} s wall, {idle.get('cpu_s', 0):.2f} CPU-s{_mark(held)}", held))
+    else:
+        parts.append((f"idle cycle {NOT_MEASURED}", None))
+    return _verdict(parts)
+
+
+def _kcat_iii(results: dict) -> tuple[str, bool | None]:
+    parts: list[tuple[str, bool | str | None]] = []
+    ceiling, client = s3_put_ceiling(results)
+    for variant in results.get("variants", []):
+        if not kcat_rate(variant):
+            continue
+        size = variant["dataset"]["label"].split(" × ")[-1]
+        ratios = [(fmt, run.get("vs_kcat")) for fmt, run in variant.get("backups", {}).items() if ok(run)]
+        rest = ", ".join(f"{FORMAT_LABELS[f]} {_x(v)}" for f, v in ratios if f not in KCAT_STRETCH_FORMATS)
+        for fmt, value in ratios:
+            if fmt in KCAT_STRETCH_FORMATS and value is not None:
+                run = variant["backups"][fmt]
+                allowed, note = _kcat_allowed(run, kcat_rate(variant) or 0.0, ceiling)
+                held = value >= allowed
+                parts.append((f"{size} {FORMAT_LABELS[fmt]} {_x(value)}{note}{_mark(held)}", held))
+        if rest:
+            parts.append((f"{size} others {rest}", SHOWN))
+    if not parts:
+        return NOT_MEASURED, None
+    text, held = _verdict(parts)
+    if ceiling:
+        text += f"; S3 put ceiling {ceiling:,.0f} MB/s ({client})"
+    return text, held
+
+
+def _ceiling_lines(results: dict, variant: dict) -> list[str]:
+    """kcat's consume rate and the S3 put ceiling of the run beside the backups that store the most bytes."""
+    ceiling, client = s3_put_ceiling(results)
+    kcat = kcat_rate(variant)
+    stored = [
+        f"{FORMAT_LABELS[fmt]} stored {mb_s:,.0f} MB/s inside its job ({_x(ratio(mb_s, ceiling))} the ceiling)"
+        for fmt in KCAT_STRETCH_FORMATS
+        if (mb_s := stored_mb_s(variant.get("backups", {}).get(fmt) or {}))
+    ]
+    if not kcat and not ceiling:
+        return []
+    return [
+        "",
+        f"Towards the limit: kcat consumed {_rate(kcat)} rec/s (steady ÷ kcat above); the S3 put ceiling of this run "
+        f"(boto3 multipart, {client or 'n/a'}) {_n(ceiling, 0)} MB/s"
+        + ("; " + ", ".join(stored) if stored else "")
+        + ".",
+    ]
+
+
+def _kcat_allowed(run: dict, kcat: float, ceiling: float | None) -> tuple[float, str]:
+    """The stretch goal for one backup: 0.5× kcat, or less where the S3 server's put rate cannot take that much (the
+    records per second the put ceiling allows at the bytes this backup stores per record), with a note saying so."""
+    stored = stored_mb_s(run)
+    if not ceiling or not stored or not kcat:
+        return KCAT_STRETCH, ""
+    bytes_per_record = float(run["stored_mb"]) * 1e6 / float(run["records"])
+    bound = ceiling * 1e6 / bytes_per_record / kcat
+    if bound >= KCAT_STRETCH:
+        return KCAT_STRETCH, ""
+    return bound, f" (S3 allows {bound:.2f}×: stored {stored:,.0f} MB/s of the {ceiling:,.0f} MB/s put ceiling)"
+
+
+PERFORMANCE_III = (
+    (
+        "1. Partitions: 1,000 × 10 backup < 15 s, restore < 20 s; < 10 ms per partition; "
+        "1,000 × 1,000 ≥ 0.8× the rate from 4 partitions",
+        _partitions_iii,
+    ),
+    (
+        "2. Small runs without preparation: 4-record backup and restore < 5 s from the second command on",
+        _small_runs_iii,
+    ),
+    ("3. Memory: < 1 GiB for the process tree, 1,000 open field partitions, defaults", _memory_iii),
+    (
+        "4. Exact mode: Avro/JSON envelope restores ≥ 0.5× raw produce exactly-once; envelope backups ≥ 3× Quix",
+        _exact_iii,
+    ),
+    (
+        "5. Follow mode: p99 produce → durable ≤ rotate interval + 3 s; an idle cycle < 0.5 s wall, < 0.2 CPU-s",
+        _follow_iii,
+    ),
+    ("6. Towards the limit: backups' steady rate ÷ kcat's consume; stretch ByteArray/Parquet ≥ 0.5×", _kcat_iii),
+)
+
+
+def performance_iii(results: dict) -> list[dict]:
+    """Issue 30's six targets, each with what this run measured of it (``not measured`` where its step did not run)."""
+    rows = []
+    for target, measure in PERFORMANCE_III:
+        measured, held = measure(results)
+        rows.append({"target": target, "measured": measured, "held": held})
+    return rows
+
+
+def _performance_iii_section(results: dict) -> list[str]:
+    lines = [
+        "## Performance III (issue 30)",
+        "",
+        "Issue 30's targets, each from this run's steps (bench/partitions.py, bench/small_runs.py, the memory case, "
+        "the envelope restores and backups, bench/follow.py, kcat's consume); a step that did not run is "
+        f"`{NOT_MEASURED}`.",
+        "",
+        "| target | measured | held |",
+        "|---|---|---|",
+    ]
+    for row in performance_iii(results):
+        held = {True: "yes", False: "**no**", None: "n/a"}[row["held"]]
+        lines.append(f"| {row['target']} | {row['measured']} | {held} |")
+    return [*lines, ""]

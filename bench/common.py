@@ -311,8 +311,8 @@ def _pss(pid: int) -> int:
     return 0
 
 
-def process_tree(root: int) -> dict[int, str]:
-    """``root`` and every descendant (by parent links), plus anything left in its process group: pid -> comm."""
+def process_tree(root: int) -> dict[int, tuple[int, str]]:
+    """``root`` and every descendant (by parent links), plus anything left in its process group: pid -> (ppid, comm)."""
     table = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -322,16 +322,32 @@ def process_tree(root: int) -> dict[int, str]:
     children: dict[int, list[int]] = {}
     for pid, (ppid, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
-    found, stack = {}, [root]
+    found: dict[int, tuple[int, str]] = {}
+    stack = [root]
     while stack:
         pid = stack.pop()
         if pid in table and pid not in found:
-            found[pid] = table[pid][2]
+            found[pid] = (table[pid][0], table[pid][2])
             stack.extend(children.get(pid, []))
-    for pid, (_, pgrp, comm) in table.items():
+    for pid, (ppid, pgrp, comm) in table.items():
         if pgrp == root:
-            found.setdefault(pid, comm)
+            found.setdefault(pid, (ppid, comm))
     return found
+
+
+def process_kind(pid: int, root: int, tree: dict[int, tuple[int, str]]) -> str:
+    """What a process of a kafka-s3 command's tree is: the driver (the command itself), the Spark JVM, Spark's Python
+    daemon (a Python child of the JVM: it forks the workers), a Python worker (a child of the daemon; Python data
+    source helpers the JVM starts directly are counted with the daemon), or its command name."""
+    ppid, comm = tree[pid]
+    if pid == root:
+        return "driver"
+    if comm == "java":
+        return "jvm"
+    if comm.startswith("python"):
+        parent = tree.get(ppid, (0, ""))[1]
+        return "python workers" if parent.startswith("python") and ppid != root else "python daemon"
+    return comm
 
 
 class TreeSampler(threading.Thread):
@@ -362,20 +378,9 @@ class TreeSampler(threading.Thread):
             self.peak, self.peak_processes = total, len(tree)
             breakdown: dict[str, int] = {}
             for pid, size in sizes.items():
-                if not size:
-                    continue
-                kind = (
-                    "driver"
-                    if pid == self.root
-                    else (
-                        "jvm"
-                        if tree[pid] == "java"
-                        else "python workers"
-                        if tree[pid].startswith("python")
-                        else tree[pid]
-                    )
-                )
-                breakdown[kind] = breakdown.get(kind, 0) + size
+                if size:
+                    kind = process_kind(pid, self.root, tree)
+                    breakdown[kind] = breakdown.get(kind, 0) + size
             self.peak_breakdown = breakdown
 
     def stop(self) -> None:

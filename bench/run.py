@@ -89,6 +89,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--peer-source-formats", default="json", help="Quix FileSource formats (default json)")
     p.add_argument("--no-peer", action="store_true", help="skip Quix Streams")
     p.add_argument("--no-memory-case", action="store_true", help="skip the 1,000-open-files memory case")
+    p.add_argument(
+        "--memory-only",
+        action="store_true",
+        help="only the memory case (with the defaults, then with --memory-settings) on the main variant's topic: no "
+        "limits, warm-up, formats, peer, curves or other steps",
+    )
     p.add_argument("--s3-objects", type=int, default=4, help="S3 limit: objects (default 4)")
     p.add_argument("--s3-object-mib", type=int, default=64, help="S3 limit: MiB per object (default 64)")
     p.add_argument("--run-timeout", type=float, default=1500, help="seconds before one run is killed")
@@ -231,6 +237,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             args.compact_chunks = 1_000
         if "--partition-counts" not in given:
             args.partition_counts = "1,10,100"
+    if args.memory_only:
+        args.variants = "main"
     if args.kafka is None:
         args.kafka = kafka_kind_default()
     return args
@@ -314,6 +322,10 @@ class Bench:
                 ready = self.setup(tag, value_size, results)
                 if ready:
                     prepared.append(ready)
+            if args.memory_only:
+                for ds, _ in prepared[:1]:
+                    self.memory_case(ds, results)
+                return
             formats = csv(args.formats)
             if prepared:
                 self.warm_up(prepared[0][0], formats[0], results)
@@ -382,7 +394,8 @@ class Bench:
         out["dataset"]["produce"] = produce(services.bootstrap, ds)
         out["dataset"]["payload_bytes"] = payload_bytes(ds)
         say(f"  produced at {out['dataset']['produce']['records_per_s']:,.0f} rec/s")
-        self.limits(ds, out["limits"], "before")
+        if not args.memory_only:
+            self.limits(ds, out["limits"], "before")
         self.timed("setup", {"wall_s": time.monotonic() - started})
         return ds, out
 
@@ -886,6 +899,23 @@ def versions() -> dict:
     return out
 
 
+def measure_context(args, bench: Bench, services: Services, results: dict, clock: Clock) -> None:
+    """The peer's environment and the S3 put/get limit, before the variants (not needed by ``--memory-only``)."""
+    if not args.no_peer:
+        bench.peer_error = peer.ensure_peer_venv() or ""
+        if not bench.peer_error:
+            results["versions"]["quixstreams (peer)"] = peer.peer_version()
+    results["s3_limit"] = limits.s3_throughput(services, bench.name("s3-limit"), args.s3_objects, args.s3_object_mib)
+    clock.say(
+        "limit: S3 "
+        + ", ".join(
+            f"{k}: put {v['put_mb_per_s']:,.0f} MB/s, get {v['get_mb_per_s']:,.0f} MB/s"
+            for k, v in results["s3_limit"].items()
+            if isinstance(v, dict)
+        )
+    )
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.render:
@@ -918,21 +948,8 @@ def main(argv=None) -> int:
         bench = Bench(args, services, work, run_id, clock)
         results["skipped"] = bench.skipped
         results["baselines"] = bench.baseline_runs
-        if not args.no_peer:
-            bench.peer_error = peer.ensure_peer_venv() or ""
-            if not bench.peer_error:
-                results["versions"]["quixstreams (peer)"] = peer.peer_version()
-        results["s3_limit"] = limits.s3_throughput(
-            services, bench.name("s3-limit"), args.s3_objects, args.s3_object_mib
-        )
-        clock.say(
-            "limit: S3 "
-            + ", ".join(
-                f"{k}: put {v['put_mb_per_s']:,.0f} MB/s, get {v['get_mb_per_s']:,.0f} MB/s"
-                for k, v in results["s3_limit"].items()
-                if isinstance(v, dict)
-            )
-        )
+        if not args.memory_only:
+            measure_context(args, bench, services, results, clock)
         sizes = {"main": args.value_size, "small": args.small_value_size}
         unknown = [tag for tag in csv(args.variants) if tag not in sizes]
         if unknown:

@@ -23,6 +23,7 @@ from kafka_s3.pipelines.engine import PARTITIONS_AT_ONCE, Task, at_once, spread
 if TYPE_CHECKING:
     from kafka_s3.core.manifest import Manifest
     from kafka_s3.core.store import Store
+    from kafka_s3.io.kafka.reader import TaskConsumer
     from kafka_s3.pipelines.backup.partition import PartitionBackup
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
     from kafka_s3.pipelines.task_settings import TaskSettings
@@ -74,15 +75,19 @@ BOUNDARY_REACH = 1000
 
 
 def run_partition(
-    plan: PartitionPlan, settings: TaskSettings, live: tuple[str, int, int] | None = None
+    plan: PartitionPlan,
+    settings: TaskSettings,
+    live: tuple[str, int, int] | None = None,
+    reader: TaskConsumer | None = None,
 ) -> PartitionResult:
-    """Back up ``plan``. A failure another attempt may cure (the store or Kafka failing for this partition) is
-    returned as a retryable error with nothing committed, rather than failing the whole job: the driver retries
-    this partition with backoff while the others go on."""
+    """Back up ``plan`` (reading through the task's ``reader`` when given, else a consumer of its own). A failure
+    another attempt may cure (the store or Kafka failing for this partition) is returned as a retryable error with
+    nothing committed, rather than failing the whole job: the driver retries this partition with backoff while the
+    others go on."""
     from kafka_s3.core.errors import PlanError
 
     try:
-        return _run_partition(plan, settings, live)
+        return _run_partition(plan, settings, live, reader)
     except PlanError:
         raise  # the log is not the one backed up (SourceChanged): another attempt would be refused again
     except Exception as exc:
@@ -103,7 +108,7 @@ def run_partition(
 
 
 def _run_partition(
-    plan: PartitionPlan, settings: TaskSettings, live: tuple[str, int, int] | None = None
+    plan: PartitionPlan, settings: TaskSettings, live: tuple[str, int, int] | None, reader: TaskConsumer | None
 ) -> PartitionResult:
     from kafka_s3.core.errors import ConfigError, ConversionError, DataError, FormatError, PartitionerError
     from kafka_s3.core.records import payload_bytes
@@ -169,6 +174,7 @@ def _run_partition(
                 isolation_level=isolation,
                 headers=plugins.needs_headers,
                 timestamps=plugins.needs_timestamps,
+                shared=reader,
             ):
                 # Up to plan.end in one piece; past it (completing the open chunk) in pieces no bigger than what
                 # the chunk can still take, so the cycle reads little beyond the chunk's end.
@@ -301,7 +307,26 @@ def backup_task(
     groups = [[plans[i] for i in group] for group in spread([p.hard_end - p.start for p in plans], slots)]
 
     def task(slot: int) -> Iterator[str]:
-        for result in at_once(lambda plan: run_partition(plan, settings, live), groups[slot], PARTITIONS_AT_ONCE):
-            yield result.to_json()
+        from kafka_s3.io.kafka.reader import TaskConsumer
+        from kafka_s3.pipelines.backup.plugins import BackupPlugins
+
+        group = groups[slot]
+        isolation = settings.plugins("backup-plugins", BackupPlugins.from_config).config["isolation.level"]
+        ahead = [(p.topic, p.partition, first_read(p), p.hard_end) for p in group]
+        reader = TaskConsumer(settings.kafka, isolation, ahead)
+        try:
+            for result in at_once(lambda plan: run_partition(plan, settings, live, reader), group, PARTITIONS_AT_ONCE):
+                yield result.to_json()
+        finally:
+            reader.shutdown()
 
     return task
+
+
+def first_read(plan: PartitionPlan) -> int:
+    """The offset a task's first read of ``plan`` starts at, as far as the plan tells: the record ending the chunk
+    before (:func:`_checked_range` compares it) when the driver knows it, else the plan's start."""
+    known = plan.previous_known and plan.previous_end is not None and plan.previous_record is not None
+    if known and plan.previous_end is not None and 0 < plan.start - plan.previous_end <= BOUNDARY_REACH:
+        return plan.previous_end
+    return plan.start

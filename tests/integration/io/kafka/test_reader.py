@@ -94,3 +94,72 @@ def test_a_start_below_the_log_start_is_an_error_naming_it_never_a_silent_skip(t
 def test_a_start_past_the_log_end_is_an_error_saying_so(truncated_topic, kafka_bootstrap):
     with pytest.raises(KafkaError, match=rf"{truncated_topic}\[0\]: offset 7 is past the end of the log \(5\)"):
         offsets_read(kafka_bootstrap, truncated_topic, 7, 9)
+
+
+# ------------------------------------------------------------------------------------------------ one consumer a task
+def _shared_reads(bootstrap: str, ranges: list[tuple[str, int, int, int]], ahead, threads: int = 4) -> dict:
+    """Read each (topic, partition, start, end) of ``ranges`` through one TaskConsumer, ``threads`` at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kafka_s3.io.kafka.reader import TaskConsumer
+
+    reader = TaskConsumer({"bootstrap.servers": bootstrap}, ahead=ahead)
+
+    def read(r: tuple[str, int, int, int]) -> tuple[tuple[str, int, int, int], list[int]]:
+        topic, partition, start, end = r
+        batches = read_range({}, topic, partition, start, end, stall_timeout=30, shared=reader)
+        return r, [o for batch in batches for o in batch.column("offset").to_pylist()]
+
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            return dict(pool.map(read, ranges))
+    finally:
+        reader.shutdown()
+
+
+@pytest.mark.issue(30, item=1)
+def test_one_task_consumer_reads_many_ranges_at_once_each_exactly_its_offsets(fresh_topic, produce, kafka_bootstrap):
+    partitions = 24
+    topic = fresh_topic(partitions)
+    produce(topic, [{"partition": p, "value": b"v%d" % i} for p in range(partitions) for i in range(5 + p)])
+    ranges = [(topic, p, p % 3, 5 + p - p % 2) for p in range(partitions)]
+    # read ahead from offset 0: ranges starting elsewhere are assigned again at their own start
+    ahead = [(topic, p, 0, 5 + p) for p in range(partitions)]
+
+    read = _shared_reads(kafka_bootstrap, ranges, ahead)
+
+    assert read == {r: list(range(r[2], r[3])) for r in ranges}
+
+
+@pytest.mark.issue(30, item=1)
+def test_a_task_consumer_reads_a_partition_again_from_an_earlier_offset_and_across_transaction_markers(
+    transactional_topic, kafka_bootstrap
+):
+    from kafka_s3.io.kafka.reader import TaskConsumer
+
+    reader = TaskConsumer({"bootstrap.servers": kafka_bootstrap}, ahead=[(transactional_topic, 0, 0, 10)])
+    try:
+
+        def offsets(start: int, end: int) -> list[int]:
+            batches = read_range({}, transactional_topic, 0, start, end, stall_timeout=30, shared=reader)
+            return [o for batch in batches for o in batch.column("offset").to_pylist()]
+
+        assert offsets(5, 10) == [7, 8]  # ends on a commit marker: no record at end - 1
+        assert offsets(0, 4) == [0, 1, 2]  # the same partition again, from before where it was read
+        assert offsets(0, 10) == [0, 1, 2, 7, 8]
+    finally:
+        reader.shutdown()
+
+
+@pytest.mark.issue(30, item=1)
+def test_a_task_consumer_names_a_start_below_the_log_start(truncated_topic, kafka_bootstrap):
+    from kafka_s3.io.kafka.reader import TaskConsumer
+
+    reader = TaskConsumer({"bootstrap.servers": kafka_bootstrap})
+    try:
+        with pytest.raises(KafkaError, match=rf"{truncated_topic}\[0\]: offset 1 is no longer in the log"):
+            list(read_range({}, truncated_topic, 0, 1, 5, stall_timeout=30, shared=reader))
+        batches = read_range({}, truncated_topic, 0, 3, 5, stall_timeout=30, shared=reader)
+        assert [o for b in batches for o in b.column("offset").to_pylist()] == [3, 4]
+    finally:
+        reader.shutdown()

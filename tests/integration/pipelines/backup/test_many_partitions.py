@@ -82,3 +82,63 @@ def test_a_partition_new_to_the_bucket_is_listed_once_and_no_chunk_is_looked_up_
         looked_up = proxy.requests(method="HEAD", path=r"\.chunk$")
     assert len(listings) == partitions, [r.query for r in listings]  # the driver's resume, one per partition
     assert looked_up == []  # the tasks know the bucket held none: no HEAD before each manifest's create
+
+
+class InProcessEngine:
+    """An engine running each job's tasks in this process, one after another (no Spark: the tasks' own code against
+    the real Kafka and S3), so the test sees the Kafka clients a task starts (``consumers_started``)."""
+
+    parallelism = 2
+    started = True
+    driver_host = "127.0.0.1"
+    cancelled = False
+    job_running = False
+
+    def __init__(self, consumers_started: list[str]):
+        self.consumers_started = consumers_started
+        self.jobs: list[tuple[int, int]] = []  # (tasks, consumers the job started)
+
+    def start(self) -> None:
+        return None
+
+    def task_progress(self) -> None:
+        return None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def run_tasks(self, description: str, task, count: int) -> list[str]:
+        before = len(self.consumers_started)
+        results = [result for slot in range(count) for result in task(slot)]
+        self.jobs.append((count, len(self.consumers_started) - before))
+        return results
+
+
+def test_a_backup_task_reads_all_of_its_partitions_with_one_consumer(
+    make_config, fresh_bucket, fresh_topic, produce, s3_client, kafka_bootstrap, monkeypatch
+):
+    import confluent_kafka
+
+    started: list[str] = []
+
+    class CountedConsumer(confluent_kafka.Consumer):  # the real consumer, its starts counted
+        def __init__(self, config, *args, **kwargs):
+            started.append(config.get("group.id", ""))
+            super().__init__(config, *args, **kwargs)
+
+    partitions = 12
+    topic = fresh_topic(partitions)
+    produce(topic, [{"partition": p, "value": f"v{p}-{i}".encode()} for p in range(partitions) for i in range(3)])
+    config = _config(make_config, fresh_bucket, topic)
+    in_process = InProcessEngine(started)
+    monkeypatch.setattr(confluent_kafka, "Consumer", CountedConsumer)
+
+    summary = Backup(config, engine=in_process).run_once()
+
+    [(tasks, consumers)] = in_process.jobs
+    assert consumers == tasks < partitions, in_process.jobs  # one consumer per task, not one per partition
+    assert summary.committed == {(topic, p): 3 for p in range(partitions)}
+    assert sorted(data_keys(s3_client, fresh_bucket, topic)) == sorted(
+        f"topics/{topic}/partition={p}/{topic}+{p}+0000000000.bin" for p in range(partitions)
+    )
+    assert group_offsets(kafka_bootstrap, group_id(config), topic, partitions) == dict.fromkeys(range(partitions), 3)

@@ -6,6 +6,7 @@ depend only on its records. Reading uses fastavro, so files written by Confluent
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -21,6 +22,12 @@ from kafka_s3.core.formats.avro_container import MAGIC, Feed, Framer, read_heade
 from kafka_s3.core.formats.avro_encoding import encode, varint
 from kafka_s3.core.formats.avro_envelope import EnvelopeColumns, EnvelopeDecodeError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
+from kafka_s3.core.formats.compiled_envelope import (
+    BLOCK_DECOMPRESSORS,
+    CompiledDecodeError,
+    avro_blocks_batch,
+    framed_block,
+)
 from kafka_s3.core.formats.compression import avro_block_compressor
 from kafka_s3.core.formats.envelope import (
     CONFLUENT_HEADERS_AVRO,
@@ -52,6 +59,7 @@ if TYPE_CHECKING:
 TEXT_HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
 BLOCK_BYTES = 64000  # encoded bytes per block: Java's DataFileWriter default sync interval
 READ_BATCH_RECORDS = 65536
+COMPILED_GROUP_BYTES = 4 * 1024 * 1024  # compressed bytes of the envelope blocks decoded by one compiled call
 
 
 class AvroFormat(Format):
@@ -85,22 +93,32 @@ class AvroFormat(Format):
         except Exception as exc:  # fastavro raises assorted types (ValueError, EOFError, KeyError...) on bad headers
             raise FormatError(f"not a readable Avro container ({exc})", ctx.object_key, "header") from None
         to_batch = self._batch_builder(schema, ctx, _tag_union_branches(reader, schema))
-        # Envelope blocks are decoded column-wise (avro_envelope); a block that decoder refuses goes to fastavro.
+        # Envelope blocks are decoded by Polars in groups (compiled_envelope); the blocks of a group it declines one by
+        # one column-wise (avro_envelope), and a block that decoder refuses by fastavro.
         columns = EnvelopeColumns() if self.envelope and schema == KAFKA_RECORD_AVRO else None
         framer = Framer(source.read, sync, resync=self.envelope)
+        codec = str(reader.metadata.get("avro.codec", "null"))
+        compiled = _CompiledGroups(framer, codec) if columns is not None and codec in BLOCK_DECOMPRESSORS else None
         datums: list[Any] = []
+        records_read = 0  # records decoded or skipped, for positions
 
         def pending() -> Iterator[pa.RecordBatch]:
-            """The records decoded and not yet yielded (by one decoder or the other), as a batch."""
+            """The records decoded and not yet yielded, as batches, in order: those of the block-by-block decoders,
+            then the groups the compiled reader decoded since (they come before the block fastavro has just given)."""
+            nonlocal records_read
             if columns is not None and len(columns):
                 yield columns.batch()
             if datums:
                 yield to_batch(datums)
                 datums.clear()
+            while compiled is not None and compiled.decoded:
+                batch = compiled.decoded.popleft()
+                records_read += batch.num_rows
+                yield batch
 
-        records_read = 0  # records decoded or skipped, for positions
         while True:
-            reader = fastavro.block_reader(Feed.of(header, framer.frames()))
+            frames = compiled.frames() if compiled is not None else framer.frames()
+            reader = fastavro.block_reader(Feed.of(header, frames))
             _tag_union_branches(reader, schema)
             blocks = iter(reader)
             restart = False
@@ -119,6 +137,8 @@ class AvroFormat(Format):
                     ctx.skip(FormatError(message, ctx.object_key, f"block {number}"), count)
                     restart = True  # fastavro's reader ends at an error: a new one reads the next block on
                     continue
+                if compiled is not None and compiled.decoded:
+                    yield from pending()
                 framer.consumed += 1
                 if columns is not None:
                     if datums:  # records stay in order: those fastavro decoded go first
@@ -191,6 +211,45 @@ class AvroFormat(Format):
             return restored_batch(self, ctx.topic, logical)
 
         return to_batch
+
+
+class _CompiledGroups:
+    """Between the framer and fastavro: envelope blocks decoded by the compiled reader, a group at a time.
+
+    A group (up to ``READ_BATCH_RECORDS`` records or ``COMPILED_GROUP_BYTES``) decoded becomes one batch in
+    :attr:`decoded` and never reaches fastavro; the frames of a group it declines go on to fastavro one by one, as
+    every block did before. Those frames wait here, not in a generator, so that a new fastavro reader (after a corrupt
+    block) goes on with the rest of the group."""
+
+    def __init__(self, framer: Framer, codec: str):
+        self._framer = framer
+        self._codec = codec
+        self._waiting: deque[bytes] = deque()  # frames of a declined group, for fastavro
+        self.decoded: deque[pa.RecordBatch] = deque()
+
+    def frames(self) -> Iterator[bytes]:
+        source = self._framer.frames()
+        while True:
+            while self._waiting:
+                yield self._waiting.popleft()
+            group: list[bytes] = []
+            blocks: list[tuple[int, bytes]] = []
+            records = size = 0
+            for frame in source:
+                group.append(frame)
+                blocks.append(framed_block(frame))
+                records, size = records + blocks[-1][0], size + len(frame)
+                if records >= READ_BATCH_RECORDS or size >= COMPILED_GROUP_BYTES:
+                    break
+            if not group:
+                return
+            try:
+                batch = avro_blocks_batch(blocks, self._codec)
+            except CompiledDecodeError:
+                self._waiting.extend(group)
+                continue
+            self._framer.consumed += len(group)
+            self.decoded.append(batch)
 
 
 def _columnar(block: Any, columns: EnvelopeColumns) -> bool:

@@ -23,6 +23,7 @@ from kafka_s3.core.converters.connect_payload import JSON_OPTIONS, first_unconve
 from kafka_s3.core.converters.string import StringConverter
 from kafka_s3.core.errors import FormatError
 from kafka_s3.core.formats.base import FileContext, Format, FormatWriter, Role
+from kafka_s3.core.formats.compiled_envelope import CompiledDecodeError, json_lines_batch
 from kafka_s3.core.formats.compression import (
     SUFFIXES,
     CompressingSink,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from kafka_s3.core.converters.base import Converter
 
 READ_BATCH_LINES = 65536
+SEGMENT_BYTES = 8 * 1024 * 1024  # envelope text parsed by one compiled call (whole lines: a little more)
 Batches = Callable[[list[Any], int, FileContext], Iterator[pa.RecordBatch]]  # parsed lines, first line number, ctx
 ENVELOPE_FIELDS = ("topic", "partition", "offset", "timestamp", "timestampType", "key", "value", "headers")
 
@@ -80,10 +82,52 @@ class JsonFormat(Format):
 
     def read(self, source: BinaryIO, ctx: FileContext) -> Iterator[pa.RecordBatch]:
         """Every line is one record: a bad line is skipped alone (or is the error) after the lines before it."""
+        chunks = decompressed(source, self.compression, ctx.object_key)
+        if self.envelope:
+            yield from self._read_envelope(chunks, ctx)
+        else:
+            yield from self._read_lines(enumerate(split(chunks, b"\n"), 1), ctx)
+
+    def _read_envelope(self, chunks: Iterator[bytes], ctx: FileContext) -> Iterator[pa.RecordBatch]:
+        """Envelope lines, a segment of whole lines at a time: parsed by the compiled reader (compiled_envelope), or
+        line by line (:meth:`_read_lines`) when it declines the segment."""
+        number = 1  # the line number of the segment's first line
+
+        def segment(text: bytes) -> Iterator[pa.RecordBatch]:
+            nonlocal number
+            try:
+                batch = json_lines_batch(text)
+            except CompiledDecodeError:
+                lines = list(split([text], b"\n"))
+                yield from self._read_lines(enumerate(lines, number), ctx, number)
+                number += len(lines)
+                return
+            number += batch.num_rows
+            yield batch
+
+        pending = bytearray()
+        try:
+            for chunk in chunks:
+                pending += chunk
+                if len(pending) >= SEGMENT_BYTES and (cut := pending.rfind(b"\n") + 1):
+                    text = bytes(pending[:cut])
+                    del pending[:cut]
+                    yield from segment(text)
+        except FormatError as exc:  # the stream itself (compression) is broken: nothing after it can be read
+            if cut := pending.rfind(b"\n") + 1:  # the whole lines before it, as a line reader would have
+                yield from segment(bytes(pending[:cut]))
+            ctx.skip(exc, None)
+            return
+        if pending:
+            yield from segment(bytes(pending))
+
+    def _read_lines(
+        self, lines: Iterator[tuple[int, bytes]], ctx: FileContext, first_line: int = 1
+    ) -> Iterator[pa.RecordBatch]:
+        """Numbered lines (the first numbered ``first_line``) parsed one by one, batched; a bad line skipped alone (or
+        the error)."""
         parse, batches = self._line_reader(ctx)
         rows: list[Any] = []
-        first_line = 1  # line number of rows[0]
-        lines = enumerate(split(decompressed(source, self.compression, ctx.object_key), b"\n"), 1)
         while True:
             try:
                 number, line = next(lines)

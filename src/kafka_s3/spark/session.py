@@ -121,7 +121,7 @@ def build_session(
 
 def session_settings(python: str, fast_start: bool) -> dict[str, str]:
     """The Spark settings kafka-s3's sessions start with, in-process or as the user's server: workers on ``python``,
-    no UI, quiet logs, Python workers reused, tasks retried."""
+    no UI, quiet logs, Python workers reused and started from pyspark's bytecode, tasks retried."""
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_config()}"
     if fast_start:
         java_opts += " " + FAST_START_JVM_FLAGS
@@ -135,6 +135,9 @@ def session_settings(python: str, fast_start: bool) -> dict[str, str]:
         "spark.executor.extraJavaOptions": java_opts,
         "spark.pyspark.python": python,
         "spark.executorEnv.PYSPARK_PYTHON": python,
+        # Spark's daemon and the workers it forks run the installed pyspark's bytecode, not pyspark.zip's source
+        # when both are the same pyspark (kafka_s3.spark.daemon): less memory and CPU per worker.
+        "spark.python.daemon.module": "kafka_s3.spark.daemon",
         # Tasks are idempotent (deterministic names, conditional creates), so Spark may retry them freely.
         "spark.task.maxFailures": "4",
     }

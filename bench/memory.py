@@ -147,6 +147,21 @@ def _run(
     return run
 
 
+def wait_for_topic(services: Services, ds: Dataset, timeout: float = 60.0) -> None:
+    """Until the broker's metadata holds every partition of a new topic (a loaded broker answers produce requests
+    with UNKNOWN_TOPIC_OR_PART for a while after the creation returned)."""
+    from common import admin
+
+    client = admin(services)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        topic = client.list_topics(ds.topic, timeout=10).topics.get(ds.topic)
+        if topic is not None and topic.error is None and len(topic.partitions) == ds.partitions:
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"topic {ds.topic} has no metadata after {timeout:.0f} s")
+
+
 def line(run: dict) -> str:
     parts = ", ".join(f"{k} {v / MiB:,.0f}" for k, v in sorted(run.get("peak_rss_breakdown", {}).items()))
     problem = run.get("incomplete") or (str(run.get("error", "")).splitlines() or [""])[-1]
@@ -185,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--value-size", type=int, default=1024)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--rate-records", type=int, default=0, help="also a ByteArray backup of this many (0: none)")
+    parser.add_argument("--rate-variants", help="the variants the rate case runs for (default: all of --variants)")
     parser.add_argument("--no-memory-case", action="store_true", help="only the rate case")
     parser.add_argument("--kafka", choices=["apache", "noida"], default="apache")
     parser.add_argument("--own-kafka-port", type=int, help="port of a broker of the script's own (default 21292)")
@@ -209,12 +225,15 @@ def main(argv: list[str] | None = None) -> int:
                 ds = Dataset(f"kafka-s3-mem-{run_id}-{case}", records, args.value_size, args.partitions)
                 create_topic(services, ds.topic, ds.partitions)
                 topics.append(ds.topic)
+                wait_for_topic(services, ds)
                 rate = produce(services.bootstrap, ds)["records_per_s"]
                 print(f"{case} topic {ds.label} produced at {rate:,.0f} rec/s", flush=True)
                 cases.append((case, ds))
         for round_number in range(args.rounds):
             for name in names:
                 for case, ds in cases:
+                    if case == "rate" and args.rate_variants and name not in args.rate_variants.split(","):
+                        continue
                     measure = run_variant if case == "memory" else run_rate
                     run = measure(name, VARIANTS[name], services, ds, work, f"{round_number}-{case}")
                     run["round"] = round_number

@@ -550,6 +550,8 @@ def render(results: dict) -> str:
             lambda v: (
                 (_rate(v["limits"]["kcat"].get("records_per_s")) + " rec/s")
                 if v["limits"].get("kcat") and v["limits"]["kcat"].get("records_per_s")
+                else "n/a (not measured)"
+                if "kcat" not in v["limits"]
                 else "n/a (kcat not installed)"
                 if v["limits"].get("kcat") is None
                 else "failed"

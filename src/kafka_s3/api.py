@@ -34,6 +34,8 @@ from kafka_s3.pipelines.read.integrity import Finding
 from kafka_s3.pipelines.read.options import Bounds, RestoreOptions, Start, parse_offsets, parse_start, parse_time
 from kafka_s3.pipelines.restore.driver import Restore, RestorePlanSet, RestoreSummary
 from kafka_s3.pipelines.restore.groups import GroupsPlan
+from kafka_s3.pipelines.restore.iceberg.driver import TableRestore
+from kafka_s3.pipelines.restore.iceberg.plan import FileSpan
 from kafka_s3.pipelines.restore.report import estimate_records
 from kafka_s3.pipelines.verify import VerifyReport
 from kafka_s3.spark.server_state import ServerState
@@ -60,6 +62,7 @@ __all__ = [
     "CompactReport",
     "ConfigLike",
     "CycleReport",
+    "FileSpan",
     "Finding",
     "GroupsPlan",
     "GroupsReport",
@@ -75,6 +78,7 @@ __all__ = [
     "ServerState",
     "Start",
     "TableBackups",
+    "TableRestore",
     "TablesSummary",
     "Validation",
     "VerifyReport",
@@ -311,9 +315,12 @@ def restore_options(
     restart: bool = False,
     append: bool = False,
     schemas: bool = False,
+    as_of_snapshot: int | None = None,
+    as_of_timestamp: str | int | None = None,
 ) -> RestoreOptions:
     """A restore's options as the CLI's flags give them: times as epoch ms or ISO-8601, offsets as
-    ``PARTITION:OFFSET[,...]`` or ``TOPIC:PARTITION:OFFSET``. Bounds that cannot select anything are errors."""
+    ``PARTITION:OFFSET[,...]`` or ``TOPIC:PARTITION:OFFSET``. Bounds that cannot select anything are errors.
+    ``as_of_snapshot``/``as_of_timestamp``: an Iceberg table's snapshot to restore (time travel)."""
 
     def time_of(value: str | int | None, flag: str) -> int | None:
         return None if value is None else parse_time(str(value), flag)
@@ -329,6 +336,8 @@ def restore_options(
         restart=restart,
         append=append,
         schemas=schemas,
+        as_of_snapshot=as_of_snapshot,
+        as_of_timestamp=time_of(as_of_timestamp, "--as-of-timestamp"),
     )
     options.check_bounds()
     return options
@@ -346,9 +355,20 @@ def open_restore(
 ) -> Restore:
     """The restore of one configuration (one KCQL statement), ready to ``plan()``, ``run()`` or ``follow(stop)``;
     ``.engine`` is its Spark engine (``engine``: share one between restores)."""
+    from kafka_s3.core.config.iceberg import is_iceberg_sink
+
     chosen = _one(config, "source", overrides, options.topics[0] if options and options.topics else None)
     _check_clients(chosen, ("consumer", "producer", "admin"))
-    return Restore(chosen, engine or spark_engine(chosen, "kafka-s3 restore", master, remote, spark), options)
+    engine = engine or spark_engine(chosen, "kafka-s3 restore", master, remote, spark)
+    if is_iceberg_sink(chosen):
+        return TableRestore(chosen, engine, options)
+    if options is not None and (options.as_of_snapshot is not None or options.as_of_timestamp is not None):
+        raise ConfigError(
+            "--as-of-snapshot/--as-of-timestamp choose an Iceberg table's snapshot: this configuration restores a "
+            "bucket's objects (connector.class=org.apache.iceberg.connect.IcebergSinkConnector names a table's)",
+            key="--as-of-snapshot",
+        )
+    return Restore(chosen, engine, options)
 
 
 def restore(

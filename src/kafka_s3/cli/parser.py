@@ -225,6 +225,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-offset", metavar="OFFSETS", help="PARTITION:OFFSET[,...] (or TOPIC:PARTITION:OFFSET): first offset"
     )
     restore.add_argument("--until-offset", metavar="OFFSETS", help="PARTITION:OFFSET[,...]: stop before this offset")
+    as_of = restore.add_mutually_exclusive_group()
+    as_of.add_argument(
+        "--as-of-snapshot", metavar="ID", type=int, help="an Iceberg table: restore the rows of this snapshot"
+    )
+    as_of.add_argument(
+        "--as-of-timestamp",
+        metavar="TIME",
+        help="an Iceberg table: restore the rows of its newest snapshot at or before this time (epoch ms or ISO-8601)",
+    )
     progress(restore)
     restore.add_argument(
         "--allow-gaps",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from io import StringIO
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from kafka_s3.api import (
         BackupSummary,
         Bounds,
+        FileSpan,
         Problem,
         RestorePlanSet,
         RestoreSummary,
@@ -290,6 +291,38 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
         lines.append(plan_set.layout)
     if plan_set.plans and plan_set.timestamps:
         lines.append(plan_set.timestamps)
+    lines.extend(f"warning: {warning}" for warning in plan_set.warnings)
+    lines.extend(f"the restore would fail: {reason}" for reason in plan_set.blockers)
+    lines.append("dry run: nothing was produced")
+    return "\n".join(lines)
+
+
+def describe_table_plan(plan_set: RestorePlanSet, files: Mapping[tuple[str, int], Sequence[FileSpan]]) -> str:
+    """The ``--dry-run`` report of a restore from Iceberg tables: per partition its target, the data files its scan
+    planned, their bytes, offsets and rows (bounds cut some), and the target topic check; then what would stop it."""
+    lines = []
+    for plan in plan_set.plans:
+        spans = files.get((plan.source_topic, plan.source_partition), ())
+        have = plan_set.target_partitions.get(plan.target_topic)
+        if have is None:
+            count = plan_set.creation_partitions.get(plan.target_topic)
+            check = f"missing, will be created with {_plural(count, 'partition')}" if count else "MISSING"
+        elif have > plan.target_partition:
+            check = f"ok ({have} partitions)"
+        else:
+            check = f"TOO FEW PARTITIONS (has {have}, needs {plan.target_partition + 1})"
+        first = min((s.first_offset for s in spans), default=None)
+        last = max((s.last_offset for s in spans), default=None)
+        size = sum(s.size for s in spans)
+        lines.append(
+            f"{plan.source_topic}[{plan.source_partition}] -> {plan.target_topic}[{plan.target_partition}]: "
+            f"{_plural(len(spans), 'data file')}, {size} bytes, offsets {first}..{last}, "
+            f"{sum(s.records for s in spans)} rows in those files{_bounds_text(plan.bounds)}; target: {check}"
+        )
+    if not plan_set.plans:
+        lines.append("nothing to restore")
+    if plan_set.layout:
+        lines.append(plan_set.layout)
     lines.extend(f"warning: {warning}" for warning in plan_set.warnings)
     lines.extend(f"the restore would fail: {reason}" for reason in plan_set.blockers)
     lines.append("dry run: nothing was produced")

@@ -25,6 +25,8 @@ def options_of(args: argparse.Namespace) -> api.RestoreOptions:
         restart=args.restart,
         append=args.append,
         schemas=args.schemas,
+        as_of_snapshot=args.as_of_snapshot,
+        as_of_timestamp=args.as_of_timestamp,
     )
 
 
@@ -121,10 +123,13 @@ def label(config: Config) -> str:
 def dry_run(job: api.Restore, consumer_groups: str | None = None) -> int:
     """Print the plan; exit as the restore would (a backup that is not whole: the same code as the restore's).
     ``consumer_groups``: also the offsets ``--consumer-groups`` would commit."""
-    from kafka_s3.cli.render import describe_plan
+    from kafka_s3.cli.render import describe_plan, describe_table_plan
 
     dry = api.plan_restore(job, consumer_groups=consumer_groups)
-    print(describe_plan(dry.plan))
+    if isinstance(job, api.TableRestore):
+        print(describe_table_plan(dry.plan, {tp: work.files for tp, work in job.files.items()}))
+    else:
+        print(describe_plan(dry.plan))
     if dry.schemas:
         print(dry.schemas)
     if dry.groups is not None:

@@ -154,9 +154,16 @@ class RestoreOptions:
     restart: bool = False  # restore from the start even where progress of another restore exists
     append: bool = False  # restore into a target holding records that no restore's progress accounts for
     schemas: bool = False  # register the saved Schema Registry subjects in the target registry first
+    as_of_snapshot: int | None = None  # an Iceberg table's snapshot to restore (time travel)
+    as_of_timestamp: int | None = None  # an Iceberg table's newest snapshot at or before this time (ms)
 
     def check_bounds(self) -> None:
         """Bounds that cannot select any record are errors, not empty restores (``until`` is exclusive)."""
+        if self.as_of_snapshot is not None and self.as_of_timestamp is not None:
+            raise ConfigError(
+                "--as-of-snapshot and --as-of-timestamp both choose the table's snapshot: give one",
+                key="--as-of-snapshot",
+            )
         start, until = self.from_timestamp, self.until_timestamp
         if start is not None and until is not None and until <= start:
             raise ConfigError(

@@ -30,6 +30,8 @@ from kafka_s3.pipelines.restore.progress import Decision, ProgressIdentity, Star
 from kafka_s3.pipelines.restore.result import RestoreResult
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from kafka_s3.core.store import Store
     from kafka_s3.pipelines.read.discovery import BackupObject, Problem
     from kafka_s3.pipelines.read.options import Bounds
@@ -142,9 +144,14 @@ class PartitionRestore:
         self.resume = committed if decision.start is Start.RESUME else None
         self.next_offset = self.progress = self.resume
         self.map_reset = self.resume is None  # the first offset-map record of a restore starting over says so
-        if self.resume is None and plan.objects and (committed is not None or not plan.exactly_once):
-            self.next_offset = min(o.start for o in plan.objects)
+        first = self.first_offset()
+        if self.resume is None and first is not None and (committed is not None or not plan.exactly_once):
+            self.next_offset = first
             self.commit_progress(force=True)
+
+    def first_offset(self) -> int | None:
+        """The lowest source offset the plan reads (``None``: it reads nothing)."""
+        return min((o.start for o in self.plan.objects), default=None)
 
     def decide(self, committed: int | None, metadata: str) -> Decision:
         """Resume from ``committed`` or start over (:func:`~kafka_s3.pipelines.restore.progress.decide`), with the
@@ -162,11 +169,10 @@ class PartitionRestore:
     def produce_objects(self) -> None:
         """Read the objects from where the restore starts and produce their records, committing progress every
         ``restore.transaction.records`` records (between objects, when progress counts whole objects)."""
-        from kafka_s3.core.records import payload_bytes
         from kafka_s3.pipelines.read.discovery import SourcePartition
         from kafka_s3.pipelines.read.reader import read_partition
 
-        plan, counts = self.plan, self.counts
+        plan = self.plan
         config = self.plugins.config
         # Skipped objects are collected in ``problems``; under ``log`` the driver logs them (a worker's log is lost)
         on_error = {"log": "ignore"}.get(config["behavior.on.error"], config["behavior.on.error"])
@@ -185,21 +191,29 @@ class PartitionRestore:
             self.begin_object,
             self.note_span if track_gaps else None,
         ):
-            self.writer.produce(batch, plan.schema_ids)
-            offsets = batch.column("offset")
-            first, last = offsets[0].as_py(), offsets[-1].as_py()
-            counts.first_source = first if counts.first_source is None else counts.first_source
-            counts.last_source = last
-            counts.records += batch.num_rows
-            counts.bytes += payload_bytes(batch)
-            self.reporter.update(counts.records, counts.bytes)
-            counts.pending += batch.num_rows
-            if not self.by_object:
-                self.next_offset = last + 1
-                if counts.pending >= every:
-                    self.commit_progress()
+            self.take(batch, every)
         if self.by_object and self.current is not None:
             self.next_offset = self.current.start + 1
+
+    def take(self, batch: pa.RecordBatch, every: int) -> None:
+        """Produce ``batch`` (in offset order) and count it; commit progress every ``every`` records (unless
+        progress counts whole objects)."""
+        from kafka_s3.core.records import payload_bytes
+
+        counts = self.counts
+        self.writer.produce(batch, self.plan.schema_ids)
+        offsets = batch.column("offset")
+        first, last = offsets[0].as_py(), offsets[-1].as_py()
+        counts.first_source = first if counts.first_source is None else counts.first_source
+        counts.last_source = last
+        counts.records += batch.num_rows
+        counts.bytes += payload_bytes(batch)
+        self.reporter.update(counts.records, counts.bytes)
+        counts.pending += batch.num_rows
+        if not self.by_object:
+            self.next_offset = last + 1
+            if counts.pending >= every:
+                self.commit_progress()
 
     def begin_object(self, obj: BackupObject) -> None:
         self.counts.objects += 1

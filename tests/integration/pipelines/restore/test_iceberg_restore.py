@@ -152,7 +152,9 @@ def test_a_row_missing_from_the_table_is_an_error_naming_the_table_partition_and
     assert f"{topic}-gap" not in Admin({"bootstrap.servers": kafka_bootstrap}).topics()
 
 
-def test_the_cli_restores_a_table_as_of_a_snapshot(fresh_topic, produce, lake, kafka_bootstrap, spark, tmp_path):
+def test_a_dry_run_of_the_cli_as_of_a_snapshot_lists_that_snapshots_files_and_produces_nothing(
+    fresh_topic, produce, lake, kafka_bootstrap, spark, tmp_path
+):
     topic = fresh_topic(1)
     produce(topic, _records(1, 0, 6))
     properties = lake(topic, f"{topic}-cli")
@@ -162,7 +164,11 @@ def test_the_cli_restores_a_table_as_of_a_snapshot(fresh_topic, produce, lake, k
     kafka_s3.backup(properties, once=True, spark=spark)
     path = write_properties(tmp_path / "lake.properties", properties)
 
-    done = run_cli(["restore", "-c", str(path), "--as-of-snapshot", str(first), "--no-progress"])
+    done = run_cli(["restore", "-c", str(path), "--as-of-snapshot", str(first), "--dry-run"])
 
     assert done.returncode == 0, done.stderr
-    assert len(read_topic(kafka_bootstrap, f"{topic}-cli")[0]) == 6
+    # the first snapshot's 6 records, in one file per hour (their times alternate between two hours)
+    assert f"{topic}[0] -> {topic}-cli[0]: 2 data files" in done.stdout
+    assert "offsets 0..5, 6 rows in those files" in done.stdout
+    assert f"Iceberg table {TABLE} at snapshot {first}" in done.stdout
+    assert f"{topic}-cli" not in Admin({"bootstrap.servers": kafka_bootstrap}).topics()

@@ -54,10 +54,16 @@ class GroupState(NamedTuple):
 
 
 class GroupOffsets(NamedTuple):
-    """Consumer groups' committed offsets, and the groups whose offsets were refused (group -> the ACL lacking)."""
+    """Consumer groups' committed offsets, the groups whose offsets were refused (group -> the ACL lacking), and the
+    groups found to be kafka-s3's own (:func:`kafka_s3_group`: their offsets are no application's)."""
 
     offsets: dict[str, dict[TP, int]]
     refused: dict[str, str]
+    own: set[str]
+
+
+GROUP_OFFSET_REQUESTS = 64
+"""Groups whose committed offsets are asked for at once (one request each: the admin API takes one group a call)."""
 
 
 class GroupRequests(ABC):
@@ -236,17 +242,31 @@ class GroupRequests(ABC):
     def groups_on_topics(self, groups: Iterable[str], topics: Iterable[str]) -> GroupOffsets:
         """Committed offsets of each of ``groups`` on partitions of ``topics`` (groups without any are absent, and so
         are kafka-s3's own: other backups' and restores' groups, :func:`kafka_s3_group`); groups whose offsets the
-        cluster refused to show (no DESCRIBE on them) are named in ``refused`` with the ACL."""
+        cluster refused to show (no DESCRIBE on them) are named in ``refused`` with the ACL, kafka-s3's own in
+        ``own``. The requests go :data:`GROUP_OFFSET_REQUESTS` at a time."""
+        wanted = set(topics)
+        out = GroupOffsets({}, {}, set())
+        groups = list(groups)
+        for first in range(0, len(groups), GROUP_OFFSET_REQUESTS):
+            self._offsets_of(groups[first : first + GROUP_OFFSET_REQUESTS], wanted, out)
+        return out
+
+    def _offsets_of(self, groups: list[str], wanted: set[str], out: GroupOffsets) -> None:
+        """:meth:`groups_on_topics` for a few groups, their requests sent at once (one round trip, not one a group)."""
         from confluent_kafka import ConsumerGroupTopicPartitions
 
-        wanted = set(topics)
-        out = GroupOffsets({}, {})
-        for group in groups:
+        def ask(group: str) -> Any:
             try:
-                futures = self.client.list_consumer_group_offsets(
+                return self.client.list_consumer_group_offsets(
                     [ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout
-                )
-                listed = futures[group].result(self.timeout).topic_partitions or []
+                )[group]
+            except Exception as exc:
+                raise failure(f"list committed offsets of group {group!r}", exc) from None
+
+        futures = [(group, ask(group)) for group in groups]
+        for group, future in futures:
+            try:
+                listed = future.result(self.timeout).topic_partitions or []
             except Exception as exc:
                 if code_of(exc) == GROUP_AUTHORIZATION_FAILED:
                     out.refused[group] = lacks(self.settings, "DESCRIBE", "group", group)
@@ -254,11 +274,11 @@ class GroupRequests(ABC):
                 raise failure(f"list committed offsets of group {group!r}", exc) from None
             if kafka_s3_group(group, (tp.metadata or "" for tp in listed)):
                 logging.getLogger(__name__).debug("group %s is kafka-s3's own: not an application's", group)
+                out.own.add(group)
                 continue
             offsets = {(tp.topic, tp.partition): tp.offset for tp in listed if tp.topic in wanted and tp.offset >= 0}
             if offsets:
                 out.offsets[group] = offsets
-        return out
 
     def describe_groups(self, groups: Iterable[str]) -> dict[str, GroupState]:
         """Each of ``groups`` as its coordinator describes it: members now and what this principal may do with it; a

@@ -57,6 +57,8 @@ class History:
         self._warned: set[str] = set()  # warnings given once per run
         self._groups_listing_checked = False
         self._groups_refused: set[str] = set()  # groups whose offsets were refused, already warned about
+        # Groups found to be kafka-s3's own (other backups'): not asked for again this run, as they stay backups'
+        self._kafka_s3_groups: set[str] = set()
 
     # ------------------------------------------------------------------------------------------------ parts
     def note_topics(self, topics: dict[str, int]) -> None:
@@ -136,12 +138,16 @@ class History:
             groups = [
                 g
                 for g in self.admin.list_groups()
-                if g != self.own_group and pattern.fullmatch(g) and not g.startswith("kafka-s3-restore-")
+                if g != self.own_group
+                and g not in self._kafka_s3_groups
+                and pattern.fullmatch(g)
+                and not g.startswith("kafka-s3-restore-")
             ]
             if not self._groups_listing_checked:
                 self._groups_listing_checked = True
                 self._check_group_listing(groups)
             found = self.admin.groups_on_topics(groups, topics)
+            self._kafka_s3_groups |= found.own
             self._warn_refused(found.refused)
             at = int(time.time() * 1000)
             for topic in topics:

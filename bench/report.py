@@ -625,6 +625,7 @@ def render(results: dict) -> str:
     lines += _lookups_section(results)
     lines += _compaction_section(results)
     lines += _partitions_section(results)
+    lines += _follow_section(results)
 
     phases = phase_summary(results)
     if phases:
@@ -874,6 +875,16 @@ def _partitions_section(results: dict) -> list[str]:
     return ["#" + line if line.startswith("# ") else line for line in partitions.render(found).splitlines()] + [""]
 
 
+def _follow_section(results: dict) -> list[str]:
+    """``bench/follow.py``'s measurements (:func:`follow.render` writes the same tables on its own)."""
+    found = results.get("follow") or {}
+    if "latency" not in found and "idle" not in found:
+        return []
+    import follow
+
+    return ["#" + line if line.startswith("# ") else line for line in follow.render(found).splitlines()] + [""]
+
+
 def _wall_pair(run: dict | None) -> str:
     if run is None or not ok(run):
         return "n/a"
@@ -1088,6 +1099,8 @@ def _follow_iii(results: dict) -> tuple[str, bool | None]:
     if p99 is not None and follow.get("target_s") is not None:
         held = p99 <= follow["target_s"]
         parts.append((f"p99 produce → durable {p99:.1f} s (≤ {follow['target_s']:.0f} s){_mark(held)}", held))
+    elif (follow.get("latency") or {}).get("durable"):  # measured, but the 99th percentile was not durable yet
+        parts.append(("p99 produce → durable: not durable within the drain wait" + _mark(False), False))
     else:
         parts.append((f"p99 produce → durable {NOT_MEASURED}", None))
     if idle.get("wall_s") is not None:

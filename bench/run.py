@@ -200,6 +200,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         default="10,100",
         help="many partitions: records per partition at each count (default 10,100)",
     )
+    p.add_argument(
+        "--follow-minutes",
+        type=float,
+        default=10,
+        help="follow mode: minutes of steady production (10,000 rec/s of 1 KiB over 100 partitions) while a following "
+        "backup with rotate.interval.ms=10000 runs, then its idle cycles (bench/follow.py; default 10; 0: skip)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the topics and buckets (default: deleted after use)")
     p.add_argument(
         "--quick",
@@ -237,6 +244,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             args.compact_chunks = 1_000
         if "--partition-counts" not in given:
             args.partition_counts = "1,10,100"
+        if "--follow-minutes" not in given:
+            args.follow_minutes = 1
     if args.memory_only:
         args.variants = "main"
     if args.kafka is None:
@@ -349,6 +358,8 @@ class Bench:
                 steps.append(partial(self.compaction, results))
             if csv(args.partition_counts):
                 steps.append(partial(self.many_partitions, results))
+            if args.follow_minutes > 0:
+                steps.append(partial(self.follow_mode, results))
             if args.connect_rounds > 0:  # last: its server's JVM and workers stay up until the step ends
                 steps.append(partial(self.connect_runs, results))
             for step in steps:
@@ -596,7 +607,7 @@ class Bench:
         finally:
             cluster.down(spark)
 
-    def script(self, step: str, script: str, args: list[str], out: dict) -> bool:
+    def script(self, step: str, script: str, args: list[str], out: dict, timeout: float | None = None) -> bool:
         """Run ``bench/<script>`` in a process of its own on the bench's services (its JVM stays out of this
         process), timed as ``step``; its JSON results go into ``out``, or ``out["error"]`` says why there are none."""
         path, log = self.work / f"{step}.json", self.work / f"{step}.log"
@@ -609,7 +620,7 @@ class Bench:
                     env=self.services.environ(),
                     stdout=sink,
                     stderr=subprocess.STDOUT,
-                    timeout=self.args.run_timeout,
+                    timeout=timeout or self.args.run_timeout,
                     cwd=ROOT,
                     check=False,
                 ).returncode
@@ -654,6 +665,28 @@ class Bench:
             )
         else:
             self.clock.say(f"  compaction failed: {out['error']}")
+
+    def follow_mode(self, results: dict) -> None:
+        """Issue 30's target 5: ``bench/follow.py`` in a process of its own, produce → durable latency of a following
+        backup under a steady load, then the cost of its idle cycles."""
+        out: dict = {}
+        results["follow"] = out
+        minutes = self.args.follow_minutes
+        self.walls.setdefault("follow", minutes * 60 + 600)  # production, Spark's start, the drain, idle cycles
+        if not self.fits("follow", "the follow-mode run"):
+            out.update(SKIPPED)
+            return
+        self.clock.say(f"follow mode: {minutes:g} min of 10,000 rec/s over 100 partitions, then idle cycles")
+        arguments = ["--minutes", str(minutes), "--kafka", self.services.kafka_kind]
+        if self.script("follow", "follow.py", arguments, out, timeout=self.args.run_timeout + minutes * 60):
+            durable = (out.get("latency") or {}).get("durable") or {}
+            idle = out.get("idle") or {}
+            self.clock.say(
+                f"  p99 produce → durable {durable.get('p99')} s (target {out.get('target_s')} s); idle cycle "
+                f"{idle.get('wall_s')} s wall, {idle.get('cpu_s')} CPU-s"
+            )
+        else:
+            self.clock.say(f"  follow mode failed: {out['error']}")
 
     def many_partitions(self, results: dict) -> None:
         """Issue 30's target 1: ``bench/partitions.py`` in a process of its own, one backup and one restore per

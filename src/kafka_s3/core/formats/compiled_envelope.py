@@ -44,7 +44,6 @@ import pyarrow.json as pa_json
 from isal import isal_zlib
 
 from kafka_s3.core.formats.avro_container import MAGIC
-from kafka_s3.core.formats.avro_encoding import varint
 from kafka_s3.core.formats.envelope import KAFKA_RECORD_AVRO, REQUIRED_ENVELOPE_FIELDS
 from kafka_s3.core.records import HEADER_TYPE, HEADERS_TYPE, RECORD_SCHEMA
 
@@ -86,6 +85,17 @@ def _schema_read_as_longs() -> bytes:
         else:
             fields.append(field)
     return orjson.dumps({**KAFKA_RECORD_AVRO, "fields": fields})
+
+
+def varint(value: int) -> bytes:
+    """One zigzag varint (Avro's int and long), for the container's counts and sizes."""
+    number = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while number > 0x7F:
+        out.append(number & 0x7F | 0x80)
+        number >>= 7
+    out.append(number)
+    return bytes(out)
 
 
 def _container_header() -> bytes:
@@ -175,21 +185,23 @@ def avro_blocks_batch(blocks: Sequence[tuple[int, bytes]], codec: str) -> pa.Rec
         raise CompiledDecodeError(str(exc)) from None
 
 
+_VARINT_LIMITS = np.array([1 << (7 * groups) for groups in range(1, 10)], dtype=np.uint64)
+
+
 def _varint_sizes(values: np.ndarray) -> np.ndarray:
     """The bytes of each value's shortest zigzag varint (Avro's int and long)."""
     signed = values.astype(np.int64)
     zigzag = ((signed << 1) ^ (signed >> 63)).view(np.uint64)
-    sizes = np.ones(len(values), dtype=np.int64)
-    for groups in range(1, 10):
-        sizes += zigzag >= np.uint64(1 << (7 * groups))
-    return sizes
+    return np.searchsorted(_VARINT_LIMITS, zigzag, side="right").astype(np.int64) + 1
 
 
 def _lengths(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """Byte lengths (0 for nulls) and validity of a binary or string column."""
+    """Byte lengths and validity of a ``large_binary`` or ``large_string`` column, from its offsets (a null of
+    another length than 0 makes the sizes disagree: declined)."""
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    lengths = pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    return lengths, array.is_valid().to_numpy(zero_copy_only=False)
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset : array.offset + len(array) + 1]
+    valid = np.ones(len(array), dtype=bool) if not array.null_count else array.is_valid().to_numpy(zero_copy_only=False)
+    return np.diff(offsets), valid
 
 
 def _ints(column: pa.Array | pa.ChunkedArray) -> np.ndarray:

@@ -257,12 +257,16 @@ class TableBackup:
 
     # ------------------------------------------------------------------------------------------------ the group
     def _compare_group(self, tps: list[TP], position: dict[TP, int]) -> None:
-        """Once per run: where the group and the table disagree, the table wins (said in the log)."""
-        if self._group_at is not None:
+        """Once per partition and run (a partition added while following too): where the group and the table
+        disagree, the table wins (said in the log)."""
+        if self._group_at is None:
+            self._group_at = {}
+        new = [tp for tp in tps if tp not in self._group_at]
+        if not new:
             return
-        self._group_at = dict(self.admin.group_offsets(self.group, tps))
-        for tp in tps:
-            at = self._group_at.get(tp)
+        read = self.admin.group_offsets(self.group, new)
+        for tp in new:
+            at = self._group_at[tp] = read.get(tp)
             if at is not None and at != position.get(tp):
                 log.info(
                     "%s[%d]: group %s is at offset %d, Iceberg table %s at %s: the backup goes on from the table",

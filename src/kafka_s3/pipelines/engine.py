@@ -45,6 +45,12 @@ PARTITIONS_AT_ONCE = 4
 """Partitions a task works on at once when it serves several: a quiet partition's time is mostly waiting (a
 consumer's first fetch or a producer's transactions, the objects' round trips), which a few threads overlap."""
 
+BACKUP_PARTITIONS_AT_ONCE = 16
+"""Partitions a backup task works on at once. Its partitions share one Kafka consumer
+(:class:`~kafka_s3.io.kafka.reader.TaskConsumer`), so a thread more costs no consumer, and a quiet partition's thread
+then waits mostly on its objects' round trips (the manifest's conditional PUT, the data object's): more of them
+overlap (issue 30: 1,000 partitions × 10 records, job 84 s with 4 at a time against 36 s with 16, the same run)."""
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 

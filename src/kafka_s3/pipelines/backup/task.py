@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from kafka_s3.pipelines.backup.result import PartitionResult, logged_objects
-from kafka_s3.pipelines.engine import PARTITIONS_AT_ONCE, Task, at_once, spread
+from kafka_s3.pipelines.engine import BACKUP_PARTITIONS_AT_ONCE, Task, at_once, spread
 
 if TYPE_CHECKING:
     from kafka_s3.core.manifest import Manifest
@@ -301,9 +301,10 @@ def backup_task(
     plans: list[PartitionPlan], settings: TaskSettings, slots: int, live: tuple[str, int, int] | None = None
 ) -> Task:
     """Spread ``plans`` over ``slots`` tasks (:func:`~kafka_s3.pipelines.engine.spread`, by the offsets each has to
-    read): slot ``i`` backs up its plans, :data:`~kafka_s3.pipelines.engine.PARTITIONS_AT_ONCE` at a time, and yields
-    each one's result as it ends — each plan with its own result, retryable error and chunk-conflict restarts
-    (:func:`run_partition`). ``live``: where to send running counts (:mod:`kafka_s3.runtime.live`), if anywhere."""
+    read): slot ``i`` backs up its plans, :data:`~kafka_s3.pipelines.engine.BACKUP_PARTITIONS_AT_ONCE` at a time,
+    reading them with one consumer (:class:`~kafka_s3.io.kafka.reader.TaskConsumer`), and yields each one's result as
+    it ends — each plan with its own result, retryable error and chunk-conflict restarts (:func:`run_partition`).
+    ``live``: where to send running counts (:mod:`kafka_s3.runtime.live`), if anywhere."""
     groups = [[plans[i] for i in group] for group in spread([p.hard_end - p.start for p in plans], slots)]
 
     def task(slot: int) -> Iterator[str]:
@@ -315,7 +316,9 @@ def backup_task(
         ahead = [(p.topic, p.partition, first_read(p), p.hard_end) for p in group]
         reader = TaskConsumer(settings.kafka, isolation, ahead)
         try:
-            for result in at_once(lambda plan: run_partition(plan, settings, live, reader), group, PARTITIONS_AT_ONCE):
+            for result in at_once(
+                lambda plan: run_partition(plan, settings, live, reader), group, BACKUP_PARTITIONS_AT_ONCE
+            ):
                 yield result.to_json()
         finally:
             reader.shutdown()

@@ -10,7 +10,7 @@ import pytest
 
 from kafka_s3.core.manifest import TAIL
 from kafka_s3.pipelines.backup.driver import Backup, group_id
-from kafka_s3.pipelines.engine import TASKS_PER_CORE
+from kafka_s3.pipelines.engine import PARTITIONS_AT_ONCE, TASKS_PER_CORE
 from tests.support.backup import data_keys, group_offsets
 from tests.support.faultproxy import FaultProxy
 from tests.support.integration import CountingEngine, list_keys
@@ -88,14 +88,14 @@ class InProcessEngine:
     """An engine running each job's tasks in this process, one after another (no Spark: the tasks' own code against
     the real Kafka and S3), so the test sees the Kafka clients a task starts (``consumers_started``)."""
 
-    parallelism = 2
     started = True
     driver_host = "127.0.0.1"
     cancelled = False
     job_running = False
 
-    def __init__(self, consumers_started: list[str]):
+    def __init__(self, consumers_started: list[str], parallelism: int = 2):
         self.consumers_started = consumers_started
+        self.parallelism = parallelism
         self.jobs: list[tuple[int, int]] = []  # (tasks, consumers the job started)
 
     def start(self) -> None:
@@ -142,3 +142,23 @@ def test_a_backup_task_reads_all_of_its_partitions_with_one_consumer(
         f"topics/{topic}/partition={p}/{topic}+{p}+0000000000.bin" for p in range(partitions)
     )
     assert group_offsets(kafka_bootstrap, group_id(config), topic, partitions) == dict.fromkeys(range(partitions), 3)
+
+
+def test_a_backup_task_stores_more_partitions_at_once_than_it_once_read(
+    make_config, fresh_bucket, fresh_topic, produce, s3_env
+):
+    """Each manifest PUT is held half a second: the PUTs of the partitions a task works on at once overlap."""
+    partitions = 12
+    topic = fresh_topic(partitions)
+    produce(topic, [{"partition": p, "value": f"v{p}".encode()} for p in range(partitions)])
+    in_process = InProcessEngine([], parallelism=1)  # 2 tasks of 6 partitions each, one task after the other
+    with FaultProxy(s3_env["endpoint_url"]) as proxy:
+        config = _config(make_config, fresh_bucket, topic, **{"store.url": proxy.url})
+        proxy.delay(0.5, times=partitions, method="PUT", path=r"\.chunk$")
+
+        summary = Backup(config, engine=in_process).run_once()
+
+        puts = proxy.requests(method="PUT", path=r"\.chunk$")
+    assert summary.committed == {(topic, p): 1 for p in range(partitions)}
+    most_at_once = max(sum(1 for o in puts if o.started <= p.started < o.finished) for p in puts)
+    assert most_at_once > PARTITIONS_AT_ONCE, [(round(p.started, 2), round(p.finished, 2)) for p in puts]

@@ -353,8 +353,10 @@ def measure(args: argparse.Namespace, services: Services, work: Path, run_id: st
     follower = Follower(config, services, work / "follow-backup.log", free_port())
     try:
         producer = SteadyProducer(services.bootstrap, name, args.partitions, args.value_size, args.rate)
-        # Warm-up: records until the backup's first Spark job has ended (Spark's start is not follow mode's latency)
+        # Warm-up: a record per partition and second until the backup's first Spark job has ended (Spark's start is
+        # not follow mode's latency, nor is a backlog of the full rate piled up while it starts)
         warm_up = time.monotonic()
+        rate, producer.rate = producer.rate, args.partitions
         while not follower.jobs:
             producer.run(1.0)
             if time.monotonic() - warm_up > args.start_timeout or not follower.alive():
@@ -362,6 +364,7 @@ def measure(args: argparse.Namespace, services: Services, work: Path, run_id: st
                     f"the backup ran no Spark job within {args.start_timeout:.0f} s ({follower.log_path})"
                 )
         out["first_job_s"] = time.monotonic() - warm_up
+        producer.rate = rate
         print(f"backup following {name} (first job ended after {out['first_job_s']:.0f} s); producing", flush=True)
         window_start = {p: len(ts) for p, ts in enumerate(producer.timestamps)}  # measured: from here...
         seconds, records = producer.run(args.minutes * 60)
@@ -531,8 +534,8 @@ def render(results: dict) -> str:
         lines += [
             f"Producer: {produced['records']:,} records in {produced['seconds']:.1f} s = "
             f"{produced['records_per_s']:,.0f} rec/s ({kept:.2f}× the rate asked), measured from the end of the "
-            f"backup's first Spark job ({results.get('first_job_s', 0):.0f} s of warm-up records before, not "
-            "measured: Spark's start). Every record of the window was durable "
+            f"backup's first Spark job ({results.get('first_job_s', 0):.0f} s of warm-up records before, one a "
+            "partition and second, not measured: Spark's start). Every record of the window was durable "
             f"{results.get('durable_wait_s', 0):.0f} s after the window's last one was produced (production went on "
             f"one rotation interval + 2 s); {latency.get('cycles', 0)} cycles, {latency.get('objects', 0):,} objects.",
             "",

@@ -4,18 +4,20 @@ Issue 30, target 4: exactly-once restores of the Avro and JSON envelopes were bo
 This script writes one partition of the bench's records (``dataset.py``: keys, 2 headers, JSON values of
 ``--value-size`` bytes) with kafka-s3's own envelope writers into objects of ``--flush-size`` records in memory, then
 decodes the same objects with each candidate into ``RECORD_SCHEMA`` batches (what a restore task produces from) and
-prints records/s (wall and CPU) and the ratio to the current decoder, measured in the same run, rounds alternated:
+prints records/s (wall and CPU) and the ratio to the reader before, measured in the same run, rounds alternated
+(the best of ``--rounds``):
 
-- Avro envelope (deflate): the current reader (``AvroFormat.read``: a Python walk of each block's bytes into
-  columns); fastavro's block-level API (``block_reader``: one dict per record, then Arrow); Polars' ``read_avro``
-  (Rust) of the whole object, cast to ``RECORD_SCHEMA``;
-- JSON envelope (gzip): the current reader (``JsonFormat.read``: ``orjson.loads`` per line, ``a2b_base64`` per
-  value); Polars' ``read_ndjson`` and pyarrow's JSON reader, each with an explicit schema, base64 decoded by Polars
-  (``str.decode``, vectorised) or per value (``a2b_base64``).
+- Avro envelope (deflate): the reader before (``AvroFormat.read`` with the compiled decoder declining: a Python
+  walk of each block's bytes into columns); fastavro's block-level API (``block_reader``: one dict per record, then
+  Arrow); Polars' ``read_avro`` (Rust) of the whole object, cast to ``RECORD_SCHEMA``;
+- JSON envelope (gzip): the reader before (``JsonFormat.read`` with the compiled decoder declining: ``orjson.loads``
+  per line, ``a2b_base64`` per value); Polars' ``read_ndjson`` and pyarrow's JSON reader, each with an explicit
+  schema, base64 decoded by Polars (``str.decode``, vectorised) or per value (``a2b_base64``).
 
-Each candidate's output is checked equal to the current reader's before it is timed.
+The chosen decoders are timed alone and inside the readers as they now run. Each candidate's output is checked
+equal to what the reader gave before, first.
 
-    .venv/bin/python bench/envelope_decoders.py --records 50000 --value-size 1024
+    .venv/bin/python bench/envelope_decoders.py --records 50000 --rounds 5
 """
 
 from __future__ import annotations
@@ -36,9 +38,16 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 from isal import isal_zlib
 
+from kafka_s3.core.formats import avro as avro_module
+from kafka_s3.core.formats import json as json_module
 from kafka_s3.core.formats.avro_container import Framer, read_header
 from kafka_s3.core.formats.base import FileContext
-from kafka_s3.core.formats.compiled_envelope import avro_blocks_batch, framed_block, json_lines_batch
+from kafka_s3.core.formats.compiled_envelope import (
+    CompiledDecodeError,
+    avro_blocks_batch,
+    framed_block,
+    json_lines_batch,
+)
 from kafka_s3.core.formats.envelope import envelope_batch
 from kafka_s3.core.formats.json_envelope import b64decode
 from kafka_s3.core.records import HEADERS_TYPE, RECORD_SCHEMA
@@ -60,11 +69,23 @@ TEXT_ENVELOPE = pa.schema(  # a JSON envelope line as text: bytes still base64
 )
 
 
-def current(fmt_name: str) -> Decoder:
+def reader(fmt_name: str, compiled: bool = True) -> Decoder:
+    """The format's reader as a restore runs it; without ``compiled``, as before: the compiled decoders decline every
+    block and line, so the Python paths decode them (the column walk for Avro, ``orjson`` per line for JSON)."""
     fmt = make_format(fmt_name)
 
+    def decline(*args: object) -> pa.RecordBatch:
+        raise CompiledDecodeError("measuring the Python readers")
+
     def decode(data: bytes) -> pa.Table:
-        return pa.Table.from_batches(list(fmt.read(io.BytesIO(data), FileContext("bench", 0, 0, "o"))), RECORD_SCHEMA)
+        saved = avro_module.avro_blocks_batch, json_module.json_lines_batch
+        if not compiled:
+            avro_module.avro_blocks_batch = json_module.json_lines_batch = decline
+        try:
+            batches = list(fmt.read(io.BytesIO(data), FileContext("bench", 0, 0, "o")))
+        finally:
+            avro_module.avro_blocks_batch, json_module.json_lines_batch = saved
+        return pa.Table.from_batches(batches, RECORD_SCHEMA)
 
     return decode
 
@@ -156,17 +177,19 @@ def chosen_json(data: bytes) -> pa.Table:
 
 CANDIDATES: dict[str, dict[str, Decoder]] = {
     "avro": {
-        "current (Python column walk)": current("avro"),
+        "before: AvroFormat.read, Python column walk": reader("avro", compiled=False),
         "fastavro block_reader + dicts": fastavro_blocks,
         "polars read_avro": polars_avro,
-        "polars read_avro of blocks inflated by ISA-L (chosen)": chosen_avro,
+        "polars read_avro of blocks inflated by ISA-L (chosen), checked": chosen_avro,
+        "AvroFormat.read now (chosen, declined groups to the column walk)": reader("avro"),
     },
     "json": {
-        "current (orjson per line)": current("json"),
+        "before: JsonFormat.read, orjson per line": reader("json", compiled=False),
         "polars read_ndjson + polars base64": polars_ndjson,
         "pyarrow read_json + polars base64": pyarrow_json_polars_base64,
         "pyarrow read_json + a2b_base64": pyarrow_json_a2b,
-        "pyarrow read_json + polars base64, checked (chosen)": chosen_json,
+        "pyarrow read_json + polars base64 (chosen), checked": chosen_json,
+        "JsonFormat.read now (chosen, declined segments line by line)": reader("json"),
     },
 }
 
@@ -202,7 +225,7 @@ def main() -> None:
                     cpus[name].append(time.process_time() - cpu)
             base_wall, base_cpu = min(next(iter(walls.values()))), min(next(iter(cpus.values())))
             print(f"\n{fmt_name} envelope, {value_size} B values ({sum(map(len, objects)) / 1e6:.1f} MB stored)")
-            print("| decoder | records/s (wall) | records/CPU-s | ÷ current (wall) | ÷ current (CPU) |")
+            print("| decoder | records/s (wall) | records/CPU-s | ÷ before (wall) | ÷ before (CPU) |")
             print("|---|--:|--:|--:|--:|")
             for name in candidates:
                 wall, cpu = min(walls[name]), min(cpus[name])

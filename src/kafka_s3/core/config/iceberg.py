@@ -92,6 +92,7 @@ UNSUPPORTED = {
 UNSUPPORTED_PREFIXES = {
     "iceberg.hadoop.": "No Hadoop configuration is read: the warehouse is reached through S3 settings.",
     "iceberg.kafka.": "kafka-s3 has no control topic: its Kafka settings are the file's own.",
+    WRITE_PROPS_PREFIX: "the data files are zstd Parquet written by kafka-s3's own writer settings.",
 }
 _COMMA_OUTSIDE_PARENS = re.compile(r",(?![^()]*\))")
 # Java's S3FileIO settings pyiceberg names otherwise (or has not): translated, not passed on. The others (s3.endpoint,
@@ -362,6 +363,11 @@ def _check_iceberg(config: Config) -> None:
             config.warnings.append(
                 f"'{key}' is not supported by kafka-s3 and is ignored: {UNSUPPORTED_PREFIXES[prefix]}"
             )
+    if config["iceberg.tables.evolve-schema-enabled"]:
+        config.warnings.append(
+            "'iceberg.tables.evolve-schema-enabled' is not supported by kafka-s3 and is ignored: the table holds each "
+            "record's key and value as bytes, not the value's fields as columns"
+        )
     check_partition_by("iceberg.tables.default-partition-by", config["iceberg.tables.default-partition-by"])
     tables = config["iceberg.tables"]
     if not tables:

@@ -395,3 +395,11 @@ def test_the_catalogs_secrets_are_hidden_in_the_configuration_dump():
         assert secret not in dump, secret
     assert f"iceberg.catalog.jdbc.password={REDACTED}" in dump
     assert all(secret in config.secret_values() for secret in ("jdbcpass1", "client:restsecret1", "urlpass1"))
+
+
+def test_writer_properties_and_schema_evolution_which_have_no_effect_yet_are_said_to_be_ignored():
+    config = parse({"iceberg.tables.write-props.write.parquet.compression-codec": "snappy"})
+    assert any("write.parquet.compression-codec" in w and "ignored" in w for w in config.warnings), config.warnings
+    config = parse({"iceberg.tables.evolve-schema-enabled": "true"})
+    assert any("evolve-schema-enabled" in w and "ignored" in w for w in config.warnings), config.warnings
+    assert not any("evolve-schema-enabled" in w for w in parse({}).warnings)

@@ -504,7 +504,8 @@ class _Supervisor:
 
     def _serve(self) -> int:
         assert self.jvm is not None
-        deadline = time.monotonic() + START_TIMEOUT_S
+        began = time.monotonic()
+        deadline = began + START_TIMEOUT_S
         while not _port_open(self.state.port):
             if self.stopping:
                 return 0
@@ -514,11 +515,17 @@ class _Supervisor:
                 print(f"kafka-s3 server: no answer on port {self.state.port} after {START_TIMEOUT_S:.0f}s", flush=True)
                 return self._died(-1)
             time.sleep(0.2)
+        answering = time.monotonic()
         self._warm_up()
         self.state = self.state.with_(ready=True)
         _write_state(self.where, self.state)
         _touch(self.where / "last-used")
-        print(f"kafka-s3 server: ready on {self.state.url}", flush=True)
+        ready = time.monotonic()
+        print(
+            f"kafka-s3 server: ready on {self.state.url} after {ready - began:.1f}s (Spark Connect answering after "
+            f"{answering - began:.1f}s, its Python workers warm {ready - answering:.1f}s later)",
+            flush=True,
+        )
         tick = min(5.0, max(0.2, self.state.idle_timeout_s / 10))
         while not self.stopping:
             if self.jvm.poll() is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -117,7 +118,11 @@ def test_the_first_plain_command_starts_a_server_the_next_runs_on_it_record_exac
     assert shown["log"] == started["log"] and shown["version"].startswith("kafka-s3 ")
 
     wait_until(lambda: not running(started["pid"]), 120, "the idle server stopped itself")
-    assert "idle for 30s: stopping" in Path(started["log"]).read_text()
+    log = Path(started["log"]).read_text()
+    assert "idle for 30s: stopping" in log
+    assert re.search(
+        r"ready on sc://\S+ after [\d.]+s \(Spark Connect answering after [\d.]+s, its Python workers warm", log
+    )
     assert status(env) == {"running": False}
 
 

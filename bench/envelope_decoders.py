@@ -43,6 +43,7 @@ from kafka_s3.core.formats import json as json_module
 from kafka_s3.core.formats.avro_container import Framer, read_header
 from kafka_s3.core.formats.base import FileContext
 from kafka_s3.core.formats.compiled_envelope import (
+    TEXT_ENVELOPE,
     CompiledDecodeError,
     avro_blocks_batch,
     framed_block,
@@ -54,19 +55,6 @@ from kafka_s3.core.records import HEADERS_TYPE, RECORD_SCHEMA
 from profile_envelope import batches, make_format, write_objects
 
 Decoder = Callable[[bytes], pa.Table]
-
-TEXT_ENVELOPE = pa.schema(  # a JSON envelope line as text: bytes still base64
-    [
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp", pa.int64()),
-        ("timestampType", pa.int32()),
-        ("key", pa.string()),
-        ("value", pa.string()),
-        ("headers", pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))),
-    ]
-)
 
 
 def reader(fmt_name: str, compiled: bool = True) -> Decoder:

@@ -252,14 +252,7 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
         objects = list(plan.objects)
         size = sum(o.size for o in objects)
         records = estimate_records(objects)
-        have = plan_set.target_partitions.get(plan.target_topic)
-        if have is None:
-            count = plan_set.creation_partitions.get(plan.target_topic)
-            check = f"missing, will be created with {_plural(count, 'partition')}" if count else "MISSING"
-        elif have > plan.target_partition:
-            check = f"ok ({have} partitions)"
-        else:
-            check = f"TOO FEW PARTITIONS (has {have}, needs {plan.target_partition + 1})"
+        check = _target_check(plan_set, plan.target_topic, plan.target_partition)
         directories = len(part.directories)
         lines.append(
             f"{plan.source_topic}[{plan.source_partition}] -> {plan.target_topic}[{plan.target_partition}]: "
@@ -297,20 +290,24 @@ def describe_plan(plan_set: RestorePlanSet) -> str:
     return "\n".join(lines)
 
 
+def _target_check(plan_set: RestorePlanSet, topic: str, partition: int) -> str:
+    """What a dry run says of the target partition a plan writes to."""
+    have = plan_set.target_partitions.get(topic)
+    if have is None:
+        count = plan_set.creation_partitions.get(topic)
+        return f"missing, will be created with {_plural(count, 'partition')}" if count else "MISSING"
+    if have > partition:
+        return f"ok ({have} partitions)"
+    return f"TOO FEW PARTITIONS (has {have}, needs {partition + 1})"
+
+
 def describe_table_plan(plan_set: RestorePlanSet, files: Mapping[tuple[str, int], Sequence[FileSpan]]) -> str:
     """The ``--dry-run`` report of a restore from Iceberg tables: per partition its target, the data files its scan
     planned, their bytes, offsets and rows (bounds cut some), and the target topic check; then what would stop it."""
     lines = []
     for plan in plan_set.plans:
         spans = files.get((plan.source_topic, plan.source_partition), ())
-        have = plan_set.target_partitions.get(plan.target_topic)
-        if have is None:
-            count = plan_set.creation_partitions.get(plan.target_topic)
-            check = f"missing, will be created with {_plural(count, 'partition')}" if count else "MISSING"
-        elif have > plan.target_partition:
-            check = f"ok ({have} partitions)"
-        else:
-            check = f"TOO FEW PARTITIONS (has {have}, needs {plan.target_partition + 1})"
+        check = _target_check(plan_set, plan.target_topic, plan.target_partition)
         first = min((s.first_offset for s in spans), default=None)
         last = max((s.last_offset for s in spans), default=None)
         size = sum(s.size for s in spans)

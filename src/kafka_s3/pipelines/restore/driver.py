@@ -31,7 +31,7 @@ from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.io.kafka.clients import TP
 from kafka_s3.io.kafka.leases import Lease
 from kafka_s3.pipelines.backup.cycle import backoff
-from kafka_s3.pipelines.engine import PARTITIONS_AT_ONCE, Engine, task_slots
+from kafka_s3.pipelines.engine import PARTITIONS_AT_ONCE, Engine, Task, task_slots
 from kafka_s3.pipelines.phases import PLANNING, RESTORING, STARTING_SPARK, OnPhase, Phase
 from kafka_s3.pipelines.read.discovery import Problem
 from kafka_s3.pipelines.read.integrity import Finding
@@ -79,6 +79,8 @@ class RestoreSummary:
 
 class Restore:
     """One configuration's restore: ``plan()``, ``run()`` (once) or ``follow(stop)``, ``translate_groups()``."""
+
+    JOB_NAME = "kafka-s3 restore"  # the Spark job's description, before its partition count
 
     def __init__(self, config: Config, engine: Engine, options: RestoreOptions | None = None):
         self.ctx = RestoreContext.open(config, engine, options)
@@ -270,13 +272,17 @@ class Restore:
         if self.live_progress and self.live is None:
             self.live = LiveCounts.open(self.engine.driver_host)
         live = self.live.new_round() if self.live else None
-        task = restore_task(plans, self.ctx.task_settings(), slots, live, at_once)
+        task = self._job_task(plans, slots, live, at_once)
         job_started = time.monotonic()
         self._phase(RESTORING, f"{len(plans)} partition{'s' if len(plans) != 1 else ''}", tasks=slots)
-        rows = self.engine.run_tasks(f"kafka-s3 restore ({len(plans)} partitions)", task, slots)
+        rows = self.engine.run_tasks(f"{self.JOB_NAME} ({len(plans)} partitions)", task, slots)
         results = sorted((RestoreResult.from_json(r) for r in rows), key=lambda r: (r.source_topic, r.source_partition))
         log.info("restore job: %d records in %.2fs", sum(r.records for r in results), time.monotonic() - job_started)
         return results
+
+    def _job_task(self, plans: list[RestorePlan], slots: int, live: tuple[str, int, int] | None, at_once: int) -> Task:
+        """The Spark task restoring ``plans`` from objects (a table's restore reads data files instead)."""
+        return restore_task(plans, self.ctx.task_settings(), slots, live, at_once)
 
     def _phase(self, name: str, detail: str = "", tasks: int | None = None) -> None:
         if self.on_phase is not None:

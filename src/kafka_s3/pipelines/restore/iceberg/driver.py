@@ -11,13 +11,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
 
 from kafka_s3.core.config.model import Config
 from kafka_s3.core.errors import ConfigError
 from kafka_s3.io.kafka.clients import TP
-from kafka_s3.pipelines.engine import PARTITIONS_AT_ONCE, Engine, task_slots
-from kafka_s3.pipelines.phases import RESTORING
+from kafka_s3.pipelines.engine import Engine, Task
 from kafka_s3.pipelines.read.options import RestoreOptions
 from kafka_s3.pipelines.restore.driver import Restore
 from kafka_s3.pipelines.restore.fencing import Fencing
@@ -25,9 +23,7 @@ from kafka_s3.pipelines.restore.iceberg.plan import TableScanPlan, table_sources
 from kafka_s3.pipelines.restore.iceberg.task import TableRestorePlan, table_restore_task
 from kafka_s3.pipelines.restore.plan import RestorePlanSet
 from kafka_s3.pipelines.restore.progress import ProgressIdentity
-from kafka_s3.pipelines.restore.result import RestoreResult
 from kafka_s3.pipelines.restore.task import RestorePlan
-from kafka_s3.runtime.live import LiveCounts
 
 log = logging.getLogger("kafka_s3.restore")
 
@@ -49,6 +45,8 @@ class TableFencing(Fencing):
 
 class TableRestore(Restore):
     """The restore of an Iceberg sink configuration's tables (``run()`` once; ``--follow`` is the object restore's)."""
+
+    JOB_NAME = "kafka-s3 restore from Iceberg"
 
     def __init__(self, config: Config, engine: Engine, options: RestoreOptions | None = None):
         super().__init__(config, engine, options)
@@ -107,21 +105,10 @@ class TableRestore(Restore):
     def follow(self, stop: threading.Event | None = None) -> None:
         raise ConfigError("restore --follow reads a bucket's objects: not an Iceberg table", key="--follow")
 
-    def _run_job(self, plans: list[RestorePlan]) -> list[RestoreResult]:
+    def _job_task(self, plans: list[RestorePlan], slots: int, live: tuple[str, int, int] | None, at_once: int) -> Task:
         work = [
             TableRestorePlan(plan, self.files[key].table, self.files[key].files)
             for plan in plans
             for key in [(plan.source_topic, plan.source_partition)]
         ]
-        self._start_engine()
-        slots = task_slots(len(work), self.engine.parallelism)
-        if self.live_progress and self.live is None:
-            self.live = LiveCounts.open(self.engine.driver_host)
-        live = self.live.new_round() if self.live else None
-        task = table_restore_task(work, self.ctx.task_settings(), slots, live, PARTITIONS_AT_ONCE)
-        started = time.monotonic()
-        self._phase(RESTORING, f"{len(work)} partition{'s' if len(work) != 1 else ''}", tasks=slots)
-        rows = self.engine.run_tasks(f"kafka-s3 restore from Iceberg ({len(work)} partitions)", task, slots)
-        results = sorted((RestoreResult.from_json(r) for r in rows), key=lambda r: (r.source_topic, r.source_partition))
-        log.info("restore job: %d records in %.2fs", sum(r.records for r in results), time.monotonic() - started)
-        return results
+        return table_restore_task(work, self.ctx.task_settings(), slots, live, at_once)

@@ -57,6 +57,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=21392,
         help="port of the bench's own broker, when one is started (another kind than the services'; default 21392)",
     )
+    p.add_argument(
+        "--remote",
+        metavar="sc://HOST:PORT",
+        help="run every command on this Spark Connect server (e.g. make spark-connect's, or the user's server) "
+        "instead of in-process: Spark's start out of each wall, as for plain commands once the user's server is up",
+    )
     p.add_argument("--timeout", type=float, default=3600, help="seconds before one command is killed")
     p.add_argument("--keep", action="store_true", help="keep the topics and buckets")
     p.add_argument("--json-out", type=Path, help="write the measurements here (no report): bench/run.py's step")
@@ -106,6 +112,7 @@ def measure(args: argparse.Namespace, services, work: Path, run_id: str) -> dict
     out: dict = {
         "format": product.FORMATS[args.format][0],
         "restore_mode": args.restore_mode,
+        "spark": f"Spark Connect {args.remote}" if args.remote else "in-process local[*]",
         "value_size": args.value_size,
         "points": [],
         "baselines": [],
@@ -137,11 +144,15 @@ def one_point(args: argparse.Namespace, services, work: Path, run_id: str, parti
         produce(services.bootstrap, Dataset(name, records, args.value_size, partitions))
         props = product.backup_properties(name, name, name, args.format, max(records, 1000))
         config = product.write_properties(where / "backup.properties", props)
-        point["backup"] = _measured(product.run_cli("backup", config, services, where / "backup.log", args.timeout))
+        point["backup"] = _measured(
+            product.run_cli("backup", config, services, where / "backup.log", args.timeout, remote=args.remote)
+        )
         if not args.no_restore and point["backup"]["returncode"] == 0:
             restore = product.restore_properties(f"{name}-restore", name, target, name, args.format, args.restore_mode)
             restore_config = product.write_properties(where / "restore.properties", restore)
-            run = product.run_cli("restore", restore_config, services, where / "restore.log", args.timeout)
+            run = product.run_cli(
+                "restore", restore_config, services, where / "restore.log", args.timeout, remote=args.remote
+            )
             point["restore"] = _measured(run)
     finally:
         if not args.keep:
@@ -200,8 +211,8 @@ def render(results: dict) -> str:
         f"# Many partitions ({results['stamp']}, {results.get('version', '')})",
         "",
         f"{results['format']}, {results['value_size']} B values, restores {results['restore_mode']}; broker: "
-        f"{results.get('services', {}).get('kafka', 'n/a')}. One `kafka-s3 backup --once` and one `kafka-s3 restore` "
-        "per point; wall (Spark start, inside the job) in seconds.",
+        f"{results.get('services', {}).get('kafka', 'n/a')}; Spark: {results.get('spark', 'in-process local[*]')}. One "
+        "`kafka-s3 backup --once` and one `kafka-s3 restore` per point; wall (Spark start, inside the job) in seconds.",
         "",
         "| partitions × records | backup wall | start | job | restore wall | start | job |",
         "|---|--:|--:|--:|--:|--:|--:|",

@@ -152,14 +152,24 @@ def cli(args: list[str], services: Services, log: Path, timeout: float) -> Proce
     return run_measured([sys.executable, "-m", "kafka_s3.cli", *args], services.environ(), log, timeout)
 
 
-def run_cli(kind: str, config: Path, services: Services, log: Path, timeout: float, master: str | None = None) -> dict:
-    """One ``kafka-s3 backup --once`` or ``kafka-s3 restore`` (on ``--master`` when given, else the CLI's default
-    ``local[*]``); returns the measurements."""
+def run_cli(
+    kind: str,
+    config: Path,
+    services: Services,
+    log: Path,
+    timeout: float,
+    master: str | None = None,
+    remote: str | None = None,
+) -> dict:
+    """One ``kafka-s3 backup --once`` or ``kafka-s3 restore`` (on ``--master`` or ``--remote`` when given, else the
+    CLI's in-process ``local[*]``); returns the measurements."""
     args = (
         ["backup", "-c", str(config), "--once", "--no-progress"] if kind == "backup" else ["restore", "-c", str(config)]
     )
     if master:
         args += ["--master", master]
+    if remote:
+        args += ["--remote", remote]
     run = cli(args, services, log, timeout)
     text = log.read_text(errors="replace")
     timing = parse_log(text, kind)

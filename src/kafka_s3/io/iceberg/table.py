@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafka_s3.backup")
 COMMIT_ATTEMPTS = 20  # commits lost to other writers in a row before the cycle fails (its files stay orphans)
+# A data file's topic bounds whole, not cut at Iceberg's default 16 characters: a restore tells which topic-partition
+# a file holds from them, and checks that partition's offsets for gaps only where it can tell.
+FULL_TOPIC_STATISTICS = {"write.metadata.metrics.column.topic": "full"}
 
 
 @dataclass(frozen=True)
@@ -238,7 +241,7 @@ class BackupTable:
         schema = self.table.schema()
         statistics = data_file_statistics_from_parquet_metadata(
             parquet_metadata=metadata,
-            stats_columns=compute_statistics_plan(schema, self.table.properties),
+            stats_columns=compute_statistics_plan(schema, {**self.table.properties, **FULL_TOPIC_STATISTICS}),
             parquet_column_mapping=parquet_path_to_id_mapping(schema),
         )
         return DataFile.from_args(

@@ -68,11 +68,15 @@ def dense(run: Sequence[FileSpan]) -> bool:
     return sum(s.records for s in run) == last - first + 1
 
 
-def first_missing(spans: Iterable[FileSpan], until: int | None) -> int | None:
+def first_missing(spans: Iterable[FileSpan], until: int | None, start: int | None = None) -> int | None:
     """The first offset missing among ``spans`` below ``until`` (the next offset the table's snapshot records for the
     partition, or the restore's upper bound; ``None``: no end to compare with), when every run is dense; ``None``
-    when nothing is missing or the source's own offsets were not contiguous."""
+    when nothing is missing or the source's own offsets were not contiguous. ``start``, the offset of the partition's
+    first record backed up, is missing when no file begins there, dense or not (it is a record's own offset)."""
     grouped = runs(spans)
+    head = min(s.first_offset for s in grouped[0]) if grouped else None
+    if start is not None and (until is None or start < until) and (head is None or head > start):
+        return start
     if not grouped or not all(dense(run) for run in grouped):
         return None
     reach = None

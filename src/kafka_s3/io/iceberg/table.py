@@ -14,14 +14,14 @@ import base64
 import io
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
 
 from kafka_s3.core.errors import ConfigError, DataError, StoreError
-from kafka_s3.core.iceberg.offsets import BACKUP_KEY, TopicPartition, has_offsets, offsets_summary, parse_offsets
+from kafka_s3.core.iceberg.offsets import BACKUP_KEY, TopicPartition, offsets_summary, recorded, starts_summary
 from kafka_s3.core.iceberg.partitioning import TIME_TRANSFORMS, PartitionField, parse_partition_by
 from kafka_s3.core.iceberg.schema import FIELD_IDS, TABLE_SCHEMA
 
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pyiceberg.partitioning import PartitionSpec
     from pyiceberg.schema import Schema
     from pyiceberg.table import Table
+    from pyiceberg.table.metadata import TableMetadata
+    from pyiceberg.table.snapshots import Snapshot
 
 log = logging.getLogger("kafka_s3.backup")
 COMMIT_ATTEMPTS = 20  # commits lost to other writers in a row before the cycle fails (its files stay orphans)
@@ -159,13 +161,11 @@ class BackupTable:
     def position(self) -> dict[TopicPartition, int]:
         """Each topic-partition's next offset, as the newest snapshot recording positions holds them (a snapshot of
         another writer — a compaction, an expiry — records none and is looked past)."""
-        from pyiceberg.table.snapshots import ancestors_of
+        return self._recorded()[0]
 
-        for snapshot in ancestors_of(self.table.current_snapshot(), self.table.metadata):
-            summary = snapshot.summary.additional_properties if snapshot.summary is not None else {}
-            if has_offsets(summary):
-                return parse_offsets(summary, f"Iceberg table {self.identifier}, snapshot {snapshot.snapshot_id}")
-        return {}
+    def _recorded(self) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+        """The newest recorded positions and, beside them, where each topic-partition's backup began."""
+        return recorded(ancestry(self.table.current_snapshot(), self.table.metadata), self.identifier)
 
     def commit(self, covered: Mapping[TopicPartition, Covered], backup: str) -> CommitOutcome:
         """One snapshot appending the files of ``covered`` and recording the positions they reach; a topic-partition
@@ -176,7 +176,7 @@ class BackupTable:
         pending = dict(covered)
         for attempt in range(1, COMMIT_ATTEMPTS + 1):
             outcome.attempts = attempt
-            position = self.position()
+            position, starts = self._recorded()
             for tp, cover in list(pending.items()):
                 if position.get(tp) != cover.start:
                     outcome.dropped[tp] = cover.files
@@ -196,8 +196,13 @@ class BackupTable:
                 outcome.position = position
                 return outcome
             recorded = {**position, **{tp: c.next_offset for tp, c in advancing.items()}}
+            began = {  # a topic-partition's first files: where its backup began (its first record's offset)
+                tp: min(f.first_offset for f in c.files)
+                for tp, c in advancing.items()
+                if c.start is None and c.files and tp not in starts
+            }
             try:
-                self._append([f for c in advancing.values() for f in c.files], recorded, backup)
+                self._append([f for c in advancing.values() for f in c.files], recorded, {**starts, **began}, backup)
             except CommitFailedException as exc:
                 log.info(
                     "Iceberg table %s: commit lost to another writer (%s); reading the table again",
@@ -217,9 +222,15 @@ class BackupTable:
             "this cycle was committed (its files stay orphans for prune), the next run starts from the table"
         )
 
-    def _append(self, files: Sequence[WrittenFile], recorded: Mapping[TopicPartition, int], backup: str) -> None:
+    def _append(
+        self,
+        files: Sequence[WrittenFile],
+        recorded: Mapping[TopicPartition, int],
+        starts: Mapping[TopicPartition, int],
+        backup: str,
+    ) -> None:
         data_files = [self._data_file(f) for f in files]
-        properties = {**offsets_summary(recorded), BACKUP_KEY: backup}
+        properties = {**offsets_summary(recorded), **starts_summary(starts), BACKUP_KEY: backup}
         transaction = without_blind_retries(self.table).transaction()
         with transaction, transaction.update_snapshot(snapshot_properties=properties).fast_append() as append:
             for data_file in data_files:
@@ -332,3 +343,12 @@ def check_columns(identifier: str, table: Table) -> None:
                 f"Iceberg table {identifier} is not a kafka-s3 backup table: its field {field_id} is "
                 f"{found.name if found else 'missing'}, not {name} (the columns of Spark's Kafka source)"
             )
+
+
+def ancestry(snapshot: Snapshot | None, metadata: TableMetadata) -> Iterator[tuple[int, dict[str, str]]]:
+    """``snapshot`` and its ancestors, newest first, as (id, summary properties)."""
+    from pyiceberg.table.snapshots import ancestors_of
+
+    for ancestor in ancestors_of(snapshot, metadata):
+        summary = ancestor.summary.additional_properties if ancestor.summary is not None else {}
+        yield ancestor.snapshot_id, summary

@@ -154,6 +154,25 @@ def test_a_row_missing_from_the_table_is_an_error_naming_the_table_partition_and
     assert f"{topic}-gap" not in Admin({"bootstrap.servers": kafka_bootstrap}).topics()
 
 
+@pytest.mark.parametrize(("lost_from", "lost_to"), [(0, 49), (0, 149)], ids=["first-file", "every-file"])
+def test_a_table_that_lost_its_first_rows_is_an_error_naming_the_first_offset_backed_up(
+    spark, fresh_topic, produce, lake, kafka_bootstrap, lost_from, lost_to
+):
+    from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThanOrEqual
+
+    topic = fresh_topic(1)
+    produce(topic, [{"value": f"v{i}".encode(), "timestamp": BASE_MS + i} for i in range(150)])
+    properties = lake(topic, f"{topic}-head", **{"flush.size": "50"})
+    kafka_s3.backup(properties, once=True, spark=spark)
+    _table(properties).delete(
+        And(EqualTo("partition", 0), GreaterThanOrEqual("offset", lost_from), LessThanOrEqual("offset", lost_to))
+    )
+
+    with pytest.raises(BackupIncomplete, match=rf"Iceberg table {TABLE}.*{topic}\[0\].*offset 0\b"):
+        kafka_s3.restore(properties, spark=spark)
+    assert f"{topic}-head" not in Admin({"bootstrap.servers": kafka_bootstrap}).topics()
+
+
 def test_a_dry_run_of_the_cli_as_of_a_snapshot_lists_that_snapshots_files_and_produces_nothing(
     fresh_topic, produce, lake, kafka_bootstrap, spark, tmp_path
 ):

@@ -42,3 +42,20 @@ def test_bounds_decode_as_little_endian_signed_numbers():
     assert bound({5: (1234).to_bytes(8, "little")}, 5) == 1234
     assert bound({4: (-1).to_bytes(4, "little", signed=True)}, 4, width=4) == -1
     assert bound({}, 5) is None
+
+
+def test_files_that_begin_after_the_partitions_first_backed_up_record_miss_that_record():
+    assert first_missing([span(50, 99), span(100, 149)], 150, start=0) == 0
+    assert first_missing([span(0, 49), span(50, 99)], 100, start=0) is None
+
+
+def test_a_partition_with_no_file_left_misses_its_first_backed_up_record():
+    assert first_missing([], 150, start=0) == 0
+    assert first_missing([], 150, start=None) is None
+    assert first_missing([], 150, start=150) is None
+
+
+def test_the_first_record_is_judged_even_where_the_sources_offsets_have_holes():
+    # compacted: its files are not dense, yet a file beginning after the first record backed up lost rows
+    assert first_missing([span(60, 99, 20), span(101, 140, 20)], 141, start=3) == 3
+    assert first_missing([span(3, 99, 20), span(101, 140, 20)], 141, start=3) is None

@@ -25,7 +25,8 @@ from kafka_s3.core.iceberg.coverage import (
     bound,
     first_missing,
 )
-from kafka_s3.core.iceberg.offsets import TopicPartition, has_offsets, parse_offsets
+from kafka_s3.core.iceberg.offsets import TopicPartition, recorded
+from kafka_s3.io.iceberg.table import ancestry
 from kafka_s3.pipelines.read.options import Bounds, RestoreOptions
 
 __all__ = ["FileSpan", "TableScanPlan", "TableSource", "table_sources"]
@@ -93,15 +94,10 @@ class TableSource:
             return snapshot
         return self.table.current_snapshot()
 
-    def position(self, snapshot: Snapshot) -> dict[TopicPartition, int]:
-        """Each topic-partition's next offset as ``snapshot`` (or its newest ancestor recording positions) holds it."""
-        from pyiceberg.table.snapshots import ancestors_of
-
-        for ancestor in ancestors_of(snapshot, self.table.metadata):
-            summary = ancestor.summary.additional_properties if ancestor.summary is not None else {}
-            if has_offsets(summary):
-                return parse_offsets(summary, f"Iceberg table {self.identifier}, snapshot {ancestor.snapshot_id}")
-        return {}
+    def recorded(self, snapshot: Snapshot) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+        """Each topic-partition's next offset and the offset its backup began at, as ``snapshot`` (or its newest
+        ancestor recording positions) holds them."""
+        return recorded(ancestry(snapshot, self.table.metadata), self.identifier)
 
     # ------------------------------------------------------------------------------------------------ planning
     def plan(self) -> TableScanPlan:
@@ -110,7 +106,8 @@ class TableSource:
         snapshot = self.snapshot()
         if snapshot is None:
             return TableScanPlan(self.identifier, None)
-        position = {tp: offset for tp, offset in self.position(snapshot).items() if self._asked(tp[0])}
+        positions, starts = self.recorded(snapshot)
+        position = {tp: offset for tp, offset in positions.items() if self._asked(tp[0])}
         plan = TableScanPlan(self.identifier, snapshot.snapshot_id, position)
         if not position:
             return plan
@@ -123,7 +120,7 @@ class TableSource:
         for tp in tps:
             spans, exact = whole.get(tp, ((), True))
             if exact:
-                self._check_gap(snapshot.snapshot_id, tp, spans, position[tp], bounds[tp])
+                self._check_gap(snapshot.snapshot_id, tp, spans, position[tp], starts.get(tp), bounds[tp])
             files = planned.get(tp, ((), True))[0]
             if files:
                 plan.files[tp] = files
@@ -152,17 +149,25 @@ class TableSource:
         }
 
     def _check_gap(
-        self, snapshot_id: int, tp: TopicPartition, spans: Iterable[FileSpan], next_offset: int, bounds: Bounds
+        self,
+        snapshot_id: int,
+        tp: TopicPartition,
+        spans: Iterable[FileSpan],
+        next_offset: int,
+        start: int | None,
+        bounds: Bounds,
     ) -> None:
         until = next_offset if bounds.until_offset is None else min(next_offset, bounds.until_offset)
         spans = [s for s in spans if bounds.from_offset is None or s.last_offset >= bounds.from_offset]
-        missing = first_missing(spans, until)
+        if start is not None and bounds.from_offset is not None and bounds.from_offset > start:
+            start = None  # the first record asked for is past the first backed up: not known to exist
+        missing = first_missing(spans, until, start)
         if missing is not None:
+            began = f"from offset {start} " if start is not None else ""
             raise BackupIncomplete(
                 f"Iceberg table {self.identifier}, snapshot {snapshot_id}: {tp[0]}[{tp[1]}] has no row of offset "
-                f"{missing}, though its data files hold the offsets on both sides of it (the snapshot records the "
-                f"partition backed up to offset {next_offset - 1}): a data file is missing from the table; nothing "
-                "was produced"
+                f"{missing}, though the snapshot records the partition backed up {began}to offset {next_offset - 1}: "
+                "a data file is missing from the table; nothing was produced"
             )
 
 

@@ -187,9 +187,77 @@ def test_spark_parquet_reader_keeps_one_int_partition_column_with_recursive_file
     assert_whole_topic(*(names[name].toArrow() for name in RESULTS))
 
 
+@pytest.fixture(scope="module")
+def lake_table(spark, s3_client, s3_env, kafka_bootstrap, lake_backup, tmp_path_factory):
+    """Bindings of the table recipes: the same records backed up by ``kafka-s3 backup`` of an Iceberg sink file into
+    a table (sqlite catalog, warehouse in a bucket of its own), removed afterwards."""
+    import kafka_s3
+
+    _, topic = lake_backup
+    bucket = f"t-ice-{uuid.uuid4().hex[:12]}"
+    s3_client.create_bucket(Bucket=bucket)
+    catalog_uri = f"sqlite:///{tmp_path_factory.mktemp('catalog') / 'catalog.db'}"
+    bindings = {"catalog_uri": catalog_uri, "warehouse": f"s3://{bucket}/warehouse", "table_name": "lake.records"}
+    kafka_s3.backup(
+        {
+            "name": f"it-{bucket}",
+            "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
+            "topics": topic,
+            "iceberg.tables": bindings["table_name"],
+            "iceberg.tables.auto-create-enabled": "true",
+            "iceberg.tables.default-partition-by": "partition",
+            "iceberg.catalog.type": "sql",
+            "iceberg.catalog.uri": catalog_uri,
+            "iceberg.catalog.warehouse": bindings["warehouse"],
+            "bootstrap.servers": kafka_bootstrap,
+            "store.url": s3_env["endpoint_url"],
+            "s3.region": s3_env["region"],
+            "aws.access.key.id": s3_env["access_key"],
+            "aws.secret.access.key": s3_env["secret_key"],
+            "flush.size": "40",
+        },
+        once=True,
+        spark=spark,
+    )
+    yield bindings
+    for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+        if keys:
+            s3_client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+    s3_client.delete_bucket(Bucket=bucket)
+
+
+@pytest.mark.issue(31, item=4)
+def test_the_pyiceberg_recipe_reads_every_record_of_a_table_backup(lake_table):
+    names = run_recipe("iceberg-pyiceberg", **lake_table)
+    assert_whole_topic(*(names[name] for name in RESULTS))
+
+
+@pytest.mark.issue(31, item=4)
+def test_the_polars_recipe_reads_every_record_of_a_table_backup(lake_table):
+    names = run_recipe("iceberg-polars", **lake_table)
+    assert_whole_topic(*(names[name].to_arrow() for name in RESULTS))
+
+
+@pytest.mark.issue(31, item=4)
+def test_the_duckdb_recipe_reads_every_record_of_a_table_backup(lake_table):
+    names = run_recipe("iceberg-duckdb", **lake_table)
+    assert_whole_topic(*(names[name].to_arrow_table() for name in RESULTS))
+
+
 def test_every_recipe_of_the_doc_is_run_by_a_test():
     """A recipe added to docs/lake.md without a test here would be guidance nobody runs."""
-    assert set(recipes()) == {"pyarrow", "polars", "duckdb", "spark", "duckdb-files", "spark-files"}
+    assert set(recipes()) == {
+        "pyarrow",
+        "polars",
+        "duckdb",
+        "spark",
+        "duckdb-files",
+        "spark-files",
+        "iceberg-pyiceberg",
+        "iceberg-polars",
+        "iceberg-duckdb",
+    }
 
 
 def test_the_shipped_spark_session_has_no_s3_filesystem_for_its_parquet_reader(lake_backup, spark):

@@ -207,13 +207,12 @@ class GroupView:
 def read_group(config: Config, store_url: str, topics: Iterable[str]) -> GroupView:
     """The backup's own commits (metadata naming this bucket) for the partitions of ``topics`` the cluster has."""
     from kafka_s3.io.kafka.admin import Admin
-    from kafka_s3.io.kafka.settings import client_settings
 
     group = backup_group(config)
     if not (config.originals.get("bootstrap.servers") or os.environ.get("KAFKA_BOOTSTRAP_SERVERS")):
         return GroupView(group, unread="no Kafka cluster configured")
     try:
-        admin = Admin(client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000)
+        admin = Admin.for_config(config)
         present = admin.topics()
         tps = [(t, p) for t in sorted(set(topics)) if t in present for p in range(present[t])]
         committed = admin.group_offsets_with_metadata(group, tps)

@@ -20,7 +20,6 @@ from kafka_s3.core.manifest import EXTENSION, TAIL, Manifest, ManifestStore
 from kafka_s3.core.prune import PRUNED, PrunedRange, iso, record_name
 from kafka_s3.core.store import Store
 from kafka_s3.io.kafka.admin import Admin
-from kafka_s3.io.kafka.settings import client_settings
 from kafka_s3.pipelines.backup.driver import backup_topics, group_id
 
 
@@ -129,7 +128,7 @@ def backup_status(config: Config, store: Store | None = None, now: float | None 
     from kafka_s3.io.stores.spec import StoreSpec
     from kafka_s3.pipelines.backup.plugins import BackupPlugins
 
-    admin = Admin(client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000)
+    admin = Admin.for_config(config)
     topics = backup_topics(admin, config)[0]
     tps = [(t, p) for t, n in sorted(topics.items()) for p in range(n)]
     group = group_id(config)

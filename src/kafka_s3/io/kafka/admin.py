@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from confluent_kafka import TopicPartition
     from confluent_kafka.admin._listoffsets import OffsetSpec
 
+    from kafka_s3.core.config.model import Config
+
 
 class _FirstError:
     """librdkafka's ``error_cb``: keeps the first error it reports (connection refused, unknown host, refused
@@ -71,6 +73,14 @@ class Admin(GroupRequests):
         client_conf: dict[str, Any] = {**quiet_settings(self.settings), "error_cb": self._errors}
         self.client = AdminClient(client_conf)
         self._reached = False
+
+    @classmethod
+    def for_config(cls, config: Config) -> Admin:
+        """The admin client of a command's configuration: its ``admin.*`` settings, waiting ``service.timeout.ms`` for
+        the cluster's first answer."""
+        from kafka_s3.io.kafka.settings import client_settings
+
+        return cls(client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000)
 
     def _contact(self) -> None:
         """The first request of this client waits at most ``connect_timeout`` seconds: an unreachable cluster, or one

@@ -103,9 +103,7 @@ class Backup:
         self.config = config
         self.group = group_id(config)
         self.kafka_settings = client_settings(config, "consumer")
-        self.admin = Admin(
-            client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000
-        )
+        self.admin = Admin.for_config(config)
         self.store_spec = StoreSpec.from_config(config)
         self.store = self.store_spec.open()
         self.engine = engine

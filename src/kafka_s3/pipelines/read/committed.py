@@ -44,13 +44,12 @@ def read_marks(config: Config, store_url: str, topics: Iterable[str]) -> tuple[d
     read ("" when read). Only offsets the backup itself committed for this bucket and topic count: another group of
     that name, or the same topic re-created since (its id differs), is no witness."""
     from kafka_s3.io.kafka.admin import Admin
-    from kafka_s3.io.kafka.settings import client_settings
 
     group = backup_group(config)
     if not (config.originals.get("bootstrap.servers") or os.environ.get("KAFKA_BOOTSTRAP_SERVERS")):
         return {}, "no Kafka cluster configured"
     try:
-        admin = Admin(client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000)
+        admin = Admin.for_config(config)
         present = admin.topics()
         names = sorted(t for t in set(topics) if t in present)
         tps = [(t, p) for t in names for p in range(present[t])]

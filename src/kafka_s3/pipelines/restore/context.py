@@ -61,9 +61,7 @@ class RestoreContext:
             plugins=ReadPlugins.from_config(config),
             detection=detection,
             route=topic_router(config),
-            admin=Admin(
-                client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000
-            ),
+            admin=Admin.for_config(config),
             producer_settings=client_settings(config, "producer"),
             consumer_settings=client_settings(config, "consumer", warn=False),
             progress_base=f"kafka-s3-restore-{config['name']}",

@@ -148,9 +148,7 @@ class TableBackup:
         self.engine = engine
         self.group = group_id(config)
         self.kafka_settings = client_settings(config, "consumer")
-        self.admin = Admin(
-            client_settings(config, "admin", warn=False), connect_timeout=config["service.timeout.ms"] / 1000
-        )
+        self.admin = Admin.for_config(config)
         self.store_spec = StoreSpec.from_config(config)
         self.table = BackupTable.open(catalog, table, partition_by, create=auto_create, properties=properties)
         self.takes = takes  # the topics routed to this table (None: every topic of the configuration)

@@ -171,6 +171,28 @@ def standalone_cluster() -> Iterator[str]:
         spark_cluster.down(port)
 
 
+def iceberg_sink(
+    name: str, topics: str, tables: str, catalog_uri: str, warehouse: str, bootstrap: str, s3_env: Mapping[str, str]
+) -> dict[str, str]:
+    """An Apache Iceberg sink configuration writing ``topics`` into ``tables`` (auto-created) of pyiceberg's SQL
+    catalog at ``catalog_uri``, the warehouse and Kafka those of the tests' services; callers add their own keys."""
+    return {
+        "name": name,
+        "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
+        "topics": topics,
+        "iceberg.tables": tables,
+        "iceberg.tables.auto-create-enabled": "true",
+        "iceberg.catalog.type": "sql",
+        "iceberg.catalog.uri": catalog_uri,
+        "iceberg.catalog.warehouse": warehouse,
+        "bootstrap.servers": bootstrap,
+        "store.url": s3_env["endpoint_url"],
+        "s3.region": s3_env["region"],
+        "aws.access.key.id": s3_env["access_key"],
+        "aws.secret.access.key": s3_env["secret_key"],
+    }
+
+
 def write_properties(path: Path, raw: dict[str, str]) -> Path:
     path.write_text("".join(f"{k}={v}\n" for k, v in raw.items()))
     return path

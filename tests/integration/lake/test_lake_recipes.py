@@ -23,6 +23,7 @@ import pytest
 
 from kafka_s3.core.config.sink import SINK
 from kafka_s3.pipelines.backup.driver import Backup
+from tests.support.integration import iceberg_sink
 
 pytestmark = [pytest.mark.integration, pytest.mark.issue(28, item=6)]
 
@@ -198,27 +199,11 @@ def lake_table(spark, s3_client, s3_env, kafka_bootstrap, lake_backup, tmp_path_
     s3_client.create_bucket(Bucket=bucket)
     catalog_uri = f"sqlite:///{tmp_path_factory.mktemp('catalog') / 'catalog.db'}"
     bindings = {"catalog_uri": catalog_uri, "warehouse": f"s3://{bucket}/warehouse", "table_name": "lake.records"}
-    kafka_s3.backup(
-        {
-            "name": f"it-{bucket}",
-            "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
-            "topics": topic,
-            "iceberg.tables": bindings["table_name"],
-            "iceberg.tables.auto-create-enabled": "true",
-            "iceberg.tables.default-partition-by": "partition",
-            "iceberg.catalog.type": "sql",
-            "iceberg.catalog.uri": catalog_uri,
-            "iceberg.catalog.warehouse": bindings["warehouse"],
-            "bootstrap.servers": kafka_bootstrap,
-            "store.url": s3_env["endpoint_url"],
-            "s3.region": s3_env["region"],
-            "aws.access.key.id": s3_env["access_key"],
-            "aws.secret.access.key": s3_env["secret_key"],
-            "flush.size": "40",
-        },
-        once=True,
-        spark=spark,
+    sink = iceberg_sink(
+        f"it-{bucket}", topic, bindings["table_name"], catalog_uri, bindings["warehouse"], kafka_bootstrap, s3_env
     )
+    sink.update({"iceberg.tables.default-partition-by": "partition", "flush.size": "40"})
+    kafka_s3.backup(sink, once=True, spark=spark)
     yield bindings
     for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
         keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]

@@ -18,7 +18,7 @@ from kafka_s3.io.iceberg import catalog_from_config
 from kafka_s3.io.kafka.admin import Admin
 from kafka_s3.pipelines.backup.iceberg.driver import TableBackup
 from tests.support.backup import group_offsets
-from tests.support.integration import list_keys
+from tests.support.integration import iceberg_sink, list_keys
 
 pytestmark = [pytest.mark.integration, pytest.mark.issue(31, item=3)]
 
@@ -235,24 +235,15 @@ def test_a_backup_of_an_iceberg_sink_configuration_writes_each_topic_into_the_ta
     orders, payments = fresh_topic(1, prefix="orders"), fresh_topic(1, prefix="pay")
     produce(orders, [{"value": f"o{i}".encode(), "timestamp": BASE_MS + i} for i in range(3)])
     produce(payments, [{"value": f"p{i}".encode(), "timestamp": BASE_MS + i} for i in range(2)])
+    catalog_uri, warehouse = f"sqlite:///{tmp_path / 'catalog.db'}", f"s3://{fresh_bucket}/warehouse"
     properties = {
-        "name": "lake",
-        "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
-        "topics": f"{orders},{payments}",
-        "iceberg.tables": "lake.orders,lake.payments",
+        **iceberg_sink(
+            "lake", f"{orders},{payments}", "lake.orders,lake.payments", catalog_uri, warehouse, kafka_bootstrap, s3_env
+        ),
         "iceberg.tables.route-field": "topic",
         "iceberg.table.lake.orders.route-regex": "orders-.*",
         "iceberg.table.lake.payments.route-regex": "pay-.*",
-        "iceberg.tables.auto-create-enabled": "true",
         "iceberg.tables.default-partition-by": "day(timestamp)",
-        "iceberg.catalog.type": "sql",
-        "iceberg.catalog.uri": f"sqlite:///{tmp_path / 'catalog.db'}",
-        "iceberg.catalog.warehouse": f"s3://{fresh_bucket}/warehouse",
-        "bootstrap.servers": kafka_bootstrap,
-        "store.url": s3_env["endpoint_url"],
-        "s3.region": s3_env["region"],
-        "aws.access.key.id": s3_env["access_key"],
-        "aws.secret.access.key": s3_env["secret_key"],
     }
 
     summary = kafka_s3.backup(properties, once=True, spark=spark)

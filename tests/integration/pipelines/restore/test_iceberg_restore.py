@@ -14,7 +14,7 @@ from kafka_s3.core.config.sink import SINK
 from kafka_s3.core.errors import BackupIncomplete
 from kafka_s3.io.iceberg import catalog_from_config
 from kafka_s3.io.kafka.admin import Admin
-from tests.support.integration import run_cli, write_properties
+from tests.support.integration import iceberg_sink, run_cli, write_properties
 from tests.support.restore import fidelity, read_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.issue(31, item=4)]
@@ -46,21 +46,10 @@ def lake(fresh_bucket, s3_env, kafka_bootstrap, tmp_path):
     (hour and partition), restoring into ``target``."""
 
     def properties(topic: str, target: str, **more: str) -> dict[str, str]:
+        catalog_uri, warehouse = f"sqlite:///{tmp_path / 'catalog.db'}", f"s3://{fresh_bucket}/warehouse"
         return {
-            "name": f"lake-{topic}",
-            "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
-            "topics": topic,
-            "iceberg.tables": TABLE,
-            "iceberg.tables.auto-create-enabled": "true",
+            **iceberg_sink(f"lake-{topic}", topic, TABLE, catalog_uri, warehouse, kafka_bootstrap, s3_env),
             "iceberg.tables.default-partition-by": "hour(timestamp), partition",
-            "iceberg.catalog.type": "sql",
-            "iceberg.catalog.uri": f"sqlite:///{tmp_path / 'catalog.db'}",
-            "iceberg.catalog.warehouse": f"s3://{fresh_bucket}/warehouse",
-            "bootstrap.servers": kafka_bootstrap,
-            "store.url": s3_env["endpoint_url"],
-            "s3.region": s3_env["region"],
-            "aws.access.key.id": s3_env["access_key"],
-            "aws.secret.access.key": s3_env["secret_key"],
             "topic.rename": f"{topic}:{target}",
             "topic.creation.enable": "true",
             **more,
